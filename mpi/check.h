@@ -1,0 +1,22 @@
+/* check.h - distributed validation of a record sequence (dsort -c, dsort-validate).
+ *
+ * The inputs, concatenated in order, are cut into near-equal record ranges, one per rank.
+ * Each rank reads its range in large blocks and summarises it (src/validate.h); rank 0
+ * appends the summaries in rank order, which also checks the boundaries between ranges, and
+ * broadcasts the total. Collective over c->comm; agrees internally, so every rank returns
+ * the same status (the lowest failing rank has printed the error line).
+ */
+#ifndef DSORT_CHECK_H
+#define DSORT_CHECK_H
+
+#include "comm.h"
+#include "io.h"
+#include "validate.h"
+
+/* total must be initialised (dsort_vsum_init) for fmt. block is the read size in bytes. */
+enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct dsort_inputs *in,
+                                     const struct dsort_format *fmt,
+                                     const struct dsort_order *ord, size_t block,
+                                     struct dsort_vsum *total, struct dsort_error *err);
+
+#endif

@@ -1,0 +1,53 @@
+/* comm.h - who we are, agreement, and the abort path that names the rank.
+ *
+ * Ranks agree before they branch: at every point where a rank may fail, all ranks call
+ * dsort_comm_agree (collective over comm), which tells every rank whether any rank failed,
+ * and has the lowest failing rank print its error as one line:
+ *   dsort: rank 3/8 (node07): cannot open 'x': No such file or directory
+ * When a rank cannot reach an agreement point (an error in the middle of a phase that the
+ * others may be blocked in), dsort_comm_die prints the same line, removes registered temp
+ * files and calls MPI_Abort, which ends every rank of the job.
+ */
+#ifndef DSORT_COMM_H
+#define DSORT_COMM_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct dsort_comm {
+    MPI_Comm comm;
+    int rank, size;
+    int node_rank, node_size; /* position among the ranks of this node */
+    char host[64];
+    const char *prog; /* program name for messages */
+};
+
+/* Collective: fill c for comm (which stays owned by the caller). */
+void dsort_comm_init(struct dsort_comm *c, MPI_Comm comm, const char *prog);
+
+/* Collective: returns 1 on every rank when every rank passes ok != 0, else 0. */
+int dsort_comm_all_ok(const struct dsort_comm *c, int ok);
+
+/* Collective: agree on success. Returns DSORT_OK on every rank when every rank passed
+ * DSORT_OK; otherwise the lowest failing rank prints err as one line to stderr and every rank
+ * gets the failing rank's status. */
+enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status st,
+                                   const struct dsort_error *err);
+
+/* Local: print "prog: rank R/N (host): message" to stderr. */
+void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Local, does not return: print the error line, remove temp files, MPI_Abort(comm, 2). */
+_Noreturn void dsort_comm_die(const struct dsort_comm *c, const struct dsort_error *err);
+
+/* Collective: sum / max of a uint64 over comm. */
+uint64_t dsort_comm_sum(const struct dsort_comm *c, uint64_t v);
+uint64_t dsort_comm_max(const struct dsort_comm *c, uint64_t v);
+
+/* Turn an MPI error code into text in err (DSORT_EIO). */
+enum dsort_status dsort_comm_mpi_error(int code, const char *what, struct dsort_error *err);
+
+#endif

@@ -1,0 +1,295 @@
+#include "output.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "io.h"
+
+static void split_path(const char *path, char *dir, char *base, size_t len)
+{
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s", path);
+    snprintf(b, sizeof b, "%s", path);
+    snprintf(dir, len, "%s", dirname(a));
+    snprintf(base, len, "%s", basename(b));
+}
+
+/* 1 if dir is an empty directory, 0 if not empty, -1 (errno set) on error. */
+static int dir_is_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            empty = 0;
+            break;
+        }
+    closedir(d);
+    return empty;
+}
+
+/* Rank 0's part of open: create the temp file or staging directory. */
+static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
+                                      struct dsort_error *err)
+{
+    char dir[4096], base[4096];
+    split_path(o->final, dir, base, sizeof dir);
+    struct stat sb;
+    if (o->mode == DSORT_OUTPUT_FILE) {
+        if (!stat(o->final, &sb) && S_ISDIR(sb.st_mode))
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "output '%s' is a directory", o->final);
+        if (snprintf(o->stage, sizeof o->stage, "%s/.%s.dsort-XXXXXX", dir, base) >=
+            (int)sizeof o->stage)
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s'", o->final);
+        int fd = mkostemp(o->stage, O_CLOEXEC);
+        if (fd < 0)
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot create output '%s'", o->final);
+        enum dsort_status st = dsort_cleanup_add(o->stage, 0, err);
+        /* Size it now: a failure to reserve space shows before any sorting is done. */
+        if (!st && ftruncate(fd, (off_t)total))
+            st = DSORT_ERR(err, DSORT_EIO, errno, "cannot size output '%s'", o->final);
+        close(fd);
+        return st;
+    }
+    if (!stat(o->final, &sb)) {
+        if (!S_ISDIR(sb.st_mode))
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "output '%s' exists and is not a directory",
+                             o->final);
+        int e = dir_is_empty(o->final);
+        if (e < 0)
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot read output directory '%s'",
+                             o->final);
+        if (!e)
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "output directory '%s' exists and is not empty", o->final);
+    }
+    if (snprintf(o->stage, sizeof o->stage, "%s/.%s.dsort-XXXXXX", dir, base) >=
+        (int)sizeof o->stage)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s'", o->final);
+    if (!mkdtemp(o->stage))
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot create output directory '%s'",
+                         o->final);
+    chmod(o->stage, 0755);
+    return dsort_cleanup_add(o->stage, 1, err);
+}
+
+static void fix_umask_mode(int fd)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+}
+
+enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_output *o,
+                                    enum dsort_output_mode mode, const char *path,
+                                    uint64_t my_bytes, struct dsort_error *err)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = mode;
+    o->fd = -1;
+    o->bytes = my_bytes;
+    enum dsort_status st = DSORT_OK;
+    if (snprintf(o->final, sizeof o->final, "%s", path) >= (int)sizeof o->final)
+        st = DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s'", path);
+    uint64_t total = 0, before = 0;
+    MPI_Allreduce(&my_bytes, &total, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    MPI_Exscan(&my_bytes, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    o->offset = c->rank == 0 ? 0 : before;
+    if (c->rank == 0 && !st) {
+        st = create_stage(o, total, err);
+        o->owns_stage = o->stage[0] && !st;
+        if (st && o->stage[0] && !strstr(o->stage, "XXXXXX"))
+            o->owns_stage = 1; /* created, then failed: abandon removes it */
+    }
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto fail;
+    MPI_Bcast(o->stage, (int)sizeof o->stage, MPI_CHAR, 0, c->comm);
+    if (mode == DSORT_OUTPUT_FILE) {
+        o->fd = open(o->stage, O_WRONLY | O_CLOEXEC);
+        if (o->fd < 0)
+            st = DSORT_ERR(err, DSORT_EIO, errno, "cannot open output '%s' (temp '%s')",
+                           o->final, o->stage);
+        else if (c->rank == 0)
+            fix_umask_mode(o->fd);
+    } else {
+        snprintf(o->part, sizeof o->part, "%s/part-%05d", o->stage, c->rank);
+        o->fd = open(o->part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (o->fd < 0)
+            st = DSORT_ERR(err, DSORT_EIO, errno, "cannot create output part '%s'", o->part);
+        else
+            st = dsort_cleanup_add(o->part, 0, err);
+    }
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto fail;
+    return DSORT_OK;
+fail:
+    dsort_output_abandon(o);
+    return st;
+}
+
+enum dsort_status dsort_output_write(struct dsort_output *o, const void *buf, size_t len,
+                                     uint64_t off, struct dsort_error *err)
+{
+    uint64_t at = (o->mode == DSORT_OUTPUT_FILE ? o->offset : 0) + off;
+    return dsort_io_pwrite_full(o->fd, buf, len, at, o->mode == DSORT_OUTPUT_FILE ? o->final : o->part,
+                                err);
+}
+
+/* Remove a staging directory and whatever dsort put in it (parts, manifest). */
+static void remove_stage_dir(const char *stage)
+{
+    DIR *d = opendir(stage);
+    if (d) {
+        struct dirent *e;
+        char path[4400];
+        while ((e = readdir(d)))
+            if (!strncmp(e->d_name, "part-", 5) || strstr(e->d_name, "_SUCCESS")) {
+                snprintf(path, sizeof path, "%s/%s", stage, e->d_name);
+                unlink(path);
+                dsort_cleanup_forget(path);
+            }
+        closedir(d);
+    }
+    rmdir(stage);
+    dsort_cleanup_forget(stage);
+}
+
+void dsort_output_abandon(struct dsort_output *o)
+{
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+    if (o->part[0]) {
+        unlink(o->part);
+        dsort_cleanup_forget(o->part);
+        o->part[0] = '\0';
+    }
+    if (o->owns_stage) { /* rank 0 created the stage and removes it */
+        if (o->mode == DSORT_OUTPUT_FILE) {
+            unlink(o->stage);
+            dsort_cleanup_forget(o->stage);
+        } else {
+            remove_stage_dir(o->stage);
+        }
+        o->owns_stage = 0;
+    }
+}
+
+/* Rank 0: write the manifest into the staging directory. */
+static enum dsort_status write_manifest(const struct dsort_comm *c, struct dsort_output *o,
+                                        const struct dsort_part_info *parts,
+                                        struct dsort_error *err)
+{
+    char path[4200], tmp[4200];
+    snprintf(path, sizeof path, "%s/_SUCCESS", o->stage);
+    snprintf(tmp, sizeof tmp, "%s/._SUCCESS.tmp", o->stage);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot create manifest '%s'", tmp);
+    enum dsort_status st = dsort_cleanup_add(tmp, 0, err);
+    uint64_t rec = 0, bytes = 0;
+    struct dsort_sum128 sum = {0, 0};
+    char hex[33];
+    fprintf(f, "{\n  \"format_version\": 1,\n  \"parts\": [\n");
+    for (int r = 0; r < c->size; r++) {
+        dsort_sum128_hex(&parts[r].checksum, hex);
+        fprintf(f,
+                "    {\"name\": \"part-%05d\", \"rank\": %d, \"records\": %" PRIu64
+                ", \"bytes\": %" PRIu64 ", \"checksum\": \"%s\"}%s\n",
+                r, r, parts[r].records, parts[r].bytes, hex, r + 1 < c->size ? "," : "");
+        rec += parts[r].records;
+        bytes += parts[r].bytes;
+        dsort_sum128_merge(&sum, &parts[r].checksum);
+    }
+    dsort_sum128_hex(&sum, hex);
+    fprintf(f, "  ],\n  \"total\": {\"parts\": %d, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64
+            ", \"checksum\": \"%s\"}\n}\n", c->size, rec, bytes, hex);
+    if (fflush(f) || fsync(fileno(f)))
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write manifest '%s'", tmp);
+    if (fclose(f) && !st)
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write manifest '%s'", tmp);
+    if (!st && rename(tmp, path))
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot rename manifest to '%s'", path);
+    dsort_cleanup_forget(tmp);
+    if (st)
+        unlink(tmp);
+    else
+        st = dsort_cleanup_add(path, 0, err);
+    return st;
+}
+
+static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output *o,
+                                 const struct dsort_part_info *parts, struct dsort_error *err)
+{
+    enum dsort_status st;
+    if (o->mode == DSORT_OUTPUT_FILE) {
+        if (rename(o->stage, o->final))
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage,
+                             o->final);
+        dsort_cleanup_forget(o->stage);
+        o->owns_stage = 0;
+        return dsort_io_fsync_parent(o->final, err);
+    }
+    if ((st = write_manifest(c, o, parts, err)) || (st = dsort_io_fsync_dir(o->stage, err)))
+        return st;
+    if (rename(o->stage, o->final))
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage,
+                         o->final);
+    /* Committed: nothing under the final name may be removed from here on. */
+    char path[4200];
+    for (int r = 0; r < c->size; r++) {
+        snprintf(path, sizeof path, "%s/part-%05d", o->stage, r);
+        dsort_cleanup_forget(path);
+    }
+    snprintf(path, sizeof path, "%s/_SUCCESS", o->stage);
+    dsort_cleanup_forget(path);
+    dsort_cleanup_forget(o->stage);
+    o->owns_stage = 0;
+    return dsort_io_fsync_parent(o->final, err);
+}
+
+enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_output *o,
+                                      const struct dsort_part_info *info,
+                                      struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    const char *name = o->mode == DSORT_OUTPUT_FILE ? o->final : o->part;
+    if (fsync(o->fd))
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot fsync output '%s'", name);
+    if (close(o->fd) && !st)
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot close output '%s'", name);
+    o->fd = -1;
+    struct dsort_part_info *parts = NULL;
+    if (c->rank == 0 && !(parts = calloc((size_t)c->size, sizeof *parts)) && !st)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto fail;
+    MPI_Gather(info, (int)sizeof *info, MPI_BYTE, parts, (int)sizeof *info, MPI_BYTE, 0,
+               c->comm);
+    /* The parts are in the stage, which only rank 0 renames: the others' temp names go away
+     * with it, so they stop tracking them now. */
+    if (c->rank != 0 && o->part[0])
+        dsort_cleanup_forget(o->part);
+    if (c->rank == 0)
+        st = publish(c, o, parts, err);
+    free(parts);
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto fail;
+    o->part[0] = '\0';
+    return DSORT_OK;
+fail:
+    dsort_output_abandon(o);
+    return st;
+}

@@ -1,0 +1,63 @@
+/* output.h - writing the sorted result and committing it atomically.
+ *
+ * Nothing appears under the final name until every rank has written and fsynced its share:
+ *  - `-o FILE`: rank 0 creates a hidden temp file beside FILE (".FILE.dsort-XXXXXX"), every
+ *    rank writes its range at its offset, all fsync and agree, then rank 0 renames the temp
+ *    file over FILE and fsyncs the directory.
+ *  - `-O DIR`: rank 0 creates a staging directory beside DIR ("DIR.dsort-XXXXXX"), every rank
+ *    writes its part-NNNNN there, all fsync and agree, rank 0 writes the _SUCCESS manifest
+ *    (JSON: per part records, bytes and checksum; then the totals), fsyncs, and renames the
+ *    staging directory to DIR (which must not exist or be empty), then fsyncs the parent.
+ * A run that fails anywhere before the rename leaves only hidden temp names, and those are
+ * registered with the cleanup module, so they are removed on error and on signals.
+ *
+ * open and commit are collective over c->comm and agree internally: they return the same
+ * status on every rank (the lowest failing rank has printed the error line). write is local.
+ */
+#ifndef DSORT_OUTPUT_H
+#define DSORT_OUTPUT_H
+
+#include <stdint.h>
+
+#include "checksum.h"
+#include "comm.h"
+#include "error.h"
+
+enum dsort_output_mode { DSORT_OUTPUT_FILE, DSORT_OUTPUT_DIR };
+
+struct dsort_output {
+    enum dsort_output_mode mode;
+    char final[4096]; /* the name the user asked for */
+    char stage[4096]; /* temp file (FILE) or staging directory (DIR) */
+    char part[4096];  /* DIR: this rank's part inside stage */
+    int fd;
+    uint64_t offset; /* FILE: this rank's first byte in the file */
+    uint64_t bytes;  /* this rank's share */
+    int owns_stage;  /* rank 0: created stage, removes it on failure */
+};
+
+/* What one rank wrote, for the manifest. */
+struct dsort_part_info {
+    uint64_t records, bytes;
+    struct dsort_sum128 checksum;
+};
+
+/* Collective: prepare the output; my_bytes is this rank's share. */
+enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_output *o,
+                                    enum dsort_output_mode mode, const char *path,
+                                    uint64_t my_bytes, struct dsort_error *err);
+
+/* Local: write len bytes at offset off within this rank's share. */
+enum dsort_status dsort_output_write(struct dsort_output *o, const void *buf, size_t len,
+                                     uint64_t off, struct dsort_error *err);
+
+/* Collective: fsync, agree, then publish under the final name. `info` describes this rank's
+ * share (used for the DIR manifest). On failure the temp names are removed. */
+enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_output *o,
+                                      const struct dsort_part_info *info,
+                                      struct dsort_error *err);
+
+/* Local: give up (close and remove this rank's temp files). Safe to call twice. */
+void dsort_output_abandon(struct dsort_output *o);
+
+#endif

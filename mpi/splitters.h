@@ -1,0 +1,42 @@
+/* splitters.h - exact, balanced partitioning of distributed sorted data.
+ *
+ * Every rank holds a locally sorted sequence of elements whose composite keys are unique
+ * across the job and compare with memcmp (dsort builds them as normalised key, then source
+ * rank, then position, so that equal keys still have a strict order - see docs/design.md).
+ * dsort_splitters_cut finds, for every destination rank j, how many of the local elements
+ * go to ranks < j, such that rank j receives exactly the elements of global ranks
+ * [floor(j*N/p), floor((j+1)*N/p)): the output is balanced to within one element whatever
+ * the key distribution, duplicates included.
+ *
+ * Method: a simultaneous multi-way selection. Each rank keeps, per splitter, a window of its
+ * elements that may still be on either side. Each round every rank proposes the median of
+ * its window (weighted by the window's size); the weighted median of the proposals is the
+ * pivot; one all-reduce of counts tells on which side the target lies, and at least a quarter
+ * of the remaining window is discarded. Rounds: O(log N), each one Allgather + one Allreduce.
+ *
+ * Collective over comm. Returns DSORT_OK, or DSORT_ENOMEM (the same on every rank only if the
+ * allocation fails everywhere: callers agree afterwards).
+ */
+#ifndef DSORT_SPLITTERS_H
+#define DSORT_SPLITTERS_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct dsort_splitter_keys {
+    uint64_t n;      /* local sorted elements */
+    size_t key_size; /* bytes of a composite key; the same on every rank */
+    /* Write the composite key of the i-th local element (0 <= i < n) to out. */
+    void (*key_at)(const void *ctx, uint64_t i, unsigned char *out);
+    const void *ctx;
+};
+
+/* cuts must hold size+1 entries: on return, local elements [cuts[j], cuts[j+1]) go to rank j.
+ * *rounds (if not NULL) gets the number of selection rounds. */
+enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
+                                      uint64_t *cuts, int *rounds, struct dsort_error *err);
+
+#endif

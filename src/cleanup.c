@@ -1,0 +1,106 @@
+#include "cleanup.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct slot {
+    volatile sig_atomic_t used;
+    int is_dir;
+    char path[DSORT_CLEANUP_PATH_MAX];
+};
+
+static struct slot slots[DSORT_CLEANUP_SLOTS];
+static volatile sig_atomic_t caught;
+static const int handled[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+
+static void block(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+        sigaddset(&set, handled[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+void dsort_cleanup_run(void)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
+            if (!slots[i].used || slots[i].is_dir != pass)
+                continue;
+            if (pass)
+                rmdir(slots[i].path);
+            else
+                unlink(slots[i].path);
+            slots[i].used = 0;
+        }
+}
+
+static void on_signal(int sig)
+{
+    caught = sig;
+    dsort_cleanup_run();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void at_exit(void)
+{
+    dsort_cleanup_run();
+}
+
+void dsort_cleanup_install(void)
+{
+    static int installed;
+    if (installed)
+        return;
+    installed = 1;
+    atexit(at_exit);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+        sigaddset(&sa.sa_mask, handled[i]);
+    for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+        sigaction(handled[i], &sa, NULL);
+}
+
+enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_error *err)
+{
+    if (strlen(path) >= DSORT_CLEANUP_PATH_MAX)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "path too long: '%s'", path);
+    sigset_t old;
+    block(&old);
+    enum dsort_status st = DSORT_ENOMEM;
+    for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
+        if (slots[i].used)
+            continue;
+        strcpy(slots[i].path, path);
+        slots[i].is_dir = is_dir;
+        slots[i].used = 1;
+        st = DSORT_OK;
+        break;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (st)
+        return DSORT_ERR(err, st, 0, "too many temporary files registered");
+    return DSORT_OK;
+}
+
+void dsort_cleanup_forget(const char *path)
+{
+    sigset_t old;
+    block(&old);
+    for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++)
+        if (slots[i].used && !strcmp(slots[i].path, path))
+            slots[i].used = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+int dsort_cleanup_signal(void)
+{
+    return caught;
+}

@@ -1,0 +1,35 @@
+/* cleanup.h - the temp-file registry.
+ *
+ * Every file or directory that must not outlive a failed run (temp output, staged parts,
+ * later spilled runs) is registered here. dsort_cleanup_run removes them all (it is also an
+ * atexit hook), and the handlers for SIGTERM, SIGINT, SIGHUP and SIGUSR1 do nothing but
+ * remove them and re-raise the signal with its default action - no MPI call, no stdio -
+ * because mpirun and Slurm follow SIGTERM with SIGKILL about a second later.
+ * Paths are copied into fixed static slots, so that the handler needs no allocation.
+ * Registration blocks those signals while it edits the list. Local; process-wide state.
+ */
+#ifndef DSORT_CLEANUP_H
+#define DSORT_CLEANUP_H
+
+#include "error.h"
+
+#define DSORT_CLEANUP_SLOTS 256
+#define DSORT_CLEANUP_PATH_MAX 4096
+
+/* Install the signal handlers and the atexit hook (idempotent). */
+void dsort_cleanup_install(void);
+
+/* Register a file (is_dir = 0) or an empty-at-the-end directory (is_dir = 1) for removal.
+ * Directories are removed after files. DSORT_ENOMEM if all slots are taken. */
+enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_error *err);
+
+/* Forget a path (it was committed or removed by its owner). Unknown paths are ignored. */
+void dsort_cleanup_forget(const char *path);
+
+/* Remove everything registered now. Async-signal-safe. */
+void dsort_cleanup_run(void);
+
+/* The signal that interrupted us, or 0. Set before the handler cleans up. */
+int dsort_cleanup_signal(void);
+
+#endif

@@ -1,0 +1,57 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+
+void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *prog)
+{
+    MPI_Init(argc, argv);
+    dsort_cleanup_install();
+    dsort_comm_init(c, MPI_COMM_WORLD, prog);
+}
+
+int dsort_cli_finish(int code)
+{
+    dsort_cleanup_run();
+    MPI_Finalize();
+    return code;
+}
+
+int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
+{
+    if (c->rank == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "%s: ", c->prog);
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\nTry '%s --help' for more information.\n", c->prog);
+        va_end(ap);
+    }
+    return 2;
+}
+
+int dsort_cli_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+const char *dsort_cli_norm_path(const char *path, char *buf, size_t len)
+{
+    if (strchr(path, '/'))
+        return path;
+    snprintf(buf, len, "./%s", path);
+    return buf;
+}

@@ -1,0 +1,174 @@
+/* dsort-validate - a distributed valsort:
+ *   mpirun -n N dsort-validate [--format FMT] [-r] PATH...
+ * PATH is a file, several files in order, or an output directory whose part-* files are
+ * taken in name order. Prints Records, Checksum and Duplicate keys as valsort does, then
+ * SUCCESS or the first unordered record. Exit 0 sorted, 1 not sorted, 2 error.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "cli.h"
+#include "io.h"
+
+static void usage(void)
+{
+    printf("Usage: mpirun -n N dsort-validate [OPTION]... PATH...\n"
+           "Check that records are in order and print their count, checksum and duplicate\n"
+           "keys, as valsort does. PATH is a file, or a directory of part-* files; several\n"
+           "PATHs are checked as one sequence, in the order given.\n\n"
+           "      --format=FMT   gensort (default) or fixed:SIZE:KEYOFF:KEYLEN\n"
+           "  -r, --reverse      expect descending order\n"
+           "  -u, --unique       equal keys count as disorder\n"
+           "      --help         display this help and exit\n"
+           "      --version      output version information and exit\n\n"
+           "Exit status: 0 sorted, 1 not sorted, 2 error.\n");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct path_list {
+    char **v;
+    size_t n, cap;
+};
+
+static int push(struct path_list *l, char *p)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = p;
+    return 0;
+}
+
+/* Expand a directory into its part-* files, sorted by name. */
+static enum dsort_status expand(const char *path, struct path_list *l, struct dsort_error *err)
+{
+    struct stat sb;
+    char *copy;
+    if (stat(path, &sb) || !S_ISDIR(sb.st_mode)) {
+        if (!(copy = strdup(path)) || push(l, copy))
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        return DSORT_OK;
+    }
+    DIR *d = opendir(path);
+    if (!d)
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot open directory '%s'", path);
+    size_t from = l->n;
+    struct dirent *e;
+    enum dsort_status st = DSORT_OK;
+    while (!st && (e = readdir(d))) {
+        if (strncmp(e->d_name, "part-", 5))
+            continue;
+        size_t len = strlen(path) + strlen(e->d_name) + 2;
+        if (!(copy = malloc(len)) || push(l, copy))
+            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        else
+            snprintf(copy, len, "%s/%s", path, e->d_name);
+    }
+    closedir(d);
+    if (!st && l->n == from)
+        st = DSORT_ERR(err, DSORT_EINVAL, 0, "directory '%s' has no part-* files", path);
+    if (!st)
+        qsort(l->v + from, l->n - from, sizeof *l->v, cmp_str);
+    return st;
+}
+
+enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION };
+
+int main(int argc, char **argv)
+{
+    struct dsort_comm c;
+    dsort_cli_start(&argc, &argv, &c, "dsort-validate");
+    static const struct option opts[] = {{"format", required_argument, NULL, OPT_FORMAT},
+                                         {"reverse", no_argument, NULL, 'r'},
+                                         {"unique", no_argument, NULL, 'u'},
+                                         {"help", no_argument, NULL, OPT_HELP},
+                                         {"version", no_argument, NULL, OPT_VERSION},
+                                         {NULL, 0, NULL, 0}};
+    struct dsort_format fmt;
+    struct dsort_order ord = {0, 0, 0};
+    struct dsort_error err = {0};
+    dsort_format_gensort(&fmt);
+    int ch;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":ru", opts, NULL)) != -1) {
+        switch (ch) {
+        case OPT_FORMAT:
+            if (dsort_format_parse(optarg, &fmt, &err))
+                return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
+            break;
+        case 'r':
+            ord.reverse = 1;
+            break;
+        case 'u':
+            ord.unique = 1;
+            break;
+        case OPT_HELP:
+            if (c.rank == 0)
+                usage();
+            return dsort_cli_finish(0);
+        case OPT_VERSION:
+            if (c.rank == 0)
+                printf("dsort-validate %s\n", DSORT_VERSION);
+            return dsort_cli_finish(0);
+        case ':':
+            return dsort_cli_finish(dsort_cli_usage_error(
+                &c, "option '%s' requires an argument", argv[optind - 1]));
+        default:
+            return dsort_cli_finish(
+                dsort_cli_usage_error(&c, "unrecognized option '%s'", argv[optind - 1]));
+        }
+    }
+    if (optind == argc)
+        return dsort_cli_finish(dsort_cli_usage_error(&c, "no input"));
+    struct path_list paths = {0};
+    enum dsort_status st = DSORT_OK;
+    for (int i = optind; i < argc && !st; i++)
+        st = expand(argv[i], &paths, &err);
+    struct dsort_inputs in = {0};
+    if (!st)
+        st = dsort_inputs_open(&in, paths.v, paths.n, &fmt, &err);
+    for (size_t i = 0; i < paths.n; i++)
+        free(paths.v[i]);
+    free(paths.v);
+    if ((st = dsort_comm_agree(&c, st, &err)))
+        return dsort_cli_finish(2);
+    struct dsort_vsum total;
+    st = dsort_vsum_init(&total, &fmt, &err);
+    if ((st = dsort_comm_agree(&c, st, &err)))
+        return dsort_cli_finish(2);
+    st = dsort_check_inputs(&c, &in, &fmt, &ord, (size_t)16 << 20, &total, &err);
+    int code = st ? 2 : total.unordered ? 1 : 0;
+    if (!st && c.rank == 0) {
+        char hex[33];
+        dsort_sum128_hex(&total.checksum, hex);
+        if (total.unordered)
+            printf("First unordered record is record %" PRIu64 "\n", total.first_unordered);
+        printf("Records: %" PRIu64 "\nChecksum: %s\n", total.records, hex);
+        if (total.unordered) {
+            printf("ERROR - there are %" PRIu64 " unordered records\n", total.unordered);
+        } else {
+            printf("Duplicate keys: %" PRIu64 "\n", total.duplicates);
+            printf("SUCCESS - all records are in order\n");
+        }
+        fflush(stdout);
+    }
+    dsort_vsum_destroy(&total);
+    dsort_inputs_destroy(&in);
+    return dsort_cli_finish(code);
+}

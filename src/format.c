@@ -1,0 +1,64 @@
+#include "format.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void dsort_format_gensort(struct dsort_format *fmt)
+{
+    memset(fmt, 0, sizeof *fmt);
+    fmt->kind = DSORT_FORMAT_FIXED;
+    fmt->rec_size = 100;
+    fmt->key_off = 0;
+    fmt->key_len = 10;
+    snprintf(fmt->name, sizeof fmt->name, "gensort");
+}
+
+/* Parse one decimal field ending at ':' or '\0'; advances *p past the separator. */
+static int parse_field(const char **p, uint64_t max, uint64_t *out)
+{
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || v > max || (*end != ':' && *end != '\0'))
+        return -1;
+    *out = v;
+    *p = *end == ':' ? end + 1 : end;
+    return 0;
+}
+
+enum dsort_status dsort_format_parse(const char *spec, struct dsort_format *fmt,
+                                     struct dsort_error *err)
+{
+    if (!strcmp(spec, "gensort")) {
+        dsort_format_gensort(fmt);
+        return DSORT_OK;
+    }
+    if (strncmp(spec, "fixed:", 6))
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "unknown format '%s' (expected gensort or fixed:SIZE:KEYOFF:KEYLEN)",
+                         spec);
+    const uint64_t max = 1u << 24; /* 16 MiB records are plenty for a fixed format */
+    uint64_t size, off, len;
+    const char *p = spec + 6;
+    if (parse_field(&p, max, &size) || parse_field(&p, max, &off) || parse_field(&p, max, &len) ||
+        *p != '\0')
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "bad format '%s' (expected fixed:SIZE:KEYOFF:KEYLEN, decimal numbers)",
+                         spec);
+    if (size == 0 || len == 0 || off + len > size)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "bad format '%s': need SIZE >= 1, KEYLEN >= 1 and KEYOFF + KEYLEN <= SIZE",
+                         spec);
+    memset(fmt, 0, sizeof *fmt);
+    fmt->kind = DSORT_FORMAT_FIXED;
+    fmt->rec_size = size;
+    fmt->key_off = off;
+    fmt->key_len = len;
+    snprintf(fmt->name, sizeof fmt->name, "fixed:%" PRIu64 ":%" PRIu64 ":%" PRIu64, size, off, len);
+    return DSORT_OK;
+}

@@ -1,0 +1,188 @@
+#include "io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t off,
+                                      const char *path, struct dsort_error *err)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        size_t want = len < DSORT_IO_MAX_REQUEST ? len : DSORT_IO_MAX_REQUEST;
+        ssize_t got = pread(fd, p, want, (off_t)off);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot read '%s' at offset %" PRIu64, path,
+                             off);
+        }
+        if (got == 0)
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "'%s': unexpected end of file at offset %" PRIu64
+                             " (file changed while sorting?)",
+                             path, off);
+        p += got;
+        off += (uint64_t)got;
+        len -= (size_t)got;
+    }
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_io_pwrite_full(int fd, const void *buf, size_t len, uint64_t off,
+                                       const char *path, struct dsort_error *err)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        size_t want = len < DSORT_IO_MAX_REQUEST ? len : DSORT_IO_MAX_REQUEST;
+        ssize_t put = pwrite(fd, p, want, (off_t)off);
+        if (put < 0) {
+            if (errno == EINTR)
+                continue;
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot write '%s' at offset %" PRIu64, path,
+                             off);
+        }
+        p += put;
+        off += (uint64_t)put;
+        len -= (size_t)put;
+    }
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_io_fsync_dir(const char *dir, struct dsort_error *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot open directory '%s'", dir);
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    /* Some file systems cannot fsync a directory; that is not a failure of ours. */
+    if (rc && e != EINVAL && e != EROFS)
+        return DSORT_ERR(err, DSORT_EIO, e, "cannot fsync directory '%s'", dir);
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_io_fsync_parent(const char *path, struct dsort_error *err)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    enum dsort_status st = dsort_io_fsync_dir(dirname(copy), err);
+    free(copy);
+    return st;
+}
+
+void dsort_inputs_destroy(struct dsort_inputs *in)
+{
+    if (!in)
+        return;
+    for (size_t i = 0; i < in->count; i++)
+        free(in->files[i].path);
+    free(in->files);
+    memset(in, 0, sizeof *in);
+}
+
+static enum dsort_status check_one(struct dsort_input *f, const char *path,
+                                   const struct dsort_format *fmt, struct dsort_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot open '%s'", path);
+    struct stat sb;
+    if (fstat(fd, &sb)) {
+        int e = errno;
+        close(fd);
+        return DSORT_ERR(err, DSORT_EIO, e, "cannot stat '%s'", path);
+    }
+    close(fd);
+    if (S_ISDIR(sb.st_mode))
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is a directory, not an input file", path);
+    if (!S_ISREG(sb.st_mode))
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is not a regular file", path);
+    uint64_t size = (uint64_t)sb.st_size;
+    if (size % fmt->rec_size)
+        return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                         "'%s': %" PRIu64 " bytes is not a whole number of %zu-byte records",
+                         path, size, fmt->rec_size);
+    if (!(f->path = strdup(path)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    f->size = size;
+    f->records = size / fmt->rec_size;
+    f->dev = sb.st_dev;
+    f->ino = sb.st_ino;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_inputs_open(struct dsort_inputs *in, char *const *paths, size_t n,
+                                    const struct dsort_format *fmt, struct dsort_error *err)
+{
+    memset(in, 0, sizeof *in);
+    in->rec_size = fmt->rec_size;
+    if (n && !(in->files = calloc(n, sizeof *in->files)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        enum dsort_status st = check_one(&in->files[i], paths[i], fmt, err);
+        if (st) {
+            dsort_inputs_destroy(in);
+            return st;
+        }
+        in->count++;
+        in->files[i].first = in->total_records;
+        in->total_records += in->files[i].records;
+    }
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,
+                                    unsigned char *buf, struct dsort_error *err)
+{
+    const size_t rs = in->rec_size;
+    for (size_t i = 0; i < in->count && count > 0; i++) {
+        const struct dsort_input *f = &in->files[i];
+        if (first >= f->first + f->records)
+            continue;
+        uint64_t skip = first - f->first;
+        uint64_t take = f->records - skip < count ? f->records - skip : count;
+        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot open '%s'", f->path);
+        enum dsort_status st =
+            dsort_io_pread_full(fd, buf, (size_t)(take * rs), skip * rs, f->path, err);
+        close(fd);
+        if (st)
+            return st;
+        buf += take * rs;
+        first += take;
+        count -= take;
+    }
+    if (count)
+        return DSORT_ERR(err, DSORT_EINTERNAL, 0, "read past the end of the inputs");
+    return DSORT_OK;
+}
+
+int dsort_inputs_contains(const struct dsort_inputs *in, const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb))
+        return 0;
+    for (size_t i = 0; i < in->count; i++)
+        if (in->files[i].dev == sb.st_dev && in->files[i].ino == sb.st_ino)
+            return 1;
+    return 0;
+}
+
+void dsort_io_split(uint64_t total, int part, int parts, uint64_t *first, uint64_t *count)
+{
+    /* 128-bit products: total * part must not overflow for any realistic total. */
+    unsigned __int128 t = total;
+    uint64_t a = (uint64_t)(t * (unsigned)part / (unsigned)parts);
+    uint64_t b = (uint64_t)(t * (unsigned)(part + 1) / (unsigned)parts);
+    *first = a;
+    *count = b - a;
+}

@@ -1,0 +1,66 @@
+/* io.h - bulk file I/O: whole-buffer pread/pwrite loops, the input set, durable commits.
+ *
+ * All reads and writes move large buffers (never a record at a time); short transfers and
+ * EINTR are retried. Errors name the file and, for data errors, the offset. Local.
+ */
+#ifndef DSORT_IO_H
+#define DSORT_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "format.h"
+
+/* Largest single read or write request; bigger buffers are moved in several calls. */
+#define DSORT_IO_MAX_REQUEST ((size_t)1 << 30)
+
+/* Read exactly len bytes at off; a short file is DSORT_EFORMAT ("unexpected end of file"). */
+enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t off,
+                                      const char *path, struct dsort_error *err);
+/* Write exactly len bytes at off. ENOSPC and friends become DSORT_EIO naming path. */
+enum dsort_status dsort_io_pwrite_full(int fd, const void *buf, size_t len, uint64_t off,
+                                       const char *path, struct dsort_error *err);
+/* fsync the directory that holds path (so that a rename in it is durable). */
+enum dsort_status dsort_io_fsync_parent(const char *path, struct dsort_error *err);
+/* fsync a directory by name. */
+enum dsort_status dsort_io_fsync_dir(const char *dir, struct dsort_error *err);
+
+struct dsort_input {
+    char *path;
+    uint64_t size;    /* bytes */
+    uint64_t first;   /* global index of the file's first record */
+    uint64_t records; /* size / rec_size */
+    dev_t dev;
+    ino_t ino;
+};
+
+/* The inputs, in command-line order, seen as one sequence of records. */
+struct dsort_inputs {
+    size_t count;
+    struct dsort_input *files;
+    size_t rec_size;
+    uint64_t total_records;
+};
+
+/* Check and describe the inputs: each must exist, be a regular file, be readable, and hold a
+ * whole number of records. On failure *in is left empty and err names the file and cause,
+ * e.g. "'f.dat': 12345 bytes is not a whole number of 100-byte records". */
+enum dsort_status dsort_inputs_open(struct dsort_inputs *in, char *const *paths, size_t n,
+                                    const struct dsort_format *fmt, struct dsort_error *err);
+void dsort_inputs_destroy(struct dsort_inputs *in);
+
+/* Read records [first, first + count) of the concatenated inputs into buf. */
+enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,
+                                    unsigned char *buf, struct dsort_error *err);
+
+/* Does path name one of the inputs (same device and inode)? A path that does not exist is
+ * not an input. */
+int dsort_inputs_contains(const struct dsort_inputs *in, const char *path);
+
+/* The record range [*first, *first + *count) that part `part` of `parts` owns when `total`
+ * records are cut into near-equal parts (sizes differ by at most one). */
+void dsort_io_split(uint64_t total, int part, int parts, uint64_t *first, uint64_t *count);
+
+#endif

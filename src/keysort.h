@@ -1,0 +1,46 @@
+/* keysort.h - the in-memory run former: radix sort of key prefixes with an index.
+ *
+ * Records are never moved while sorting. Each record gets a 16-byte entry: the first 10 bytes
+ * of its key, normalised so that comparing entries as unsigned integers agrees with the order
+ * (bytes complemented for -r), and a 48-bit record index. A hybrid radix sort (one MSD byte,
+ * then cache-resident LSD passes, skipping bytes that do not vary) orders the entries; only
+ * keys longer than 10 bytes that tie on the prefix are compared in full. The sort is stable:
+ * equal keys keep ascending index order, or descending when the order asks for descending
+ * ties (see dsort_order_ties_descending). Then dsort_keysort_gather moves every record once.
+ *
+ * Memory: 32 bytes per record (entries + scratch), caller-provided. Local, thread-compatible.
+ */
+#ifndef DSORT_KEYSORT_H
+#define DSORT_KEYSORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+#define DSORT_KEYSORT_PREFIX 10
+#define DSORT_KEYSORT_IDX_BITS 48
+#define DSORT_KEYSORT_IDX_MASK ((UINT64_C(1) << DSORT_KEYSORT_IDX_BITS) - 1)
+#define DSORT_KEYSORT_MAX_RECORDS (UINT64_C(1) << DSORT_KEYSORT_IDX_BITS)
+
+struct dsort_sortent {
+    uint64_t k0; /* normalised key bytes 0..7, big-endian */
+    uint64_t k1; /* normalised key bytes 8..9 in the top 16 bits, record index below */
+};
+
+static inline size_t dsort_sortent_index(const struct dsort_sortent *e)
+{
+    return (size_t)(e->k1 & DSORT_KEYSORT_IDX_MASK);
+}
+
+/* Sort the n fixed-size records at recs (n < DSORT_KEYSORT_MAX_RECORDS) into ents (n entries);
+ * tmp is scratch of n entries. Afterwards ents[i] names the i-th record in sorted order. */
+void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order *ord,
+                        const unsigned char *recs, size_t n, struct dsort_sortent *ents,
+                        struct dsort_sortent *tmp);
+
+/* Copy the records into out in the order of ents (out must not overlap recs). */
+void dsort_keysort_gather(const struct dsort_format *fmt, const unsigned char *recs,
+                          const struct dsort_sortent *ents, size_t n, unsigned char *out);
+
+#endif

@@ -1,0 +1,32 @@
+/* mem.h - big buffers and the memory budget.
+ *
+ * Large buffers come straight from mmap, asked to use transparent huge pages, because memory
+ * that is touched fresh is the slow path on these machines (see docs/design.md). They are
+ * allocated once per phase set and reused. Local, thread-safe.
+ */
+#ifndef DSORT_MEM_H
+#define DSORT_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Allocate len bytes (len may be 0: returns a non-NULL dummy). Returns NULL on failure. */
+void *dsort_mem_alloc(size_t len);
+/* Free a buffer from dsort_mem_alloc with the same len. NULL does nothing. */
+void dsort_mem_free(void *p, size_t len);
+
+/* Parse a size such as "512M", "4G", "1000000" (bytes), with suffixes K, M, G, T (powers of
+ * 1024) and an optional trailing "B". "N%" is a percentage of total physical memory.
+ * Returns DSORT_EINVAL naming the text on a bad value. */
+enum dsort_status dsort_mem_parse_size(const char *text, uint64_t *bytes,
+                                       struct dsort_error *err);
+
+/* Total physical memory in bytes (0 if unknown). */
+uint64_t dsort_mem_physical(void);
+
+/* Format bytes for humans ("1.50 GiB") into buf. Returns buf. */
+char *dsort_mem_format(uint64_t bytes, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,137 @@
+#include "merge.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dsort_cursor_memory(struct dsort_cursor *c, const unsigned char *recs, size_t n,
+                         size_t rec_size)
+{
+    c->cur = recs;
+    c->end = recs + n * rec_size;
+    c->refill = NULL;
+    c->ctx = NULL;
+}
+
+void dsort_sink_memory(struct dsort_sink *s, unsigned char *buf, size_t cap)
+{
+    memset(s, 0, sizeof *s);
+    s->buf = buf;
+    s->cap = cap;
+}
+
+struct merge_state {
+    const struct dsort_format *fmt;
+    int reverse, desc;
+    struct dsort_cursor *cs;
+    size_t k;
+};
+
+/* Is cursor a's record before cursor b's? An exhausted cursor is after everything. */
+static inline int before(const struct merge_state *m, size_t a, size_t b)
+{
+    const struct dsort_cursor *ca = &m->cs[a], *cb = &m->cs[b];
+    if (ca->cur == ca->end)
+        return 0;
+    if (cb->cur == cb->end)
+        return 1;
+    int c = dsort_format_key_cmp(m->fmt, ca->cur, cb->cur);
+    if (c)
+        return m->reverse ? c > 0 : c < 0;
+    return m->desc ? a > b : a < b;
+}
+
+static enum dsort_status advance(struct dsort_cursor *c, size_t rs, struct dsort_error *err)
+{
+    c->cur += rs;
+    if (c->cur == c->end && c->refill)
+        return c->refill(c, err);
+    return DSORT_OK;
+}
+
+static enum dsort_status sink_put(struct dsort_sink *s, const unsigned char *rec, size_t rs,
+                                  struct dsort_error *err)
+{
+    if (s->len + rs > s->cap) {
+        if (!s->flush)
+            return DSORT_ERR(err, DSORT_ENOMEM, 0, "merge output buffer of %zu bytes is full",
+                             s->cap);
+        enum dsort_status st = s->flush(s, err);
+        if (st)
+            return st;
+    }
+    memcpy(s->buf + s->len, rec, rs);
+    s->len += rs;
+    s->records++;
+    return DSORT_OK;
+}
+
+/* Build the loser tree over leaves 0..k-1 (tree nodes 1..k-1 hold losers, t[0] the winner). */
+static size_t build(const struct merge_state *m, size_t *t, size_t node)
+{
+    if (node >= m->k)
+        return node - m->k;
+    size_t l = build(m, t, 2 * node), r = build(m, t, 2 * node + 1);
+    if (before(m, l, r)) {
+        t[node] = r;
+        return l;
+    }
+    t[node] = l;
+    return r;
+}
+
+enum dsort_status dsort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
+                              struct dsort_cursor *cursors, size_t k, struct dsort_sink *sink,
+                              struct dsort_error *err)
+{
+    const size_t rs = fmt->rec_size;
+    enum dsort_status st = DSORT_OK;
+    for (size_t i = 0; i < k; i++)
+        if (cursors[i].cur == cursors[i].end && cursors[i].refill &&
+            (st = cursors[i].refill(&cursors[i], err)))
+            return st;
+    struct merge_state m = {fmt, ord->reverse, dsort_order_ties_descending(ord), cursors, k};
+    unsigned char *last = NULL; /* previous output key, for -u */
+    if (ord->unique && !(last = malloc(fmt->key_len)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
+    int have_last = 0;
+    size_t *t = k > 1 ? malloc(k * sizeof *t) : NULL;
+    if (k > 1 && !t) {
+        free(last);
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
+    }
+    size_t w = 0;
+    if (k > 1)
+        w = build(&m, t, 1);
+    while (k > 0) {
+        struct dsort_cursor *c = &cursors[w];
+        if (c->cur == c->end)
+            break; /* the winner is exhausted, so all are */
+        const unsigned char *rec = c->cur;
+        if (ord->unique) {
+            const unsigned char *key = dsort_format_key(fmt, rec);
+            if (!have_last || memcmp(last, key, fmt->key_len)) {
+                memcpy(last, key, fmt->key_len);
+                have_last = 1;
+                st = sink_put(sink, rec, rs, err);
+            }
+        } else {
+            st = sink_put(sink, rec, rs, err);
+        }
+        if (st || (st = advance(c, rs, err)))
+            break;
+        /* Replay the path from leaf w to the root. */
+        for (size_t node = (w + k) / 2; node >= 1; node /= 2) {
+            if (before(&m, t[node], w)) {
+                size_t x = t[node];
+                t[node] = w;
+                w = x;
+            }
+        }
+    }
+    if (!st && sink->flush && sink->len)
+        st = sink->flush(sink, err);
+    free(t);
+    free(last);
+    return st;
+}

@@ -1,0 +1,115 @@
+#include "validate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum dsort_status dsort_vsum_init(struct dsort_vsum *s, const struct dsort_format *fmt,
+                                  struct dsort_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->first_unordered = DSORT_VALIDATE_NONE;
+    s->key_len = fmt->key_len;
+    s->first_key = malloc(2 * fmt->key_len);
+    if (!s->first_key)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    s->last_key = s->first_key + fmt->key_len;
+    return DSORT_OK;
+}
+
+void dsort_vsum_destroy(struct dsort_vsum *s)
+{
+    if (!s)
+        return;
+    free(s->first_key);
+    s->first_key = s->last_key = NULL;
+}
+
+/* Classify the step from key a to key b: 1 out of order, 2 duplicate, 0 fine. */
+static inline int step(const unsigned char *a, const unsigned char *b, size_t klen,
+                       const struct dsort_order *ord)
+{
+    int c = memcmp(a, b, klen);
+    if (ord->reverse)
+        c = -c;
+    if (c > 0 || (c == 0 && ord->unique))
+        return 1;
+    return c == 0 ? 2 : 0;
+}
+
+static void note(struct dsort_vsum *s, int kind, uint64_t index)
+{
+    if (kind == 1) {
+        if (s->unordered++ == 0)
+            s->first_unordered = index;
+    } else if (kind == 2) {
+        s->duplicates++;
+    }
+}
+
+void dsort_vsum_add(struct dsort_vsum *s, const struct dsort_format *fmt,
+                    const struct dsort_order *ord, const unsigned char *recs, size_t n)
+{
+    if (n == 0)
+        return;
+    const size_t rs = fmt->rec_size, klen = fmt->key_len;
+    dsort_checksum_records(&s->checksum, recs, n, rs);
+    const unsigned char *prev = s->records ? s->last_key : NULL;
+    if (!s->records)
+        memcpy(s->first_key, dsort_format_key(fmt, recs), klen);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *k = dsort_format_key(fmt, recs + i * rs);
+        if (prev)
+            note(s, step(prev, k, klen, ord), s->records + i);
+        prev = k;
+    }
+    memcpy(s->last_key, prev, klen);
+    s->records += n;
+}
+
+void dsort_vsum_append(struct dsort_vsum *s, const struct dsort_vsum *t,
+                       const struct dsort_order *ord)
+{
+    if (t->records == 0)
+        return;
+    if (s->records == 0) {
+        memcpy(s->first_key, t->first_key, s->key_len);
+    } else {
+        note(s, step(s->last_key, t->first_key, s->key_len, ord), s->records);
+    }
+    if (t->unordered) {
+        if (s->unordered == 0)
+            s->first_unordered = s->records + t->first_unordered;
+        s->unordered += t->unordered;
+    }
+    s->duplicates += t->duplicates;
+    dsort_sum128_merge(&s->checksum, &t->checksum);
+    memcpy(s->last_key, t->last_key, s->key_len);
+    s->records += t->records;
+}
+
+size_t dsort_vsum_packed_size(size_t key_len)
+{
+    return 6 * sizeof(uint64_t) + 2 * key_len;
+}
+
+void dsort_vsum_pack(const struct dsort_vsum *s, unsigned char *buf)
+{
+    uint64_t h[6] = {s->records,   s->unordered,     s->first_unordered,
+                     s->duplicates, s->checksum.lo, s->checksum.hi};
+    memcpy(buf, h, sizeof h);
+    memcpy(buf + sizeof h, s->first_key, 2 * s->key_len);
+}
+
+void dsort_vsum_unpack(struct dsort_vsum *s, const unsigned char *buf)
+{
+    uint64_t h[6];
+    memcpy(h, buf, sizeof h);
+    s->records = h[0];
+    s->unordered = h[1];
+    s->first_unordered = h[2];
+    s->duplicates = h[3];
+    s->checksum.lo = h[4];
+    s->checksum.hi = h[5];
+    memcpy(s->first_key, buf + sizeof h, 2 * s->key_len);
+}

@@ -1,0 +1,53 @@
+/* validate.h - order, count and checksum of a record sequence (valsort's figures).
+ *
+ * A summary describes a contiguous stretch of records: how many, how many are out of order
+ * (a record whose key is before its predecessor's), the index of the first such record,
+ * how many have a key equal to their predecessor's (duplicates), the valsort checksum (the
+ * 128-bit sum of the CRC-32 of every record), and the first and last keys. Summaries of
+ * adjacent stretches combine associatively, checking the boundary between them: this is how
+ * `valsort -s` checks partitions, and how ranks check their pieces in parallel.
+ *
+ * The check is on keys only, ascending unless `reverse`. With `strict`, equal neighbours
+ * count as out of order too (sort -c -u). Local; summaries own their key buffers.
+ */
+#ifndef DSORT_VALIDATE_H
+#define DSORT_VALIDATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checksum.h"
+#include "error.h"
+#include "format.h"
+
+#define DSORT_VALIDATE_NONE UINT64_MAX
+
+struct dsort_vsum {
+    uint64_t records;
+    uint64_t unordered;       /* count of records before their predecessor */
+    uint64_t first_unordered; /* index of the first one, or DSORT_VALIDATE_NONE */
+    uint64_t duplicates;
+    struct dsort_sum128 checksum;
+    size_t key_len;
+    unsigned char *first_key, *last_key; /* key_len bytes each; valid when records > 0 */
+};
+
+/* Initialise an empty summary for keys of fmt->key_len bytes. */
+enum dsort_status dsort_vsum_init(struct dsort_vsum *s, const struct dsort_format *fmt,
+                                  struct dsort_error *err);
+void dsort_vsum_destroy(struct dsort_vsum *s);
+
+/* Append n records (contiguous, fixed size) to the stretch that s describes. */
+void dsort_vsum_add(struct dsort_vsum *s, const struct dsort_format *fmt,
+                    const struct dsort_order *ord, const unsigned char *recs, size_t n);
+
+/* s := s followed by t (t is unchanged). Both must use the same key length. */
+void dsort_vsum_append(struct dsort_vsum *s, const struct dsort_vsum *t,
+                       const struct dsort_order *ord);
+
+/* Serialise to / from a flat buffer of dsort_vsum_packed_size bytes (for MPI). */
+size_t dsort_vsum_packed_size(size_t key_len);
+void dsort_vsum_pack(const struct dsort_vsum *s, unsigned char *buf);
+void dsort_vsum_unpack(struct dsort_vsum *s, const unsigned char *buf);
+
+#endif
