@@ -31,6 +31,8 @@ struct dsort_output {
     char stage[4096]; /* temp file (FILE) or staging directory (DIR) */
     char part[4096];  /* DIR: this rank's part inside stage */
     int fd;
+    int dfd;                /* the same file opened with O_DIRECT, or -1 */
+    unsigned char *bounce;  /* aligned buffer for dfd */
     uint64_t offset; /* FILE: this rank's first byte in the file */
     uint64_t bytes;  /* this rank's share */
     int owns_stage;  /* rank 0: created stage, removes it on failure */
@@ -42,10 +44,11 @@ struct dsort_part_info {
     struct dsort_sum128 checksum;
 };
 
-/* Collective: prepare the output; my_bytes is this rank's share. */
+/* Collective: prepare the output; my_bytes is this rank's share. With direct, bulk writes
+ * use O_DIRECT where the file system allows it (falling back to buffered writes). */
 enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_output *o,
                                     enum dsort_output_mode mode, const char *path,
-                                    uint64_t my_bytes, struct dsort_error *err);
+                                    uint64_t my_bytes, int direct, struct dsort_error *err);
 
 /* Local: write len bytes at offset off within this rank's share. */
 enum dsort_status dsort_output_write(struct dsort_output *o, const void *buf, size_t len,

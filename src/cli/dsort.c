@@ -35,7 +35,7 @@ struct options {
     struct dsort_format fmt;
     struct dsort_order ord;
     const char *output, *output_dir, *stats;
-    int check, verbose, verify;
+    int check, verbose, verify, no_direct;
     uint64_t memory; /* 0: default */
     uint64_t chunk;
     char **inputs;
@@ -52,7 +52,7 @@ struct rank_stats {
     char host[64];
 };
 
-enum { OPT_FORMAT = 256, OPT_STATS, OPT_CHUNK, OPT_HELP, OPT_VERSION, OPT_VERIFY };
+enum { OPT_FORMAT = 256, OPT_STATS, OPT_CHUNK, OPT_HELP, OPT_VERSION, OPT_VERIFY, OPT_NO_DIRECT };
 
 static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -67,6 +67,7 @@ static const struct option long_opts[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"stats", required_argument, NULL, OPT_STATS},
     {"verify", no_argument, NULL, OPT_VERIFY},
+    {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
     {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -92,6 +93,8 @@ static void usage(void)
            "  -S, --memory=SIZE       memory budget per rank (K, M, G, T suffixes, or N%%\n"
            "                          of the node's memory shared by its ranks)\n"
            "      --verify            checksum input and output and compare them\n"
+           "      --no-direct         write output through the page cache (default: O_DIRECT\n"
+           "                          where the file system supports it)\n"
            "  -v, --verbose           rank 0 prints a summary: phases, throughput, balance\n"
            "      --stats=FILE        write per-rank figures as JSON\n"
            "      --exchange-chunk=SIZE  largest message of the exchange (default 256M)\n"
@@ -145,6 +148,9 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv, stru
             break;
         case OPT_VERIFY:
             o->verify = 1;
+            break;
+        case OPT_NO_DIRECT:
+            o->no_direct = 1;
             break;
         case OPT_CHUNK:
             if (dsort_mem_parse_size(optarg, &o->chunk, &err) || o->chunk == 0 ||
@@ -378,9 +384,11 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
     dsort_io_split(in->total_records, c->rank, c->size, &first, &n);
     stats.records_in = n;
 
-    /* Memory: A and B hold this rank's share; entries and scratch 32 bytes a record. */
+    /* Memory: A and B hold this rank's share, the sort entries 16 bytes a record (their
+     * scratch lives in B, unless records are shorter than entries). */
+    const size_t ent = sizeof(struct dsort_sortent);
     stats.budget = o->memory ? o->memory : default_budget(c);
-    stats.needed = n * (2 * rs + 2 * sizeof(struct dsort_sortent)) + ((uint64_t)16 << 20);
+    stats.needed = n * (2 * rs + ent + (rs < ent ? ent : 0)) + ((uint64_t)16 << 20);
     if (n >= DSORT_KEYSORT_MAX_RECORDS)
         st = DSORT_ERR(&err, DSORT_ENOMEM, 0, "%" PRIu64 " records on one rank is too many",
                        n);
@@ -399,17 +407,16 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
     /* Claim the output name first: an unwritable output fails before any work is done. */
     struct dsort_output out;
     st = dsort_output_open(c, &out, o->output ? DSORT_OUTPUT_FILE : DSORT_OUTPUT_DIR,
-                           o->output ? o->output : o->output_dir, n * rs, &err);
+                           o->output ? o->output : o->output_dir, n * rs, !o->no_direct, &err);
     if (st)
         return 2;
 
     size_t bytes = (size_t)(n * rs);
     unsigned char *a = dsort_mem_alloc(bytes), *b = dsort_mem_alloc(bytes);
     struct dsort_sortent *ents = dsort_mem_alloc(n * sizeof *ents);
-    struct dsort_sortent *tmp = dsort_mem_alloc(n * sizeof *tmp);
-    if (!a || !b || !ents || !tmp)
+    if (!a || !b || !ents)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes of buffers",
-                       2 * bytes + 2 * n * sizeof *ents);
+                       2 * bytes + n * sizeof *ents);
     struct dsort_sum128 sum_in = {0, 0};
     t = dsort_clock_now();
     if (!st)
@@ -422,9 +429,17 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
         goto fail;
 
     t = dsort_clock_now();
+    /* B is free until the gather: it is the radix sort's scratch, unless records are
+     * shorter than entries. */
+    struct dsort_sortent *tmp = rs >= sizeof *tmp ? (struct dsort_sortent *)(void *)b
+                                                  : dsort_mem_alloc(n * sizeof *tmp);
+    if (!tmp)
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
+    if ((st = dsort_comm_agree(c, st, &err)))
+        goto fail;
     dsort_keysort_sort(&o->fmt, &o->ord, a, n, ents, tmp);
-    dsort_mem_free(tmp, n * sizeof *tmp);
-    tmp = NULL;
+    if ((void *)tmp != (void *)b)
+        dsort_mem_free(tmp, n * sizeof *tmp);
     dsort_keysort_gather(&o->fmt, a, ents, n, b);
     dsort_mem_free(ents, n * sizeof *ents);
     ents = NULL;
@@ -555,7 +570,6 @@ fail:
     dsort_mem_free(a, bytes);
     dsort_mem_free(b, bytes);
     dsort_mem_free(ents, n * sizeof *ents);
-    dsort_mem_free(tmp, n * sizeof *tmp);
     return 2;
 }
 

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
     struct dsort_output out;
     enum dsort_status st = dsort_output_open(&c, &out, parts ? DSORT_OUTPUT_DIR : DSORT_OUTPUT_FILE,
                                              parts ? parts : argv[optind + 1],
-                                             n * DSORT_GENSORT_REC_SIZE, &err);
+                                             n * DSORT_GENSORT_REC_SIZE, 0, &err);
     if (st)
         return dsort_cli_finish(2);
     size_t blen = GEN_BLOCK_RECORDS * DSORT_GENSORT_REC_SIZE;
