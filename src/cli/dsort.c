@@ -112,7 +112,7 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv, stru
     struct dsort_error err = {0};
     int ch;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":o:O:rusScvS:", long_opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":o:O:ruscvS:", long_opts, NULL)) != -1) {
         switch (ch) {
         case 'o':
             o->output = optarg;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what is missing, build with -Werror, run the whole test suite (ctest), then build
+# with AddressSanitizer + UndefinedBehaviorSanitizer and run the suite again.
+#   scripts/test.sh [ctest args...]     e.g. scripts/test.sh -LE slow   (skip slow tests)
+# DSORT_NO_ASAN=1 skips the sanitizer pass.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/deps.sh" --test
+. "$top/scripts/env.sh"
+jobs=$(nproc)
+run_suite() {
+    local dir=$1
+    shift
+    cmake -S "$top" -B "$dir" -DDSORT_WERROR=ON "$@" >/dev/null
+    cmake --build "$dir" -j "$jobs" >/dev/null
+    (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "${ctest_args[@]}")
+}
+ctest_args=("$@")
+echo "== build and test (-Werror)"
+run_suite "$top/build-ci" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+if [ "${DSORT_NO_ASAN:-0}" != 1 ]; then
+    echo "== build and test with AddressSanitizer + UBSan"
+    ctest_args+=(-LE "slow|cluster")
+    run_suite "$top/build-asan" -DCMAKE_BUILD_TYPE=Debug -DDSORT_SANITIZE=ON
+fi
