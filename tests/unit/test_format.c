@@ -1,0 +1,180 @@
+/* Unit tests for format.h: parsing format specs, canonical names, key comparison and the
+ * tie-order rule. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "format.h"
+
+static void expect_good(const char *spec, size_t size, size_t off, size_t len, const char *name)
+{
+    struct dsort_format f;
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    memset(&f, 0xA5, sizeof f);
+    enum dsort_status st = dsort_format_parse(spec, &f, &err);
+    if (st != DSORT_OK)
+        print_error("spec '%s': %s\n", spec, err.msg);
+    assert_int_equal(st, DSORT_OK);
+    assert_int_equal(f.kind, DSORT_FORMAT_FIXED);
+    assert_int_equal(f.rec_size, size);
+    assert_int_equal(f.key_off, off);
+    assert_int_equal(f.key_len, len);
+    assert_string_equal(f.name, name);
+}
+
+static void expect_bad(const char *spec)
+{
+    struct dsort_format f;
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    enum dsort_status st = dsort_format_parse(spec, &f, &err);
+    if (st != DSORT_EINVAL)
+        print_error("spec '%s' was accepted (status %d)\n", spec, (int)st);
+    assert_int_equal(st, DSORT_EINVAL);
+    assert_int_equal(err.status, DSORT_EINVAL);
+    /* The message names the spec. */
+    if (!strstr(err.msg, spec))
+        print_error("message for '%s' does not name it: %s\n", spec, err.msg);
+    assert_non_null(strstr(err.msg, spec));
+}
+
+static void test_parse_good(void **state)
+{
+    (void)state;
+    expect_good("gensort", 100, 0, 10, "gensort");
+    expect_good("fixed:100:0:10", 100, 0, 10, "fixed:100:0:10");
+    expect_good("fixed:10:5:5", 10, 5, 5, "fixed:10:5:5");
+    expect_good("fixed:8:0:3", 8, 0, 3, "fixed:8:0:3");
+    expect_good("fixed:40:2:30", 40, 2, 30, "fixed:40:2:30");
+    expect_good("fixed:1:0:1", 1, 0, 1, "fixed:1:0:1");
+    expect_good("fixed:64:0:64", 64, 0, 64, "fixed:64:0:64");
+    /* Leading zeros are decimal, and the canonical name drops them. */
+    expect_good("fixed:0100:00:010", 100, 0, 10, "fixed:100:0:10");
+    /* The largest record the parser allows. */
+    expect_good("fixed:16777216:0:16777216", 16777216, 0, 16777216, "fixed:16777216:0:16777216");
+}
+
+static void test_parse_bad(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "",
+        "gensort ",
+        " gensort",
+        "Gensort",
+        "gensort:100",
+        "fixed",
+        "fixed:",
+        "fixed:100",
+        "fixed:100:0",
+        "fixed:100:0:",
+        "fixed:10:0:",
+        "fixed::0:10",
+        "fixed:0:0:0",
+        "fixed:0:0:1",
+        "fixed:10:0:0",
+        "fixed:10:5:6",  /* key runs past the record */
+        "fixed:10:10:1", /* key starts past the record */
+        "fixed:a:b:c",
+        "fixed:100:0:10x",
+        "fixed:100:0:10:",
+        "fixed:100:0:10:5",
+        "fixed:100:0:10 ",
+        "fixed:-100:0:10",
+        "fixed:+100:0:10",
+        "fixed: 100:0:10",
+        "fixed:100:-1:10",
+        "fixed:1e2:0:10",
+        "fixed:0x64:0:10",
+        "fixed:16777217:0:10",                    /* above the 16 MiB limit */
+        "fixed:18446744073709551616:0:10",        /* overflows uint64 */
+        "fixed:100:18446744073709551615:2",       /* off + len would wrap */
+        "fixed:100:99999999999999999999999:10",
+        "FIXED:100:0:10",
+        "lines",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_bad(bad[i]);
+}
+
+static void test_gensort_helper(void **state)
+{
+    (void)state;
+    struct dsort_format a, b;
+    struct dsort_error err;
+    dsort_format_gensort(&a);
+    assert_int_equal(dsort_format_parse("fixed:100:0:10", &b, &err), DSORT_OK);
+    assert_int_equal(a.kind, b.kind);
+    assert_int_equal(a.rec_size, b.rec_size);
+    assert_int_equal(a.key_off, b.key_off);
+    assert_int_equal(a.key_len, b.key_len);
+    assert_string_equal(a.name, "gensort");
+}
+
+static void test_name_round_trip(void **state)
+{
+    (void)state;
+    /* The canonical name parses back to the same format. */
+    static const char *const specs[] = {"gensort", "fixed:8:0:3", "fixed:40:2:30",
+                                        "fixed:00012:0003:9"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        struct dsort_format a, b;
+        struct dsort_error err;
+        assert_int_equal(dsort_format_parse(specs[i], &a, &err), DSORT_OK);
+        assert_int_equal(dsort_format_parse(a.name, &b, &err), DSORT_OK);
+        assert_string_equal(a.name, b.name);
+        assert_int_equal(a.rec_size, b.rec_size);
+        assert_int_equal(a.key_off, b.key_off);
+        assert_int_equal(a.key_len, b.key_len);
+    }
+}
+
+static void test_key_cmp(void **state)
+{
+    (void)state;
+    struct dsort_format f;
+    struct dsort_error err;
+    assert_int_equal(dsort_format_parse("fixed:6:2:3", &f, &err), DSORT_OK);
+    const unsigned char a[6] = {9, 9, 1, 2, 3, 0};
+    const unsigned char b[6] = {0, 0, 1, 2, 4, 9};
+    const unsigned char c[6] = {7, 7, 1, 2, 3, 7}; /* same key as a, other bytes differ */
+    const unsigned char d[6] = {0, 0, 0x80, 0, 0, 0};
+    assert_ptr_equal(dsort_format_key(&f, a), a + 2);
+    assert_true(dsort_format_key_cmp(&f, a, b) < 0);
+    assert_true(dsort_format_key_cmp(&f, b, a) > 0);
+    assert_int_equal(dsort_format_key_cmp(&f, a, c), 0);
+    /* Unsigned bytes: 0x80 is above 0x01. */
+    assert_true(dsort_format_key_cmp(&f, d, a) > 0);
+
+    struct dsort_order fwd = {0, 0, 0}, rev = {1, 0, 0};
+    assert_true(dsort_order_key_cmp(&f, &fwd, a, b) < 0);
+    assert_true(dsort_order_key_cmp(&f, &rev, a, b) > 0);
+    assert_int_equal(dsort_order_key_cmp(&f, &rev, a, c), 0);
+}
+
+static void test_ties_descending(void **state)
+{
+    (void)state;
+    for (int r = 0; r < 2; r++)
+        for (int u = 0; u < 2; u++)
+            for (int s = 0; s < 2; s++) {
+                struct dsort_order o = {r, u, s};
+                assert_int_equal(dsort_order_ties_descending(&o), r && !u && !s);
+            }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_good),     cmocka_unit_test(test_parse_bad),
+        cmocka_unit_test(test_gensort_helper), cmocka_unit_test(test_name_round_trip),
+        cmocka_unit_test(test_key_cmp),        cmocka_unit_test(test_ties_descending),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

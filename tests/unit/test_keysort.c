@@ -1,0 +1,322 @@
+/* Unit tests for keysort.h: the radix run former against a reference comparison sort.
+ *
+ * Every case builds random records (seeded: the seed is printed, DSORT_TEST_SEED=<seed>
+ * replays it), sorts them with dsort_keysort_sort and with qsort on (key, index), and
+ * requires the identical index sequence - tie order included - and identical gathered bytes.
+ * Sizes straddle the radix sort's strategy switches (24 entries: insertion sort; 32768:
+ * cache-resident LSD passes; above: MSD scatter first). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "format.h"
+#include "keysort.h"
+
+static uint64_t rng_state, rng_seed_value;
+
+static uint64_t rng_next(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void rng_seed(void)
+{
+    const char *env = getenv("DSORT_TEST_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+    if (seed == 0)
+        seed = 1;
+    rng_seed_value = seed;
+    rng_state = seed;
+    print_message("random seed %" PRIu64 " (set DSORT_TEST_SEED to replay)\n", seed);
+}
+
+static void fill_random(unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(rng_next() >> 56);
+}
+
+enum keymode {
+    KEY_RANDOM,    /* every key random: few ties */
+    KEY_DUPS,      /* five distinct keys: heavy duplicates */
+    KEY_EQUAL,     /* one key */
+    KEY_PREFIX,    /* keys tie on the first 10 bytes often, and sometimes in full */
+    KEY_ALPHABET,  /* every byte from {00, 01, 80, ff}: partial ties at every depth */
+    KEY_HIGHBYTE,  /* first byte from two values, rest random: big MSD buckets */
+    KEY_NMODES
+};
+
+static const char *const mode_name[] = {"random", "dups", "equal", "prefix", "alphabet",
+                                        "highbyte"};
+
+/* Build n records of fmt: random payload, keys by mode. */
+static void make_records(const struct dsort_format *fmt, enum keymode mode, unsigned char *recs,
+                         size_t n)
+{
+    const size_t rs = fmt->rec_size, kl = fmt->key_len;
+    fill_random(recs, n * rs);
+    size_t pool_n = mode == KEY_DUPS ? 5 : mode == KEY_EQUAL ? 1 : mode == KEY_PREFIX ? 40 : 0;
+    unsigned char *pool = NULL;
+    if (pool_n) {
+        pool = malloc(pool_n * kl);
+        assert_non_null(pool);
+        fill_random(pool, pool_n * kl);
+        if (mode == KEY_PREFIX) {
+            /* Two prefixes of up to 10 bytes; the rest of the key from a tiny alphabet. */
+            unsigned char pre[2][DSORT_KEYSORT_PREFIX];
+            fill_random(&pre[0][0], sizeof pre);
+            for (size_t p = 0; p < pool_n; p++) {
+                unsigned char *k = pool + p * kl;
+                size_t np = kl < DSORT_KEYSORT_PREFIX ? kl : DSORT_KEYSORT_PREFIX;
+                memcpy(k, pre[rng_next() & 1], np);
+                for (size_t b = np; b < kl; b++)
+                    k[b] = (unsigned char)(rng_next() % 3);
+            }
+        }
+    }
+    static const unsigned char alpha[4] = {0x00, 0x01, 0x80, 0xff};
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *k = recs + i * rs + fmt->key_off;
+        switch (mode) {
+        case KEY_RANDOM:
+            break;
+        case KEY_ALPHABET:
+            for (size_t b = 0; b < kl; b++)
+                k[b] = alpha[rng_next() & 3];
+            break;
+        case KEY_HIGHBYTE:
+            k[0] = (rng_next() & 1) ? 0xff : 0x00;
+            break;
+        default:
+            memcpy(k, pool + (rng_next() % pool_n) * kl, kl);
+            break;
+        }
+    }
+    free(pool);
+}
+
+/* Reference: qsort on (key under the order, index ascending or descending). */
+struct ref_ctx {
+    const struct dsort_format *fmt;
+    const unsigned char *recs;
+    int reverse, desc;
+};
+static struct ref_ctx ref;
+
+static int ref_cmp(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    const size_t rs = ref.fmt->rec_size;
+    int c = memcmp(ref.recs + a * rs + ref.fmt->key_off, ref.recs + b * rs + ref.fmt->key_off,
+                   ref.fmt->key_len);
+    if (c)
+        return ref.reverse ? -c : c;
+    if (a == b)
+        return 0;
+    return (a < b) != ref.desc ? -1 : 1;
+}
+
+static const char *order_name(const struct dsort_order *o, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s%s", o->reverse ? "r" : "", o->unique ? "u" : "",
+             o->stable ? "s" : "", !o->reverse && !o->unique && !o->stable ? "-" : "");
+    return buf;
+}
+
+static void check_case(const struct dsort_format *fmt, const struct dsort_order *ord,
+                       enum keymode mode, size_t n)
+{
+    const size_t rs = fmt->rec_size;
+    unsigned char *recs = malloc(n * rs + 1), *out = malloc(n * rs + 1);
+    struct dsort_sortent *ents = malloc(n * sizeof *ents + 1),
+                         *tmp = malloc(n * sizeof *tmp + 1);
+    size_t *idx = malloc(n * sizeof *idx + 1);
+    assert_true(recs && out && ents && tmp && idx);
+    make_records(fmt, mode, recs, n);
+    const unsigned char *recs_copy = NULL;
+    unsigned char *copy = malloc(n * rs + 1);
+    assert_non_null(copy);
+    memcpy(copy, recs, n * rs);
+    recs_copy = copy;
+
+    dsort_keysort_sort(fmt, ord, recs, n, ents, tmp);
+
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    /* Independent statement of the tie rule (format.h): descending only for -r without -s/-u. */
+    ref = (struct ref_ctx){fmt, recs, ord->reverse, ord->reverse && !ord->stable && !ord->unique};
+    qsort(idx, n, sizeof *idx, ref_cmp);
+
+    char oname[8];
+    for (size_t i = 0; i < n; i++) {
+        size_t got = dsort_sortent_index(&ents[i]);
+        if (got != idx[i]) {
+            print_error("seed %" PRIu64 ": format %s order %s keys %s n=%zu: position %zu has "
+                        "record %zu, expected %zu\n",
+                        rng_seed_value, fmt->name, order_name(ord, oname, sizeof oname),
+                        mode_name[mode], n, i, got, idx[i]);
+            fail();
+        }
+    }
+    /* Sorting does not touch the records. */
+    assert_memory_equal(recs, recs_copy, n * rs);
+
+    memset(out, 0x5a, n * rs);
+    dsort_keysort_gather(fmt, recs, ents, n, out);
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(out + i * rs, recs + idx[i] * rs, rs)) {
+            print_error("seed %" PRIu64 ": gather %s n=%zu: output record %zu differs\n",
+                        rng_seed_value, fmt->name, n, i);
+            fail();
+        }
+    free(copy);
+    free(recs);
+    free(out);
+    free(ents);
+    free(tmp);
+    free(idx);
+}
+
+static const char *const formats[] = {
+    "gensort",        /* 100/0/10 */
+    "fixed:8:0:3",    /* short key */
+    "fixed:12:11:1",  /* one-byte key at the end */
+    "fixed:20:7:10",  /* key at an offset, exactly the prefix */
+    "fixed:17:3:9",   /* key one byte short of the prefix, odd record size */
+    "fixed:40:2:30",  /* long key: ties on the prefix compared in full */
+    "fixed:16:0:11",  /* one byte beyond the prefix */
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+static const struct dsort_order orders[] = {
+    {0, 0, 0}, {1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1},
+};
+#define NORDERS (sizeof orders / sizeof orders[0])
+
+static void parse(const char *spec, struct dsort_format *fmt)
+{
+    struct dsort_error err;
+    assert_int_equal(dsort_format_parse(spec, fmt, &err), DSORT_OK);
+}
+
+static void test_small_sizes(void **state)
+{
+    (void)state;
+    rng_seed();
+    static const size_t sizes[] = {0, 1, 2, 3, 5, 8, 23, 24, 25, 26, 47, 100, 257, 1000};
+    for (size_t f = 0; f < NFORMATS; f++) {
+        struct dsort_format fmt;
+        parse(formats[f], &fmt);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int m = 0; m < KEY_NMODES; m++)
+                for (size_t o = 0; o < NORDERS; o++)
+                    check_case(&fmt, &orders[o], (enum keymode)m, sizes[s]);
+    }
+}
+
+static void test_large_sizes(void **state)
+{
+    (void)state;
+    rng_seed();
+    /* Around the LSD/MSD switch at 32768 entries, and well above it. */
+    static const size_t sizes[] = {32767, 32768, 32769, 70001};
+    size_t turn = 0;
+    for (size_t f = 0; f < NFORMATS; f++) {
+        struct dsort_format fmt;
+        parse(formats[f], &fmt);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int m = 0; m < KEY_NMODES; m++) {
+                /* Forward and reverse-with-descending-ties always; one more order in turn. */
+                check_case(&fmt, &orders[0], (enum keymode)m, sizes[s]);
+                check_case(&fmt, &orders[1], (enum keymode)m, sizes[s]);
+                check_case(&fmt, &orders[2 + turn++ % (NORDERS - 2)], (enum keymode)m, sizes[s]);
+            }
+    }
+}
+
+/* A hand-made case whose answer is written out, so a wrong reference cannot hide a bug. */
+static void test_known_order(void **state)
+{
+    (void)state;
+    struct dsort_format fmt;
+    parse("fixed:2:0:1", &fmt);
+    /* keys: b a b a c; second byte is the record number */
+    const unsigned char recs[10] = {'b', 0, 'a', 1, 'b', 2, 'a', 3, 'c', 4};
+    struct dsort_sortent ents[5], tmp[5];
+    static const struct {
+        struct dsort_order ord;
+        size_t want[5];
+    } cases[] = {
+        {{0, 0, 0}, {1, 3, 0, 2, 4}},
+        {{0, 0, 1}, {1, 3, 0, 2, 4}},
+        {{1, 0, 0}, {4, 2, 0, 3, 1}}, /* -r: ties descending */
+        {{1, 0, 1}, {4, 0, 2, 1, 3}}, /* -r -s: ties ascending */
+        {{1, 1, 0}, {4, 0, 2, 1, 3}}, /* -r -u: ties ascending */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        dsort_keysort_sort(&fmt, &cases[c].ord, recs, 5, ents, tmp);
+        for (size_t i = 0; i < 5; i++)
+            assert_int_equal(dsort_sortent_index(&ents[i]), cases[c].want[i]);
+        unsigned char out[10];
+        dsort_keysort_gather(&fmt, recs, ents, 5, out);
+        for (size_t i = 0; i < 5; i++)
+            assert_int_equal(out[2 * i + 1], cases[c].want[i]);
+    }
+}
+
+/* Keys longer than the prefix that differ only after byte 10, and only in the last byte. */
+static void test_long_key_suffix(void **state)
+{
+    (void)state;
+    struct dsort_format fmt;
+    parse("fixed:40:2:30", &fmt);
+    enum { N = 600 };
+    unsigned char *recs = calloc(N, 40);
+    struct dsort_sortent *ents = malloc(N * sizeof *ents), *tmp = malloc(N * sizeof *tmp);
+    assert_true(recs && ents && tmp);
+    for (size_t i = 0; i < N; i++) {
+        unsigned char *r = recs + i * 40;
+        memset(r + 2, 0x77, 30);
+        r[31] = (unsigned char)((N - 1 - i) % 7); /* the key's last byte */
+        r[0] = (unsigned char)i;
+        r[1] = (unsigned char)(i >> 8);
+    }
+    const struct dsort_order fwd = {0, 0, 0}, rev = {1, 0, 0};
+    dsort_keysort_sort(&fmt, &fwd, recs, N, ents, tmp);
+    for (size_t i = 1; i < N; i++) {
+        size_t a = dsort_sortent_index(&ents[i - 1]), b = dsort_sortent_index(&ents[i]);
+        int c = memcmp(recs + a * 40 + 2, recs + b * 40 + 2, 30);
+        assert_true(c < 0 || (c == 0 && a < b));
+    }
+    dsort_keysort_sort(&fmt, &rev, recs, N, ents, tmp);
+    for (size_t i = 1; i < N; i++) {
+        size_t a = dsort_sortent_index(&ents[i - 1]), b = dsort_sortent_index(&ents[i]);
+        int c = memcmp(recs + a * 40 + 2, recs + b * 40 + 2, 30);
+        assert_true(c > 0 || (c == 0 && a > b));
+    }
+    free(recs);
+    free(ents);
+    free(tmp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_order),
+        cmocka_unit_test(test_long_key_suffix),
+        cmocka_unit_test(test_small_sizes),
+        cmocka_unit_test(test_large_sizes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
