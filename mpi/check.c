@@ -6,9 +6,9 @@
 #include "mem.h"
 
 enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct dsort_inputs *in,
-                                     const struct dsort_format *fmt,
-                                     const struct dsort_order *ord, size_t block,
-                                     struct dsort_vsum *total, struct dsort_error *err)
+                                     const struct dsort_format *fmt, const struct dsort_order *ord,
+                                     size_t block, struct dsort_vsum *total,
+                                     struct dsort_error *err)
 {
     const size_t rs = fmt->rec_size;
     size_t per = block / rs ? block / rs : 1;

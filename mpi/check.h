@@ -15,8 +15,8 @@
 
 /* total must be initialised (dsort_vsum_init) for fmt. block is the read size in bytes. */
 enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct dsort_inputs *in,
-                                     const struct dsort_format *fmt,
-                                     const struct dsort_order *ord, size_t block,
-                                     struct dsort_vsum *total, struct dsort_error *err);
+                                     const struct dsort_format *fmt, const struct dsort_order *ord,
+                                     size_t block, struct dsort_vsum *total,
+                                     struct dsort_error *err);
 
 #endif

@@ -33,8 +33,8 @@ int dsort_comm_all_ok(const struct dsort_comm *c, int ok)
 void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
 {
     char line[1024];
-    int n = snprintf(line, sizeof line, "%s: rank %d/%d (%s): ", c->prog, c->rank, c->size,
-                     c->host);
+    int n =
+        snprintf(line, sizeof line, "%s: rank %d/%d (%s): ", c->prog, c->rank, c->size, c->host);
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof line)

@@ -40,7 +40,8 @@ enum dsort_status dsort_exchange_run(MPI_Comm comm, const unsigned char *sendbuf
         s += sendcounts[i];
         r += recvcounts[i];
         if (i != rank) {
-            uint64_t a = (sendcounts[i] + chunk - 1) / chunk, b = (recvcounts[i] + chunk - 1) / chunk;
+            uint64_t a = (sendcounts[i] + chunk - 1) / chunk,
+                     b = (recvcounts[i] + chunk - 1) / chunk;
             need = a > need ? a : need;
             need = b > need ? b : need;
         }

@@ -74,18 +74,16 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
                              o->final);
         int e = dir_is_empty(o->final);
         if (e < 0)
-            return DSORT_ERR(err, DSORT_EIO, errno, "cannot read output directory '%s'",
-                             o->final);
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot read output directory '%s'", o->final);
         if (!e)
-            return DSORT_ERR(err, DSORT_EINVAL, 0,
-                             "output directory '%s' exists and is not empty", o->final);
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "output directory '%s' exists and is not empty",
+                             o->final);
     }
     if (snprintf(o->stage, sizeof o->stage, "%s/.%s.dsort-XXXXXX", dir, base) >=
         (int)sizeof o->stage)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s'", o->final);
     if (!mkdtemp(o->stage))
-        return DSORT_ERR(err, DSORT_EIO, errno, "cannot create output directory '%s'",
-                         o->final);
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot create output directory '%s'", o->final);
     chmod(o->stage, 0755);
     return dsort_cleanup_add(o->stage, 1, err);
 }
@@ -138,8 +136,8 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
     if (mode == DSORT_OUTPUT_FILE) {
         o->fd = open(o->stage, O_WRONLY | O_CLOEXEC);
         if (o->fd < 0)
-            st = DSORT_ERR(err, DSORT_EIO, errno, "cannot open output '%s' (temp '%s')",
-                           o->final, o->stage);
+            st = DSORT_ERR(err, DSORT_EIO, errno, "cannot open output '%s' (temp '%s')", o->final,
+                           o->stage);
         else if (c->rank == 0)
             fix_umask_mode(o->fd);
     } else {
@@ -290,8 +288,10 @@ static enum dsort_status write_manifest(const struct dsort_comm *c, struct dsort
         dsort_sum128_merge(&sum, &parts[r].checksum);
     }
     dsort_sum128_hex(&sum, hex);
-    fprintf(f, "  ],\n  \"total\": {\"parts\": %d, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64
-            ", \"checksum\": \"%s\"}\n}\n", c->size, rec, bytes, hex);
+    fprintf(f,
+            "  ],\n  \"total\": {\"parts\": %d, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64
+            ", \"checksum\": \"%s\"}\n}\n",
+            c->size, rec, bytes, hex);
     if (fflush(f) || fsync(fileno(f)))
         st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write manifest '%s'", tmp);
     if (fclose(f) && !st)
@@ -321,8 +321,7 @@ static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output
     if ((st = write_manifest(c, o, parts, err)) || (st = dsort_io_fsync_dir(o->stage, err)))
         return st;
     if (rename(o->stage, o->final))
-        return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage,
-                         o->final);
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage, o->final);
     /* Committed: nothing under the final name may be removed from here on. */
     char path[4200];
     for (int r = 0; r < c->size; r++) {
@@ -337,8 +336,7 @@ static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output
 }
 
 enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_output *o,
-                                      const struct dsort_part_info *info,
-                                      struct dsort_error *err)
+                                      const struct dsort_part_info *info, struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
     const char *name = o->mode == DSORT_OUTPUT_FILE ? o->final : o->part;
@@ -353,8 +351,7 @@ enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_o
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     if ((st = dsort_comm_agree(c, st, err)))
         goto fail;
-    MPI_Gather(info, (int)sizeof *info, MPI_BYTE, parts, (int)sizeof *info, MPI_BYTE, 0,
-               c->comm);
+    MPI_Gather(info, (int)sizeof *info, MPI_BYTE, parts, (int)sizeof *info, MPI_BYTE, 0, c->comm);
     /* The parts are in the stage, which only rank 0 renames: the others' temp names go away
      * with it, so they stop tracking them now. */
     if (c->rank != 0 && o->part[0])

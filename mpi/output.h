@@ -31,11 +31,11 @@ struct dsort_output {
     char stage[4096]; /* temp file (FILE) or staging directory (DIR) */
     char part[4096];  /* DIR: this rank's part inside stage */
     int fd;
-    int dfd;                /* the same file opened with O_DIRECT, or -1 */
-    unsigned char *bounce;  /* aligned buffer for dfd */
-    uint64_t offset; /* FILE: this rank's first byte in the file */
-    uint64_t bytes;  /* this rank's share */
-    int owns_stage;  /* rank 0: created stage, removes it on failure */
+    int dfd;               /* the same file opened with O_DIRECT, or -1 */
+    unsigned char *bounce; /* aligned buffer for dfd */
+    uint64_t offset;       /* FILE: this rank's first byte in the file */
+    uint64_t bytes;        /* this rank's share */
+    int owns_stage;        /* rank 0: created stage, removes it on failure */
 };
 
 /* What one rank wrote, for the manifest. */
@@ -57,8 +57,7 @@ enum dsort_status dsort_output_write(struct dsort_output *o, const void *buf, si
 /* Collective: fsync, agree, then publish under the final name. `info` describes this rank's
  * share (used for the DIR manifest). On failure the temp names are removed. */
 enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_output *o,
-                                      const struct dsort_part_info *info,
-                                      struct dsort_error *err);
+                                      const struct dsort_part_info *info, struct dsort_error *err);
 
 /* Local: give up (close and remove this rank's temp files). Safe to call twice. */
 void dsort_output_abandon(struct dsort_output *o);

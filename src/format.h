@@ -56,9 +56,8 @@ static inline int dsort_format_key_cmp(const struct dsort_format *fmt, const uns
 }
 
 /* Compare keys under an order: the result is negated for -r. */
-static inline int dsort_order_key_cmp(const struct dsort_format *fmt,
-                                      const struct dsort_order *ord, const unsigned char *a,
-                                      const unsigned char *b)
+static inline int dsort_order_key_cmp(const struct dsort_format *fmt, const struct dsort_order *ord,
+                                      const unsigned char *a, const unsigned char *b)
 {
     int c = dsort_format_key_cmp(fmt, a, b);
     return ord->reverse ? -c : c;

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t off,
-                                      const char *path, struct dsort_error *err)
+enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t off, const char *path,
+                                      struct dsort_error *err)
 {
     unsigned char *p = buf;
     while (len > 0) {
@@ -108,8 +108,8 @@ static enum dsort_status check_one(struct dsort_input *f, const char *path,
     uint64_t size = (uint64_t)sb.st_size;
     if (size % fmt->rec_size)
         return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                         "'%s': %" PRIu64 " bytes is not a whole number of %zu-byte records",
-                         path, size, fmt->rec_size);
+                         "'%s': %" PRIu64 " bytes is not a whole number of %zu-byte records", path,
+                         size, fmt->rec_size);
     if (!(f->path = strdup(path)))
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     f->size = size;

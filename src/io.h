@@ -17,8 +17,8 @@
 #define DSORT_IO_MAX_REQUEST ((size_t)1 << 30)
 
 /* Read exactly len bytes at off; a short file is DSORT_EFORMAT ("unexpected end of file"). */
-enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t off,
-                                      const char *path, struct dsort_error *err);
+enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t off, const char *path,
+                                      struct dsort_error *err);
 /* Write exactly len bytes at off. ENOSPC and friends become DSORT_EIO naming path. */
 enum dsort_status dsort_io_pwrite_full(int fd, const void *buf, size_t len, uint64_t off,
                                        const char *path, struct dsort_error *err);

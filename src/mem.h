@@ -20,8 +20,7 @@ void dsort_mem_free(void *p, size_t len);
 /* Parse a size such as "512M", "4G", "1000000" (bytes), with suffixes K, M, G, T (powers of
  * 1024) and an optional trailing "B". "N%" is a percentage of total physical memory.
  * Returns DSORT_EINVAL naming the text on a bad value. */
-enum dsort_status dsort_mem_parse_size(const char *text, uint64_t *bytes,
-                                       struct dsort_error *err);
+enum dsort_status dsort_mem_parse_size(const char *text, uint64_t *bytes, struct dsort_error *err);
 
 /* Total physical memory in bytes (0 if unknown). */
 uint64_t dsort_mem_physical(void);

@@ -95,7 +95,7 @@ size_t dsort_vsum_packed_size(size_t key_len)
 
 void dsort_vsum_pack(const struct dsort_vsum *s, unsigned char *buf)
 {
-    uint64_t h[6] = {s->records,   s->unordered,     s->first_unordered,
+    uint64_t h[6] = {s->records,    s->unordered,   s->first_unordered,
                      s->duplicates, s->checksum.lo, s->checksum.hi};
     memcpy(buf, h, sizeof h);
     memcpy(buf + sizeof h, s->first_key, 2 * s->key_len);

@@ -54,24 +54,23 @@ struct rank_stats {
 
 enum { OPT_FORMAT = 256, OPT_STATS, OPT_CHUNK, OPT_HELP, OPT_VERSION, OPT_VERIFY, OPT_NO_DIRECT };
 
-static const struct option long_opts[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"output-dir", required_argument, NULL, 'O'},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"reverse", no_argument, NULL, 'r'},
-    {"unique", no_argument, NULL, 'u'},
-    {"stable", no_argument, NULL, 's'},
-    {"check", no_argument, NULL, 'c'},
-    {"memory", required_argument, NULL, 'S'},
-    {"buffer-size", required_argument, NULL, 'S'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"stats", required_argument, NULL, OPT_STATS},
-    {"verify", no_argument, NULL, OPT_VERIFY},
-    {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
-    {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0}};
+static const struct option long_opts[] = {{"output", required_argument, NULL, 'o'},
+                                          {"output-dir", required_argument, NULL, 'O'},
+                                          {"format", required_argument, NULL, OPT_FORMAT},
+                                          {"reverse", no_argument, NULL, 'r'},
+                                          {"unique", no_argument, NULL, 'u'},
+                                          {"stable", no_argument, NULL, 's'},
+                                          {"check", no_argument, NULL, 'c'},
+                                          {"memory", required_argument, NULL, 'S'},
+                                          {"buffer-size", required_argument, NULL, 'S'},
+                                          {"verbose", no_argument, NULL, 'v'},
+                                          {"stats", required_argument, NULL, OPT_STATS},
+                                          {"verify", no_argument, NULL, OPT_VERIFY},
+                                          {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
+                                          {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
+                                          {"help", no_argument, NULL, OPT_HELP},
+                                          {"version", no_argument, NULL, OPT_VERSION},
+                                          {NULL, 0, NULL, 0}};
 
 static void usage(void)
 {
@@ -155,8 +154,8 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv, stru
         case OPT_CHUNK:
             if (dsort_mem_parse_size(optarg, &o->chunk, &err) || o->chunk == 0 ||
                 o->chunk > (uint64_t)1 << 30)
-                return dsort_cli_usage_error(
-                    c, "invalid --exchange-chunk '%s' (1 byte to 1G)", optarg);
+                return dsort_cli_usage_error(c, "invalid --exchange-chunk '%s' (1 byte to 1G)",
+                                             optarg);
             break;
         case OPT_HELP:
             if (c->rank == 0)
@@ -248,6 +247,65 @@ out:
     return st;
 }
 
+/* Exchange B (the sorted run, cut by cuts) into A, then merge the pieces back into B.
+ * *nout gets the number of output records in B. Collective. */
+static enum dsort_status exchange_and_merge(const struct dsort_comm *c, const struct options *o,
+                                            unsigned char *a, unsigned char *b, size_t bytes,
+                                            const uint64_t *cuts, uint64_t *nout,
+                                            struct rank_stats *stats, struct dsort_error *err)
+{
+    const size_t rs = o->fmt.rec_size;
+    double t = dsort_clock_now();
+    uint64_t *scount = calloc((size_t)c->size, sizeof *scount);
+    uint64_t *rcount = calloc((size_t)c->size, sizeof *rcount);
+    struct dsort_cursor *cur = calloc((size_t)c->size, sizeof *cur);
+    enum dsort_status st = DSORT_OK;
+    if (!scount || !rcount || !cur)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    for (int r = 0; r < c->size; r++)
+        scount[r] = (cuts[r + 1] - cuts[r]) * rs;
+    st = dsort_exchange_counts(c->comm, scount, rcount, err);
+    uint64_t rbytes = 0;
+    for (int r = 0; r < c->size; r++)
+        rbytes += rcount[r];
+    if (!st && rbytes > bytes)
+        st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                       "receiving %" PRIu64 " bytes but the buffer holds %zu", rbytes, bytes);
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    st = dsort_exchange_run(c->comm, b, scount, a, rcount, (size_t)o->chunk,
+                            &stats->exchange_rounds, err);
+    stats->bytes_sent = bytes - scount[c->rank];
+    stats->bytes_received = rbytes - rcount[c->rank];
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    stats->t[PH_EXCHANGE] = dsort_clock_now() - t;
+
+    /* Merge the pieces, in source-rank order so that the merge is stable. */
+    t = dsort_clock_now();
+    struct dsort_sink sink;
+    dsort_sink_memory(&sink, b, bytes);
+    uint64_t off = 0;
+    for (int r = 0; r < c->size; r++) {
+        dsort_cursor_memory(&cur[r], a + off, rcount[r] / rs, rs);
+        off += rcount[r];
+    }
+    st = dsort_merge(&o->fmt, &o->ord, cur, (size_t)c->size, &sink, err);
+    *nout = sink.records;
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    if (o->ord.unique)
+        st = unique_boundary(c, o, b, nout, err);
+    stats->t[PH_MERGE] = dsort_clock_now() - t;
+out:
+    free(scount);
+    free(rcount);
+    free(cur);
+    return st;
+}
+
 static void proc_io(uint64_t *rchar, uint64_t *wchar)
 {
     *rchar = *wchar = 0;
@@ -293,7 +351,8 @@ static void report(const struct dsort_comm *c, const struct options *o,
         fprintf(stderr, "dsort: phase seconds (slowest rank):");
         for (int p = 0; p < PH_COUNT; p++)
             fprintf(stderr, " %s %.3f", phase_names[p], tmax[p]);
-        fprintf(stderr, "\ndsort: total %.3f s, %.1f MB/s; splitter rounds %d, exchange rounds %d\n",
+        fprintf(stderr,
+                "\ndsort: total %.3f s, %.1f MB/s; splitter rounds %d, exchange rounds %d\n",
                 total_time, total_time > 0 ? (double)bytes / total_time / 1e6 : 0.0,
                 mine->splitter_rounds, mine->exchange_rounds);
         fprintf(stderr, "dsort: balance max/avg %.4f (max %" PRIu64 " records, avg %.1f)\n",
@@ -306,7 +365,8 @@ static void report(const struct dsort_comm *c, const struct options *o,
         } else {
             fprintf(f, "{\n  \"version\": \"%s\",\n  \"ranks\": %d,\n  \"format\": \"%s\",\n",
                     DSORT_VERSION, c->size, o->fmt.name);
-            fprintf(f, "  \"records\": %" PRIu64 ",\n  \"bytes\": %" PRIu64
+            fprintf(f,
+                    "  \"records\": %" PRIu64 ",\n  \"bytes\": %" PRIu64
                     ",\n  \"seconds\": %.6f,\n  \"balance\": %.6f,\n  \"per_rank\": [\n",
                     recs, bytes, total_time, avg > 0 ? (double)maxout / avg : 1.0);
             for (int r = 0; r < c->size; r++) {
@@ -314,7 +374,8 @@ static void report(const struct dsort_comm *c, const struct options *o,
                 fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", \"phases\": {", r, s->host);
                 for (int p = 0; p < PH_COUNT; p++)
                     fprintf(f, "%s\"%s\": %.6f", p ? ", " : "", phase_names[p], s->t[p]);
-                fprintf(f, "}, \"records_in\": %" PRIu64 ", \"records_out\": %" PRIu64
+                fprintf(f,
+                        "}, \"records_in\": %" PRIu64 ", \"records_out\": %" PRIu64
                         ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
                         ", \"bytes_sent\": %" PRIu64 ", \"bytes_received\": %" PRIu64
                         ", \"memory_budget\": %" PRIu64 ", \"memory_needed\": %" PRIu64
@@ -322,8 +383,8 @@ static void report(const struct dsort_comm *c, const struct options *o,
                         ", \"splitter_rounds\": %d, \"exchange_rounds\": %d}%s\n",
                         s->records_in, s->records_out, s->bytes_read, s->bytes_written,
                         s->bytes_sent, s->bytes_received, s->budget, s->needed, s->io_rchar,
-                        s->io_wchar,
-                        s->splitter_rounds, s->exchange_rounds, r + 1 < c->size ? "," : "");
+                        s->io_wchar, s->splitter_rounds, s->exchange_rounds,
+                        r + 1 < c->size ? "," : "");
             }
             fprintf(f, "  ]\n}\n");
             fclose(f);
@@ -347,8 +408,8 @@ static int run_check(const struct dsort_comm *c, const struct options *o,
         uint64_t g = total.first_unordered;
         for (size_t i = 0; i < in->count; i++)
             if (g < in->files[i].first + in->files[i].records) {
-                fprintf(stderr, "%s: %s:record %" PRIu64 ": disorder\n", c->prog,
-                        in->files[i].path, g - in->files[i].first);
+                fprintf(stderr, "%s: %s:record %" PRIu64 ": disorder\n", c->prog, in->files[i].path,
+                        g - in->files[i].first);
                 break;
             }
     }
@@ -390,8 +451,7 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
     stats.budget = o->memory ? o->memory : default_budget(c);
     stats.needed = n * (2 * rs + ent + (rs < ent ? ent : 0)) + ((uint64_t)16 << 20);
     if (n >= DSORT_KEYSORT_MAX_RECORDS)
-        st = DSORT_ERR(&err, DSORT_ENOMEM, 0, "%" PRIu64 " records on one rank is too many",
-                       n);
+        st = DSORT_ERR(&err, DSORT_ENOMEM, 0, "%" PRIu64 " records on one rank is too many", n);
     else if (stats.needed > stats.budget) {
         char b1[32], b2[32];
         st = DSORT_ERR(&err, DSORT_ENOMEM, 0,
@@ -431,8 +491,8 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
     t = dsort_clock_now();
     /* B is free until the gather: it is the radix sort's scratch, unless records are
      * shorter than entries. */
-    struct dsort_sortent *tmp = rs >= sizeof *tmp ? (struct dsort_sortent *)(void *)b
-                                                  : dsort_mem_alloc(n * sizeof *tmp);
+    struct dsort_sortent *tmp =
+        rs >= sizeof *tmp ? (struct dsort_sortent *)(void *)b : dsort_mem_alloc(n * sizeof *tmp);
     if (!tmp)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
     if ((st = dsort_comm_agree(c, st, &err)))
@@ -448,9 +508,7 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
     /* Exact splitters over the sorted runs. */
     t = dsort_clock_now();
     uint64_t *cuts = calloc((size_t)c->size + 1, sizeof *cuts);
-    uint64_t *scount = calloc((size_t)c->size, sizeof *scount);
-    uint64_t *rcount = calloc((size_t)c->size, sizeof *rcount);
-    if (!cuts || !scount || !rcount)
+    if (!cuts)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
     if ((st = dsort_comm_agree(c, st, &err)))
         goto fail_cuts;
@@ -463,50 +521,13 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
         goto fail_cuts;
     stats.t[PH_SPLIT] = dsort_clock_now() - t;
 
-    /* Exchange: B (sorted run, cut in rank order) -> A (pieces in source order). */
-    t = dsort_clock_now();
-    for (int r = 0; r < c->size; r++)
-        scount[r] = (cuts[r + 1] - cuts[r]) * rs;
-    st = dsort_exchange_counts(c->comm, scount, rcount, &err);
-    uint64_t rbytes = 0;
-    for (int r = 0; r < c->size; r++)
-        rbytes += rcount[r];
-    if (!st && rbytes > bytes)
-        st = DSORT_ERR(&err, DSORT_EINTERNAL, 0,
-                       "receiving %" PRIu64 " bytes but the buffer holds %zu", rbytes, bytes);
-    if ((st = dsort_comm_agree(c, st, &err)))
-        goto fail_cuts;
-    st = dsort_exchange_run(c->comm, b, scount, a, rcount, (size_t)o->chunk,
-                            &stats.exchange_rounds, &err);
-    stats.bytes_sent = bytes - scount[c->rank];
-    stats.bytes_received = rbytes - rcount[c->rank];
-    if ((st = dsort_comm_agree(c, st, &err)))
-        goto fail_cuts;
-    stats.t[PH_EXCHANGE] = dsort_clock_now() - t;
-
-    /* Merge the pieces, in source-rank order so that the merge is stable. */
-    t = dsort_clock_now();
-    struct dsort_cursor *cur = calloc((size_t)c->size, sizeof *cur);
-    struct dsort_sink sink;
-    dsort_sink_memory(&sink, b, bytes);
-    if (!cur) {
-        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
-    } else {
-        uint64_t off = 0;
-        for (int r = 0; r < c->size; r++) {
-            dsort_cursor_memory(&cur[r], a + off, rcount[r] / rs, rs);
-            off += rcount[r];
-        }
-        st = dsort_merge(&o->fmt, &o->ord, cur, (size_t)c->size, &sink, &err);
-    }
-    free(cur);
-    uint64_t nout = sink.records;
-    if (!st && o->ord.unique)
-        st = unique_boundary(c, o, b, &nout, &err);
+    uint64_t nout = n;
+    if (c->size > 1 || o->ord.unique) {
+        st = exchange_and_merge(c, o, a, b, bytes, cuts, &nout, &stats, &err);
+        if ((st = dsort_comm_agree(c, st, &err)))
+            goto fail_cuts;
+    } /* else one rank: B already holds the sorted output */
     stats.records_out = nout;
-    if ((st = dsort_comm_agree(c, st, &err)))
-        goto fail_cuts;
-    stats.t[PH_MERGE] = dsort_clock_now() - t;
 
     /* With -u the output shrank: the file offsets must follow. */
     if (o->ord.unique && o->output) {
@@ -539,8 +560,8 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
             dsort_sum128_hex(&si, h1);
             dsort_sum128_hex(&so, h2);
             st = DSORT_ERR(&err, DSORT_EINTERNAL, 0,
-                           "verification failed: input %" PRIu64 " records checksum %s, output %"
-                           PRIu64 " records checksum %s",
+                           "verification failed: input %" PRIu64
+                           " records checksum %s, output %" PRIu64 " records checksum %s",
                            nin, h1, nall, h2);
         }
         if ((st = dsort_comm_agree(c, st, &err)))
@@ -551,8 +572,6 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
     st = dsort_output_commit(c, &out, &info, &err);
     stats.t[PH_COMMIT] = dsort_clock_now() - t;
     free(cuts);
-    free(scount);
-    free(rcount);
     dsort_mem_free(a, bytes);
     dsort_mem_free(b, bytes);
     if (st)
@@ -563,8 +582,6 @@ static int run_sort(const struct dsort_comm *c, const struct options *o,
 
 fail_cuts:
     free(cuts);
-    free(scount);
-    free(rcount);
 fail:
     dsort_output_abandon(&out);
     dsort_mem_free(a, bytes);

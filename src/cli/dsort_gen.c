@@ -81,8 +81,8 @@ int main(int argc, char **argv)
                 printf("dsort-gen %s\n", DSORT_VERSION);
             return dsort_cli_finish(0);
         case ':':
-            return dsort_cli_finish(dsort_cli_usage_error(
-                &c, "option '%s' requires an argument", argv[optind - 1]));
+            return dsort_cli_finish(
+                dsort_cli_usage_error(&c, "option '%s' requires an argument", argv[optind - 1]));
         default:
             return dsort_cli_finish(
                 dsort_cli_usage_error(&c, "unrecognized option '%s'", argv[optind - 1]));
@@ -90,8 +90,8 @@ int main(int argc, char **argv)
     }
     int want = parts ? 1 : 2;
     if (argc - optind != want)
-        return dsort_cli_finish(dsort_cli_usage_error(
-            &c, parts ? "expected COUNT with --parts" : "expected COUNT and OUTPUT"));
+        return dsort_cli_finish(dsort_cli_usage_error(&c, parts ? "expected COUNT with --parts"
+                                                                : "expected COUNT and OUTPUT"));
     if (dsort_cli_parse_u64(argv[optind], &count))
         return dsort_cli_finish(
             dsort_cli_usage_error(&c, "invalid record count '%s'", argv[optind]));
@@ -103,9 +103,9 @@ int main(int argc, char **argv)
     dsort_io_split(count, c.rank, c.size, &first, &n);
     struct dsort_error err = {0};
     struct dsort_output out;
-    enum dsort_status st = dsort_output_open(&c, &out, parts ? DSORT_OUTPUT_DIR : DSORT_OUTPUT_FILE,
-                                             parts ? parts : argv[optind + 1],
-                                             n * DSORT_GENSORT_REC_SIZE, 0, &err);
+    enum dsort_status st =
+        dsort_output_open(&c, &out, parts ? DSORT_OUTPUT_DIR : DSORT_OUTPUT_FILE,
+                          parts ? parts : argv[optind + 1], n * DSORT_GENSORT_REC_SIZE, 0, &err);
     if (st)
         return dsort_cli_finish(2);
     size_t blen = GEN_BLOCK_RECORDS * DSORT_GENSORT_REC_SIZE;
@@ -134,8 +134,8 @@ int main(int argc, char **argv)
     if (dsort_output_commit(&c, &out, &info, &err))
         return dsort_cli_finish(2);
     struct dsort_sum128 *all = c.rank == 0 ? calloc((size_t)c.size, sizeof *all) : NULL;
-    MPI_Gather(&info.checksum, (int)sizeof info.checksum, MPI_BYTE, all,
-               (int)sizeof info.checksum, MPI_BYTE, 0, c.comm);
+    MPI_Gather(&info.checksum, (int)sizeof info.checksum, MPI_BYTE, all, (int)sizeof info.checksum,
+               MPI_BYTE, 0, c.comm);
     if (c.rank == 0 && all) {
         struct dsort_sum128 total = {0, 0};
         for (int r = 0; r < c.size; r++)

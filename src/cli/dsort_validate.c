@@ -127,8 +127,8 @@ int main(int argc, char **argv)
                 printf("dsort-validate %s\n", DSORT_VERSION);
             return dsort_cli_finish(0);
         case ':':
-            return dsort_cli_finish(dsort_cli_usage_error(
-                &c, "option '%s' requires an argument", argv[optind - 1]));
+            return dsort_cli_finish(
+                dsort_cli_usage_error(&c, "option '%s' requires an argument", argv[optind - 1]));
         default:
             return dsort_cli_finish(
                 dsort_cli_usage_error(&c, "unrecognized option '%s'", argv[optind - 1]));
