@@ -1,0 +1,157 @@
+#include "awrite.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "io.h"
+#include "mem.h"
+
+struct dsort_awriter {
+    int fd;
+    char path[1024];
+    size_t buf_len;
+    unsigned char *buf[2];
+    int cur; /* the producer's buffer */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* The pending job, owned by the thread while busy. */
+    int busy, stop;
+    size_t job_len;
+    uint64_t job_off;
+    int job_buf;
+    struct dsort_error job_err;
+    enum dsort_status status; /* first error */
+    uint64_t bytes;
+    double waited;
+};
+
+static void *writer_main(void *arg)
+{
+    struct dsort_awriter *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->busy && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->busy && w->stop)
+            break;
+        size_t len = w->job_len;
+        uint64_t off = w->job_off;
+        unsigned char *p = w->buf[w->job_buf];
+        pthread_mutex_unlock(&w->mu);
+        struct dsort_error e = {0};
+        enum dsort_status st = dsort_io_pwrite_full(w->fd, p, len, off, w->path, &e);
+        pthread_mutex_lock(&w->mu);
+        if (st && !w->status) {
+            w->status = st;
+            w->job_err = e;
+        }
+        if (!st)
+            w->bytes += len;
+        w->busy = 0;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+enum dsort_status dsort_awriter_create(struct dsort_awriter **out, int fd, const char *path,
+                                       size_t buf_len, struct dsort_error *err)
+{
+    *out = NULL;
+    struct dsort_awriter *w = calloc(1, sizeof *w);
+    if (!w)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    w->fd = fd;
+    snprintf(w->path, sizeof w->path, "%s", path);
+    w->buf_len = buf_len;
+    w->buf[0] = dsort_mem_alloc(buf_len);
+    w->buf[1] = dsort_mem_alloc(buf_len);
+    if (!w->buf[0] || !w->buf[1]) {
+        dsort_mem_free(w->buf[0], buf_len);
+        dsort_mem_free(w->buf[1], buf_len);
+        free(w);
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate write buffers");
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    if (rc) {
+        dsort_mem_free(w->buf[0], buf_len);
+        dsort_mem_free(w->buf[1], buf_len);
+        free(w);
+        return DSORT_ERR(err, DSORT_ENOMEM, rc, "cannot start a writer thread");
+    }
+    *out = w;
+    return DSORT_OK;
+}
+
+unsigned char *dsort_awriter_buf(struct dsort_awriter *w)
+{
+    return w->buf[w->cur];
+}
+
+size_t dsort_awriter_buf_len(const struct dsort_awriter *w)
+{
+    return w->buf_len;
+}
+
+static enum dsort_status wait_idle(struct dsort_awriter *w, struct dsort_error *err)
+{
+    double t = dsort_clock_now();
+    while (w->busy)
+        pthread_cond_wait(&w->cv, &w->mu);
+    w->waited += dsort_clock_now() - t;
+    if (w->status && err)
+        *err = w->job_err;
+    return w->status;
+}
+
+enum dsort_status dsort_awriter_submit(struct dsort_awriter *w, size_t len, uint64_t off,
+                                       struct dsort_error *err)
+{
+    pthread_mutex_lock(&w->mu);
+    enum dsort_status st = wait_idle(w, err);
+    if (!st && len > 0) {
+        w->job_len = len;
+        w->job_off = off;
+        w->job_buf = w->cur;
+        w->busy = 1;
+        w->cur ^= 1;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return st;
+}
+
+enum dsort_status dsort_awriter_finish(struct dsort_awriter *w, struct dsort_error *err)
+{
+    if (!w)
+        return DSORT_OK;
+    pthread_mutex_lock(&w->mu);
+    enum dsort_status st = wait_idle(w, err);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    dsort_mem_free(w->buf[0], w->buf_len);
+    dsort_mem_free(w->buf[1], w->buf_len);
+    free(w);
+    return st;
+}
+
+uint64_t dsort_awriter_bytes(const struct dsort_awriter *w)
+{
+    return w->bytes;
+}
+
+double dsort_awriter_wait_seconds(const struct dsort_awriter *w)
+{
+    return w->waited;
+}

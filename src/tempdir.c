@@ -1,0 +1,164 @@
+#include "tempdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+static void owner_path(const char *dir, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/owner", dir);
+}
+
+void dsort_tempdirs_destroy(struct dsort_tempdirs *t)
+{
+    char p[4200];
+    for (size_t i = 0; i < t->count; i++) {
+        owner_path(t->dirs[i], p, sizeof p);
+        unlink(p);
+        dsort_cleanup_forget(p);
+        rmdir(t->dirs[i]);
+        dsort_cleanup_forget(t->dirs[i]);
+        free(t->dirs[i]);
+    }
+    free(t->dirs);
+    memset(t, 0, sizeof *t);
+}
+
+static enum dsort_status make_one(const char *dir, int *created, struct dsort_error *err)
+{
+    *created = 0;
+    if (mkdir(dir, 0700))
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot create temp directory '%s'", dir);
+    *created = 1;
+    enum dsort_status st = dsort_cleanup_add(dir, 1, err);
+    if (st) {
+        rmdir(dir);
+        return st;
+    }
+    char p[4200], host[256] = "unknown";
+    owner_path(dir, p, sizeof p);
+    gethostname(host, sizeof host - 1);
+    if ((st = dsort_cleanup_add(p, 0, err)))
+        return st;
+    FILE *f = fopen(p, "w");
+    if (!f)
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot write '%s'", p);
+    fprintf(f, "%s %ld\n", host, (long)getpid());
+    if (fclose(f))
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot write '%s'", p);
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_tempdirs_create(struct dsort_tempdirs *t, char *const *bases, size_t n,
+                                        const char *job, int rank, struct dsort_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (n == 0)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "no temp directory");
+    if (!(t->dirs = calloc(n, sizeof *t->dirs)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(bases[i]) + strlen(job) + 48;
+        char *d = malloc(len);
+        if (!d) {
+            dsort_tempdirs_destroy(t);
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        }
+        snprintf(d, len, "%s/dsort-%s-r%d", bases[i], job, rank);
+        t->dirs[t->count++] = d;
+        int created;
+        enum dsort_status st = make_one(d, &created, err);
+        if (st) {
+            if (!created) { /* never remove what may be another job's */
+                free(d);
+                t->count--;
+            }
+            dsort_tempdirs_destroy(t);
+            return st;
+        }
+    }
+    return DSORT_OK;
+}
+
+void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len)
+{
+    const char *dir = t->dirs[t->next];
+    t->next = (t->next + 1) % t->count;
+    snprintf(buf, len, "%s/run-%06u", dir, t->runs++);
+}
+
+void dsort_tempdirs_job_name(char *buf, size_t len)
+{
+    const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+    char host[128] = "host";
+    gethostname(host, sizeof host - 1);
+    if (job && *job)
+        snprintf(buf, len, "slurm%s.%s-%s-%ld", job, step && *step ? step : "batch", host,
+                 (long)getpid());
+    else
+        snprintf(buf, len, "%s-%ld", host, (long)getpid());
+    for (char *p = buf; *p; p++)
+        if (*p == '/' || *p == ' ')
+            *p = '_';
+}
+
+/* Remove a dead job's directory: its run files, the owner file, the directory. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char p[4400];
+        while ((e = readdir(d)))
+            if (!strncmp(e->d_name, "run-", 4) || !strcmp(e->d_name, "owner")) {
+                snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+                unlink(p);
+            }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+void dsort_tempdirs_sweep(char *const *bases, size_t n, struct dsort_sweep_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    char myhost[256] = "unknown";
+    gethostname(myhost, sizeof myhost - 1);
+    for (size_t i = 0; i < n; i++) {
+        DIR *d = opendir(bases[i]);
+        if (!d)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strncmp(e->d_name, "dsort-", 6))
+                continue;
+            char dir[4400], own[4500], host[256];
+            long pid = 0;
+            snprintf(dir, sizeof dir, "%s/%s", bases[i], e->d_name);
+            owner_path(dir, own, sizeof own);
+            FILE *f = fopen(own, "r");
+            if (!f)
+                continue; /* being created or not ours */
+            int ok = fscanf(f, "%255s %ld", host, &pid) == 2;
+            fclose(f);
+            if (!ok)
+                continue;
+            if (strcmp(host, myhost)) {
+                rep->foreign++;
+            } else if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+                rep->alive++;
+            } else {
+                remove_dir(dir);
+                rep->removed++;
+            }
+        }
+        closedir(d);
+    }
+}
