@@ -20,6 +20,16 @@ enum dsort_status dsort_exchange_run(MPI_Comm comm, const unsigned char *sendbuf
                                      const uint64_t *recvcounts, size_t chunk, int *rounds,
                                      struct dsort_error *err)
 {
+    return dsort_exchange_runv(comm, sendbuf, sendcounts, NULL, recvbuf, recvcounts, NULL, chunk,
+                               rounds, err);
+}
+
+enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbuf,
+                                      const uint64_t *sendcounts, const uint64_t *sdispls,
+                                      unsigned char *recvbuf, const uint64_t *recvcounts,
+                                      const uint64_t *rdispls, size_t chunk, int *rounds,
+                                      struct dsort_error *err)
+{
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
@@ -35,8 +45,8 @@ enum dsort_status dsort_exchange_run(MPI_Comm comm, const unsigned char *sendbuf
     /* Offsets of each piece, and the number of rounds the largest pair needs. */
     uint64_t s = 0, r = 0, need = 0;
     for (int i = 0; i < p; i++) {
-        soff[i] = s;
-        roff[i] = r;
+        soff[i] = sdispls ? sdispls[i] : s;
+        roff[i] = rdispls ? rdispls[i] : r;
         s += sendcounts[i];
         r += recvcounts[i];
         if (i != rank) {

@@ -33,4 +33,12 @@ enum dsort_status dsort_exchange_run(MPI_Comm comm, const unsigned char *sendbuf
                                      const uint64_t *recvcounts, size_t chunk, int *rounds,
                                      struct dsort_error *err);
 
+/* Collective: as dsort_exchange_run, with explicit byte displacements of each piece in sendbuf
+ * and recvbuf (NULL: back to back in rank order). */
+enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbuf,
+                                      const uint64_t *sendcounts, const uint64_t *sdispls,
+                                      unsigned char *recvbuf, const uint64_t *recvcounts,
+                                      const uint64_t *rdispls, size_t chunk, int *rounds,
+                                      struct dsort_error *err);
+
 #endif

@@ -37,8 +37,8 @@ enum dsort_status dsort_budget_resolve(const char *text, uint64_t node_memory, i
                 return DSORT_ERR(err, DSORT_EINVAL, 0,
                                  "invalid --memory '%s' (a percentage is 0-100%%)", text);
             b->bytes = (uint64_t)((double)node_memory * pct / 100.0) / (uint64_t)node_ranks;
-            snprintf(b->why, sizeof b->why, "-S %s: %g%% of %s node memory / %d ranks", text,
-                     pct, dsort_mem_format(node_memory, m, sizeof m), node_ranks);
+            snprintf(b->why, sizeof b->why, "-S %s: %g%% of %s node memory / %d ranks", text, pct,
+                     dsort_mem_format(node_memory, m, sizeof m), node_ranks);
         } else {
             enum dsort_status st = dsort_mem_parse_size(text, &b->bytes, err);
             if (st)

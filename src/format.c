@@ -62,3 +62,17 @@ enum dsort_status dsort_format_parse(const char *spec, struct dsort_format *fmt,
     snprintf(fmt->name, sizeof fmt->name, "fixed:%" PRIu64 ":%" PRIu64 ":%" PRIu64, size, off, len);
     return DSORT_OK;
 }
+
+void dsort_cmp_init(struct dsort_cmp *c, const struct dsort_format *fmt,
+                    const struct dsort_order *ord)
+{
+    memset(c, 0, sizeof *c);
+    c->key_off = fmt->key_off;
+    c->key_len = fmt->key_len;
+    c->reverse = ord->reverse;
+    if (dsort_order_last_resort(ord)) {
+        c->tie_off = 0;
+        c->tie_len = fmt->rec_size;
+        c->tie_reverse = ord->reverse;
+    }
+}

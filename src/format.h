@@ -72,4 +72,46 @@ static inline int dsort_order_ties_descending(const struct dsort_order *ord)
     return ord->reverse && !ord->stable && !ord->unique;
 }
 
+/* The full comparison of two records under an order: the key bytes, then the "tie" bytes,
+ * then nothing (equal). By default the tie bytes are the whole record, GNU sort's
+ * last-resort comparison, and -r reverses both; with -s or -u there is no last resort, and
+ * equal keys keep input order (the caller breaks those ties by position: cursor order in a
+ * merge, index in keysort, or an 8-byte position suffix on spilled records).
+ * The byte ranges may reach beyond fmt->rec_size when records carry such a suffix. */
+struct dsort_cmp {
+    size_t key_off, key_len;
+    size_t tie_off, tie_len; /* tie_len 0: no last resort */
+    int reverse;             /* keys descending */
+    int tie_reverse;         /* tie bytes descending */
+};
+
+/* The comparison that fmt and ord define (see above). */
+void dsort_cmp_init(struct dsort_cmp *c, const struct dsort_format *fmt,
+                    const struct dsort_order *ord);
+
+/* Does the order have a last resort (whole-record comparison)? */
+static inline int dsort_order_last_resort(const struct dsort_order *ord)
+{
+    return !ord->stable && !ord->unique;
+}
+
+static inline int dsort_cmp_keys(const struct dsort_cmp *c, const unsigned char *a,
+                                 const unsigned char *b)
+{
+    int r = memcmp(a + c->key_off, b + c->key_off, c->key_len);
+    return c->reverse ? -r : r;
+}
+
+static inline int dsort_cmp_records(const struct dsort_cmp *c, const unsigned char *a,
+                                    const unsigned char *b)
+{
+    int r = memcmp(a + c->key_off, b + c->key_off, c->key_len);
+    if (r)
+        return c->reverse ? -r : r;
+    if (!c->tie_len)
+        return 0;
+    r = memcmp(a + c->tie_off, b + c->tie_off, c->tie_len);
+    return c->tie_reverse ? -r : r;
+}
+
 #endif

@@ -106,24 +106,19 @@ static inline uint64_t load_be64(const unsigned char *p)
 }
 
 struct tie_ctx {
-    const struct dsort_format *fmt;
+    struct dsort_cmp cmp;
+    size_t rec_size;
     const unsigned char *recs;
-    int reverse;
-    int desc;
 };
 
 static int tie_cmp(const void *pa, const void *pb, void *arg)
 {
     const struct tie_ctx *c = arg;
-    const struct dsort_sortent *a = pa, *b = pb;
-    size_t ia = dsort_sortent_index(a), ib = dsort_sortent_index(b);
-    const size_t rs = c->fmt->rec_size;
-    int r = dsort_format_key_cmp(c->fmt, c->recs + ia * rs, c->recs + ib * rs);
+    size_t ia = dsort_sortent_index(pa), ib = dsort_sortent_index(pb);
+    int r = dsort_cmp_records(&c->cmp, c->recs + ia * c->rec_size, c->recs + ib * c->rec_size);
     if (r)
-        return c->reverse ? -r : r;
-    if (ia == ib)
-        return 0;
-    return (ia < ib) == !c->desc ? -1 : 1;
+        return r;
+    return ia < ib ? -1 : ia > ib;
 }
 
 void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order *ord,
@@ -132,10 +127,8 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
 {
     const size_t rs = fmt->rec_size, klen = fmt->key_len;
     const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
-    const int desc = dsort_order_ties_descending(ord);
-    /* Entries are made in the tie order, so that the stable radix sort keeps it. */
-    for (size_t j = 0; j < n; j++) {
-        size_t i = desc ? n - 1 - j : j;
+    /* Entries are made in index order, which the stable radix sort keeps for equal keys. */
+    for (size_t i = 0; i < n; i++) {
         const unsigned char *k = recs + i * rs + fmt->key_off;
         unsigned char pad[16] = {0};
         if (klen < DSORT_KEYSORT_PREFIX) {
@@ -144,15 +137,17 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
         }
         uint64_t hi = load_be64(k) ^ flip;
         uint64_t lo = ((uint64_t)k[8] << 56 | (uint64_t)k[9] << 48) ^ (flip << 48);
-        ents[j].k0 = hi;
-        ents[j].k1 = lo | (uint64_t)i;
+        ents[i].k0 = hi;
+        ents[i].k1 = lo | (uint64_t)i;
     }
     if (n > 1)
         msd_sort(ents, tmp, n, 0);
-    if (klen <= DSORT_KEYSORT_PREFIX)
+    if (klen <= DSORT_KEYSORT_PREFIX && !dsort_order_last_resort(ord))
         return;
-    /* Longer keys: order the runs that tie on the prefix by the full key, then index. */
-    struct tie_ctx c = {fmt, recs, ord->reverse, desc};
+    /* Runs that tie on the prefix: order them by the full comparison (the rest of a long key,
+     * then the last resort), then index. */
+    struct tie_ctx c = {.rec_size = rs, .recs = recs};
+    dsort_cmp_init(&c.cmp, fmt, ord);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && ents[j].k0 == ents[i].k0 &&

@@ -3,10 +3,11 @@
  * Records are never moved while sorting. Each record gets a 16-byte entry: the first 10 bytes
  * of its key, normalised so that comparing entries as unsigned integers agrees with the order
  * (bytes complemented for -r), and a 48-bit record index. A hybrid radix sort (one MSD byte,
- * then cache-resident LSD passes, skipping bytes that do not vary) orders the entries; only
- * keys longer than 10 bytes that tie on the prefix are compared in full. The sort is stable:
- * equal keys keep ascending index order, or descending when the order asks for descending
- * ties (see dsort_order_ties_descending). Then dsort_keysort_gather moves every record once.
+ * then cache-resident LSD passes, skipping bytes that do not vary) orders the entries. Only
+ * runs of entries that tie on the prefix are compared in full (dsort_cmp_records: the rest of
+ * a long key, then the whole record as the last resort unless -s or -u), then by index. So
+ * records the order calls equal keep ascending index order: the sort is stable.
+ * Then dsort_keysort_gather moves every record once.
  *
  * Memory: 32 bytes per record (entries + scratch), caller-provided. Local, thread-compatible.
  */

@@ -21,8 +21,7 @@ void dsort_sink_memory(struct dsort_sink *s, unsigned char *buf, size_t cap)
 }
 
 struct merge_state {
-    const struct dsort_format *fmt;
-    int reverse, desc;
+    const struct dsort_cmp *cmp;
     struct dsort_cursor *cs;
     size_t k;
 };
@@ -35,10 +34,10 @@ static inline int before(const struct merge_state *m, size_t a, size_t b)
         return 0;
     if (cb->cur == cb->end)
         return 1;
-    int c = dsort_format_key_cmp(m->fmt, ca->cur, cb->cur);
+    int c = dsort_cmp_records(m->cmp, ca->cur, cb->cur);
     if (c)
-        return m->reverse ? c > 0 : c < 0;
-    return m->desc ? a > b : a < b;
+        return c < 0;
+    return a < b;
 }
 
 static enum dsort_status advance(struct dsort_cursor *c, size_t rs, struct dsort_error *err)
@@ -52,6 +51,7 @@ static enum dsort_status advance(struct dsort_cursor *c, size_t rs, struct dsort
 static enum dsort_status sink_put(struct dsort_sink *s, const unsigned char *rec, size_t rs,
                                   struct dsort_error *err)
 {
+    /* rs is the number of bytes that go out (the record without any suffix). */
     if (s->len + rs > s->cap) {
         if (!s->flush)
             return DSORT_ERR(err, DSORT_ENOMEM, 0, "merge output buffer of %zu bytes is full",
@@ -80,19 +80,19 @@ static size_t build(const struct merge_state *m, size_t *t, size_t node)
     return r;
 }
 
-enum dsort_status dsort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
-                              struct dsort_cursor *cursors, size_t k, struct dsort_sink *sink,
-                              struct dsort_error *err)
+enum dsort_status dsort_merge_cmp(const struct dsort_cmp *cmp, size_t rec_size, size_t out_size,
+                                  int unique, struct dsort_cursor *cursors, size_t k,
+                                  struct dsort_sink *sink, struct dsort_error *err)
 {
-    const size_t rs = fmt->rec_size;
+    const size_t rs = rec_size, klen = cmp->key_len, koff = cmp->key_off;
     enum dsort_status st = DSORT_OK;
     for (size_t i = 0; i < k; i++)
         if (cursors[i].cur == cursors[i].end && cursors[i].refill &&
             (st = cursors[i].refill(&cursors[i], err)))
             return st;
-    struct merge_state m = {fmt, ord->reverse, dsort_order_ties_descending(ord), cursors, k};
-    unsigned char *last = NULL; /* previous output key, for -u */
-    if (ord->unique && !(last = malloc(fmt->key_len)))
+    struct merge_state m = {cmp, cursors, k};
+    unsigned char *last = NULL; /* previous output key, for unique */
+    if (unique && !(last = malloc(klen)))
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
     int have_last = 0;
     size_t *t = k > 1 ? malloc(k * sizeof *t) : NULL;
@@ -108,15 +108,14 @@ enum dsort_status dsort_merge(const struct dsort_format *fmt, const struct dsort
         if (c->cur == c->end)
             break; /* the winner is exhausted, so all are */
         const unsigned char *rec = c->cur;
-        if (ord->unique) {
-            const unsigned char *key = dsort_format_key(fmt, rec);
-            if (!have_last || memcmp(last, key, fmt->key_len)) {
-                memcpy(last, key, fmt->key_len);
+        if (unique) {
+            if (!have_last || memcmp(last, rec + koff, klen)) {
+                memcpy(last, rec + koff, klen);
                 have_last = 1;
-                st = sink_put(sink, rec, rs, err);
+                st = sink_put(sink, rec, out_size, err);
             }
         } else {
-            st = sink_put(sink, rec, rs, err);
+            st = sink_put(sink, rec, out_size, err);
         }
         if (st || (st = advance(c, rs, err)))
             break;
@@ -134,4 +133,13 @@ enum dsort_status dsort_merge(const struct dsort_format *fmt, const struct dsort
     free(t);
     free(last);
     return st;
+}
+
+enum dsort_status dsort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
+                              struct dsort_cursor *cursors, size_t k, struct dsort_sink *sink,
+                              struct dsort_error *err)
+{
+    struct dsort_cmp cmp;
+    dsort_cmp_init(&cmp, fmt, ord);
+    return dsort_merge_cmp(&cmp, fmt->rec_size, fmt->rec_size, ord->unique, cursors, k, sink, err);
 }

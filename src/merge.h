@@ -11,9 +11,9 @@
  * enough.
  *
  * Merge invariant: the loser tree's root is the cursor whose current record is smallest in
- * (key, cursor index) order - cursor index ascending, or descending when the order breaks
- * ties downward. Cursors must be passed in input order (e.g. by source rank), so that the
- * merge is stable. Local, single-threaded.
+ * (dsort_cmp_records, cursor index) order. Cursors must be passed in input order (e.g. by
+ * source rank), so that records the comparison calls equal keep input order: the merge is
+ * stable. Local, single-threaded.
  */
 #ifndef DSORT_MERGE_H
 #define DSORT_MERGE_H
@@ -45,10 +45,16 @@ void dsort_cursor_memory(struct dsort_cursor *c, const unsigned char *recs, size
 /* A sink that appends to a memory buffer of cap bytes. */
 void dsort_sink_memory(struct dsort_sink *s, unsigned char *buf, size_t cap);
 
-/* Merge k cursors into sink. With ord->unique, a record whose key equals the previous output
- * record's key is dropped (the first in cursor order survives). The final flush is done.
- * Returns the first error of a refill or flush, or DSORT_ENOMEM if a memory sink overflows;
- * the sink then holds a prefix of the output. */
+/* Merge k cursors of records of rec_size bytes into sink, copying the first out_size bytes
+ * of each (out_size < rec_size drops a suffix such as a position tag). With unique, a record
+ * whose key equals the previous output record's key is dropped (the first survives). The
+ * final flush is done. Returns the first error of a refill or flush, or DSORT_ENOMEM if a
+ * memory sink overflows; the sink then holds a prefix of the output. */
+enum dsort_status dsort_merge_cmp(const struct dsort_cmp *cmp, size_t rec_size, size_t out_size,
+                                  int unique, struct dsort_cursor *cursors, size_t k,
+                                  struct dsort_sink *sink, struct dsort_error *err);
+
+/* dsort_merge_cmp with the comparison of fmt and ord, whole records out. */
 enum dsort_status dsort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
                               struct dsort_cursor *cursors, size_t k, struct dsort_sink *sink,
                               struct dsort_error *err);

@@ -45,8 +45,8 @@ static enum dsort_status run_flush(struct dsort_sink *s, struct dsort_error *err
     return DSORT_OK;
 }
 
-enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path,
-                                       size_t rec_size, size_t block, struct dsort_error *err)
+enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path, size_t rec_size,
+                                       size_t block, struct dsort_error *err)
 {
     memset(w, 0, sizeof *w);
     w->fd = -1;
@@ -112,15 +112,15 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
     if (left < want)
         want = (size_t)left;
     if (want < DSORT_RUN_HEADER)
-        return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                         "run file '%s' is truncated at offset %" PRIu64, r->path, r->off);
+        return DSORT_ERR(err, DSORT_EFORMAT, 0, "run file '%s' is truncated at offset %" PRIu64,
+                         r->path, r->off);
     enum dsort_status st = dsort_io_pread_full(r->fd, r->buf, want, r->off, r->path, err);
     if (st)
         return st;
     struct block_header h;
     memcpy(&h, r->buf, sizeof h);
-    if (h.magic != RUN_MAGIC || h.payload > want - DSORT_RUN_HEADER ||
-        h.payload % r->rec_size || h.records != h.payload / r->rec_size)
+    if (h.magic != RUN_MAGIC || h.payload > want - DSORT_RUN_HEADER || h.payload % r->rec_size ||
+        h.records != h.payload / r->rec_size)
         return DSORT_ERR(err, DSORT_EFORMAT, 0,
                          "run file '%s': bad block header at offset %" PRIu64, r->path, r->off);
     const unsigned char *payload = r->buf + DSORT_RUN_HEADER;
@@ -141,9 +141,8 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
     return DSORT_OK;
 }
 
-enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path,
-                                       size_t rec_size, size_t block, unsigned char *buf,
-                                       struct dsort_error *err)
+enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,
+                                       size_t block, unsigned char *buf, struct dsort_error *err)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);

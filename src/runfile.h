@@ -37,8 +37,8 @@ struct dsort_runwriter {
 };
 
 /* Create the run file (O_EXCL, mode 0600) and register it for cleanup. */
-enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path,
-                                       size_t rec_size, size_t block, struct dsort_error *err);
+enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path, size_t rec_size,
+                                       size_t block, struct dsort_error *err);
 /* Write the last block, wait for the writer, close. The file stays registered for cleanup. */
 enum dsort_status dsort_runwriter_close(struct dsort_runwriter *w, struct dsort_error *err);
 /* Give up: stop the writer, close and remove the file. */
@@ -58,9 +58,8 @@ struct dsort_runreader {
 size_t dsort_runreader_buf_len(size_t rec_size, size_t block);
 
 /* Open a run and load its first block (an empty run is exhausted at once). */
-enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path,
-                                       size_t rec_size, size_t block, unsigned char *buf,
-                                       struct dsort_error *err);
+enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,
+                                       size_t block, unsigned char *buf, struct dsort_error *err);
 void dsort_runreader_close(struct dsort_runreader *r);
 
 #endif

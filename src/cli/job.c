@@ -1,0 +1,122 @@
+#include "job.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "keysort.h"
+
+const char *const dsort_phase_names[PH_COUNT] = {"sample",   "read",  "sort",  "splitters",
+                                                 "exchange", "merge", "spill", "final_merge",
+                                                 "write",    "commit"};
+
+static void proc_io(uint64_t *rchar, uint64_t *wchar)
+{
+    *rchar = *wchar = 0;
+    FILE *f = fopen("/proc/self/io", "r");
+    if (!f)
+        return;
+    char name[64];
+    unsigned long long v;
+    while (fscanf(f, "%63s %llu", name, &v) == 2) {
+        if (!strcmp(name, "rchar:"))
+            *rchar = v;
+        else if (!strcmp(name, "wchar:"))
+            *wchar = v;
+    }
+    fclose(f);
+}
+
+void dsort_job_phase_begin(struct dsort_phase_clock *pc)
+{
+    pc->t = dsort_clock_now();
+    proc_io(&pc->r, &pc->w);
+}
+
+void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
+                         const struct dsort_phase_clock *pc)
+{
+    uint64_t r, w;
+    proc_io(&r, &w);
+    s->t[ph] += dsort_clock_now() - pc->t;
+    s->io_read[ph] += r - pc->r;
+    s->io_write[ph] += w - pc->w;
+}
+
+uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n)
+{
+    /* A and B hold the share; 16-byte sort entries; their scratch lives in B unless records
+     * are shorter than entries; 16 MiB for everything else. */
+    const uint64_t rs = fmt->rec_size, ent = sizeof(struct dsort_sortent);
+    return n * (2 * rs + ent + (rs < ent ? ent : 0)) + ((uint64_t)16 << 20);
+}
+
+enum dsort_status dsort_job_unique_boundary(const struct dsort_comm *c,
+                                            const struct dsort_format *fmt,
+                                            const unsigned char *first, const unsigned char *last,
+                                            uint64_t n, int *drop_first, struct dsort_error *err)
+{
+    const size_t kl = fmt->key_len, slot = 1 + kl;
+    unsigned char *mine = calloc(1, slot), *all = malloc(slot * (size_t)c->size);
+    enum dsort_status st = DSORT_OK;
+    *drop_first = 0;
+    if (!mine || !all)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    if (n) {
+        mine[0] = 1;
+        memcpy(mine + 1, dsort_format_key(fmt, last), kl);
+    }
+    MPI_Allgather(mine, (int)slot, MPI_BYTE, all, (int)slot, MPI_BYTE, c->comm);
+    for (int r = c->rank - 1; r >= 0 && n; r--) {
+        const unsigned char *s = all + (size_t)r * slot;
+        if (!s[0])
+            continue;
+        *drop_first = !memcmp(s + 1, dsort_format_key(fmt, first), kl);
+        break;
+    }
+out:
+    free(mine);
+    free(all);
+    return st;
+}
+
+struct dsort_sum128 dsort_job_sum_all(const struct dsort_comm *c, const struct dsort_sum128 *mine)
+{
+    uint64_t in[2] = {mine->lo, mine->hi}, *all = malloc(2 * sizeof(uint64_t) * (size_t)c->size);
+    struct dsort_sum128 total = {0, 0};
+    /* An Allgather rather than a reduction: the 128-bit carry needs the halves together. */
+    MPI_Allgather(in, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, c->comm);
+    for (int r = 0; all && r < c->size; r++) {
+        struct dsort_sum128 x = {all[2 * r], all[2 * r + 1]};
+        dsort_sum128_merge(&total, &x);
+    }
+    free(all);
+    return total;
+}
+
+enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                   const struct dsort_sum128 *in_sum, uint64_t n_in,
+                                   const struct dsort_sum128 *out_sum, uint64_t n_out,
+                                   struct dsort_error *err)
+{
+    struct dsort_sum128 si = dsort_job_sum_all(c, in_sum), so = dsort_job_sum_all(c, out_sum);
+    uint64_t nin = dsort_comm_sum(c, n_in), nout = dsort_comm_sum(c, n_out);
+    enum dsort_status st = DSORT_OK;
+    /* -u drops records by design: then there is nothing to compare. */
+    if (!o->ord.unique && (si.lo != so.lo || si.hi != so.hi || nin != nout)) {
+        char h1[33], h2[33];
+        dsort_sum128_hex(&si, h1);
+        dsort_sum128_hex(&so, h2);
+        st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                       "verification failed: input %" PRIu64 " records checksum %s, output %" PRIu64
+                       " records checksum %s",
+                       nin, h1, nout, h2);
+    }
+    /* Every rank computed the same verdict; rank 0 speaks for it. */
+    return dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err);
+}

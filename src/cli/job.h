@@ -1,0 +1,97 @@
+/* job.h - what the dsort program's two pipelines share: options, per-rank figures, and the
+ * small collective helpers. Program-internal; not a library interface.
+ *
+ *   in memory (job_mem.c): read share -> radix sort -> exact splitters -> one exchange
+ *                          -> merge -> write -> commit
+ *   out of core (job_ext.c): sample -> splitters; per memory-sized chunk: read -> sort -> cut
+ *                          -> exchange -> merge received pieces into a spilled run;
+ *                          then merge runs (extra passes only beyond the fan-in) -> write
+ */
+#ifndef DSORT_JOB_H
+#define DSORT_JOB_H
+
+#include <stdint.h>
+
+#include "budget.h"
+#include "checksum.h"
+#include "comm.h"
+#include "format.h"
+#include "io.h"
+
+enum dsort_phase {
+    PH_SAMPLE,
+    PH_READ,
+    PH_SORT,
+    PH_SPLIT,
+    PH_EXCHANGE,
+    PH_MERGE,
+    PH_SPILL,
+    PH_FINAL_MERGE,
+    PH_WRITE,
+    PH_COMMIT,
+    PH_COUNT
+};
+extern const char *const dsort_phase_names[PH_COUNT];
+
+struct dsort_job_options {
+    struct dsort_format fmt;
+    struct dsort_order ord;
+    const char *output, *output_dir, *stats;
+    int check, verbose, verify, no_direct;
+    const char *memory_text; /* -S as given, or NULL */
+    char **temp_dirs;        /* -T, in order; never empty after parsing */
+    size_t ntemp;
+    uint64_t chunk; /* exchange message limit */
+    uint64_t block; /* I/O block bytes */
+    int force_external;
+    char **inputs;
+    size_t ninputs;
+};
+
+/* Per-rank figures, gathered to rank 0 as a flat struct. */
+struct dsort_job_stats {
+    double t[PH_COUNT];
+    uint64_t io_read[PH_COUNT], io_write[PH_COUNT]; /* /proc/self/io rchar, wchar per phase */
+    uint64_t records_in, records_out, bytes_read, bytes_written, bytes_sent, bytes_received;
+    uint64_t budget, needed;
+    uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
+    int external, splitter_rounds, exchange_rounds, fan_in;
+    char budget_why[200];
+    char host[64];
+};
+
+/* Phase timing: begin snapshots the clock and the I/O counters, end adds the deltas. */
+struct dsort_phase_clock {
+    double t;
+    uint64_t r, w;
+};
+void dsort_job_phase_begin(struct dsort_phase_clock *pc);
+void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
+                         const struct dsort_phase_clock *pc);
+
+/* Bytes of memory the in-memory pipeline needs for n records. */
+uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n);
+
+/* The pipelines. Collective; return the exit code (0, or 2 after an agreed error). */
+int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_options *o,
+                          const struct dsort_inputs *in, struct dsort_job_stats *stats);
+int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
+                            const struct dsort_inputs *in, struct dsort_job_stats *stats);
+
+/* -u across ranks: drop our first record (of n in out, rec_size bytes each) if its key
+ * equals the last key of the nearest non-empty rank before us. Collective; agrees. */
+enum dsort_status dsort_job_unique_boundary(const struct dsort_comm *c,
+                                            const struct dsort_format *fmt,
+                                            const unsigned char *first, const unsigned char *last,
+                                            uint64_t n, int *drop_first, struct dsort_error *err);
+
+/* Collective: the sum of every rank's checksum (on every rank). */
+struct dsort_sum128 dsort_job_sum_all(const struct dsort_comm *c, const struct dsort_sum128 *mine);
+
+/* Collective: check the input and output checksums and counts (--verify). Agrees. */
+enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                   const struct dsort_sum128 *in_sum, uint64_t n_in,
+                                   const struct dsort_sum128 *out_sum, uint64_t n_out,
+                                   struct dsort_error *err);
+
+#endif

@@ -1,0 +1,234 @@
+/* The in-memory pipeline: every rank's share fits its budget.
+ * Memory: the input buffer A and the run buffer B (each this rank's share) plus 16 bytes a
+ * record for the sort entries; the radix scratch lives in B. A is reused to receive, B to
+ * hold the merged output, so nothing is allocated twice. Read once, write once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exchange.h"
+#include "job.h"
+#include "keysort.h"
+#include "mem.h"
+#include "merge.h"
+#include "output.h"
+#include "splitters.h"
+
+/* The composite key of the i-th record of the sorted run: normalised key, normalised tie
+ * bytes (the whole record, for the default order), source rank, position. Unique across the
+ * job, and memcmp order is the output order. */
+struct run_keys {
+    const struct dsort_cmp *cmp;
+    const unsigned char *run;
+    size_t rec_size;
+    uint32_t rank;
+};
+
+static void put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip)
+{
+    if (flip)
+        for (size_t b = 0; b < len; b++)
+            out[b] = (unsigned char)~in[b];
+    else
+        memcpy(out, in, len);
+}
+
+static void run_key_at(const void *ctx, uint64_t i, unsigned char *out)
+{
+    const struct run_keys *k = ctx;
+    const struct dsort_cmp *c = k->cmp;
+    const unsigned char *rec = k->run + i * k->rec_size;
+    put_bytes(out, rec + c->key_off, c->key_len, c->reverse);
+    out += c->key_len;
+    put_bytes(out, rec + c->tie_off, c->tie_len, c->tie_reverse);
+    out += c->tie_len;
+    for (int b = 0; b < 4; b++)
+        *out++ = (unsigned char)(k->rank >> (24 - 8 * b));
+    for (int b = 0; b < 8; b++)
+        *out++ = (unsigned char)(i >> (56 - 8 * b));
+}
+
+/* Exchange B (the sorted run, cut by cuts) into A, then merge the pieces back into B.
+ * *nout gets the number of output records in B. Collective; agrees. */
+static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
+                                            const struct dsort_job_options *o, unsigned char *a,
+                                            unsigned char *b, size_t bytes, const uint64_t *cuts,
+                                            uint64_t *nout, struct dsort_job_stats *stats,
+                                            struct dsort_error *err)
+{
+    const size_t rs = o->fmt.rec_size;
+    struct dsort_phase_clock pc;
+    dsort_job_phase_begin(&pc);
+    uint64_t *scount = calloc((size_t)c->size, sizeof *scount);
+    uint64_t *rcount = calloc((size_t)c->size, sizeof *rcount);
+    struct dsort_cursor *cur = calloc((size_t)c->size, sizeof *cur);
+    enum dsort_status st = DSORT_OK;
+    if (!scount || !rcount || !cur)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    for (int r = 0; r < c->size; r++)
+        scount[r] = (cuts[r + 1] - cuts[r]) * rs;
+    st = dsort_exchange_counts(c->comm, scount, rcount, err);
+    uint64_t rbytes = 0;
+    for (int r = 0; r < c->size; r++)
+        rbytes += rcount[r];
+    if (!st && rbytes > bytes)
+        st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                       "receiving %" PRIu64 " bytes but the buffer holds %zu", rbytes, bytes);
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    st = dsort_exchange_run(c->comm, b, scount, a, rcount, (size_t)o->chunk,
+                            &stats->exchange_rounds, err);
+    stats->bytes_sent = bytes - scount[c->rank];
+    stats->bytes_received = rbytes - rcount[c->rank];
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    dsort_job_phase_end(stats, PH_EXCHANGE, &pc);
+
+    /* Merge the pieces, in source-rank order so that the merge is stable. */
+    dsort_job_phase_begin(&pc);
+    struct dsort_sink sink;
+    dsort_sink_memory(&sink, b, bytes);
+    uint64_t off = 0;
+    for (int r = 0; r < c->size; r++) {
+        dsort_cursor_memory(&cur[r], a + off, rcount[r] / rs, rs);
+        off += rcount[r];
+    }
+    st = dsort_merge(&o->fmt, &o->ord, cur, (size_t)c->size, &sink, err);
+    *nout = sink.records;
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    if (o->ord.unique) {
+        int drop = 0;
+        st = dsort_job_unique_boundary(c, &o->fmt, b, b + (*nout ? *nout - 1 : 0) * rs, *nout,
+                                       &drop, err);
+        if (!st && drop) {
+            memmove(b, b + rs, (*nout - 1) * rs);
+            (*nout)--;
+        }
+    }
+    dsort_job_phase_end(stats, PH_MERGE, &pc);
+out:
+    free(scount);
+    free(rcount);
+    free(cur);
+    return st;
+}
+
+int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_options *o,
+                          const struct dsort_inputs *in, struct dsort_job_stats *stats)
+{
+    struct dsort_error err = {0};
+    enum dsort_status st = DSORT_OK;
+    const size_t rs = o->fmt.rec_size;
+    struct dsort_phase_clock pc;
+    uint64_t first, n;
+    dsort_io_split(in->total_records, c->rank, c->size, &first, &n);
+    stats->records_in = n;
+
+    /* Claim the output name first: an unwritable output fails before any work is done. */
+    struct dsort_output out;
+    st = dsort_output_open(c, &out, o->output ? DSORT_OUTPUT_FILE : DSORT_OUTPUT_DIR,
+                           o->output ? o->output : o->output_dir, n * rs, !o->no_direct, &err);
+    if (st)
+        return 2;
+
+    size_t bytes = (size_t)(n * rs);
+    unsigned char *a = dsort_mem_alloc(bytes), *b = dsort_mem_alloc(bytes);
+    struct dsort_sortent *ents = dsort_mem_alloc(n * sizeof *ents);
+    uint64_t *cuts = calloc((size_t)c->size + 1, sizeof *cuts);
+    if (!a || !b || !ents || !cuts)
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes of buffers",
+                       2 * bytes + n * sizeof *ents);
+    struct dsort_sum128 sum_in = {0, 0};
+    dsort_job_phase_begin(&pc);
+    if (!st)
+        st = dsort_inputs_read(in, first, n, a, &err);
+    if (!st && o->verify)
+        dsort_checksum_records(&sum_in, a, n, rs);
+    stats->bytes_read = bytes;
+    dsort_job_phase_end(stats, PH_READ, &pc);
+    if ((st = dsort_comm_agree(c, st, &err)))
+        goto fail;
+
+    dsort_job_phase_begin(&pc);
+    /* B is free until the gather: it is the radix sort's scratch, unless records are
+     * shorter than entries. */
+    struct dsort_sortent *tmp =
+        rs >= sizeof *tmp ? (struct dsort_sortent *)(void *)b : dsort_mem_alloc(n * sizeof *tmp);
+    if (!tmp)
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
+    if ((st = dsort_comm_agree(c, st, &err)))
+        goto fail;
+    dsort_keysort_sort(&o->fmt, &o->ord, a, n, ents, tmp);
+    if ((void *)tmp != (void *)b)
+        dsort_mem_free(tmp, n * sizeof *tmp);
+    dsort_keysort_gather(&o->fmt, a, ents, n, b);
+    dsort_mem_free(ents, n * sizeof *ents);
+    ents = NULL;
+    dsort_job_phase_end(stats, PH_SORT, &pc);
+
+    /* Exact splitters over the sorted runs. */
+    dsort_job_phase_begin(&pc);
+    struct dsort_cmp cmp;
+    dsort_cmp_init(&cmp, &o->fmt, &o->ord);
+    struct run_keys rk = {&cmp, b, rs, (uint32_t)c->rank};
+    struct dsort_splitter_keys sk = {n, cmp.key_len + cmp.tie_len + 12, run_key_at, &rk};
+    st = dsort_splitters_cut(c->comm, &sk, cuts, &stats->splitter_rounds, &err);
+    if ((st = dsort_comm_agree(c, st, &err)))
+        goto fail;
+    dsort_job_phase_end(stats, PH_SPLIT, &pc);
+
+    uint64_t nout = n;
+    if (c->size > 1 || o->ord.unique) {
+        st = exchange_and_merge(c, o, a, b, bytes, cuts, &nout, stats, &err);
+        if ((st = dsort_comm_agree(c, st, &err)))
+            goto fail;
+    } /* else one rank: B already holds the sorted output */
+    stats->records_out = nout;
+
+    /* With -u the output shrank: the file offsets must follow. */
+    if (o->ord.unique && o->output) {
+        uint64_t mine = nout * rs, before = 0;
+        MPI_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+        out.offset = c->rank ? before : 0;
+        uint64_t total = dsort_comm_sum(c, mine);
+        if (c->rank == 0 && truncate(out.stage, (off_t)total))
+            st = DSORT_ERR(&err, DSORT_EIO, errno, "cannot size output '%s'", out.final);
+        if ((st = dsort_comm_agree(c, st, &err)))
+            goto fail;
+    }
+
+    dsort_job_phase_begin(&pc);
+    struct dsort_part_info info = {nout, nout * rs, {0, 0}};
+    if (o->output_dir || o->verify)
+        dsort_checksum_records(&info.checksum, b, nout, rs);
+    st = dsort_output_write(&out, b, nout * rs, 0, &err);
+    stats->bytes_written = nout * rs;
+    dsort_job_phase_end(stats, PH_WRITE, &pc);
+    if ((st = dsort_comm_agree(c, st, &err)))
+        goto fail;
+    if (o->verify && (st = dsort_job_verify(c, o, &sum_in, n, &info.checksum, nout, &err)))
+        goto fail;
+
+    dsort_job_phase_begin(&pc);
+    st = dsort_output_commit(c, &out, &info, &err);
+    dsort_job_phase_end(stats, PH_COMMIT, &pc);
+    free(cuts);
+    dsort_mem_free(a, bytes);
+    dsort_mem_free(b, bytes);
+    return st ? 2 : 0;
+
+fail:
+    dsort_output_abandon(&out);
+    free(cuts);
+    dsort_mem_free(a, bytes);
+    dsort_mem_free(b, bytes);
+    dsort_mem_free(ents, n * sizeof *ents);
+    return 2;
+}
