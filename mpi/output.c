@@ -220,6 +220,25 @@ enum dsort_status dsort_output_write(struct dsort_output *o, const void *buf, si
     return dsort_io_pwrite_full(o->fd, p, len, at, name, err);
 }
 
+enum dsort_status dsort_output_set_share(const struct dsort_comm *c, struct dsort_output *o,
+                                         uint64_t my_bytes, struct dsort_error *err)
+{
+    uint64_t total = 0, before = 0;
+    MPI_Allreduce(&my_bytes, &total, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    MPI_Exscan(&my_bytes, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    o->offset = c->rank == 0 ? 0 : before;
+    o->bytes = my_bytes;
+    enum dsort_status st = DSORT_OK;
+    if (o->mode == DSORT_OUTPUT_FILE && c->rank == 0 && ftruncate(o->fd, (off_t)total))
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot size output '%s'", o->final);
+    return dsort_comm_agree(c, st, err);
+}
+
+uint64_t dsort_output_file_offset(const struct dsort_output *o, uint64_t off)
+{
+    return (o->mode == DSORT_OUTPUT_FILE ? o->offset : 0) + off;
+}
+
 /* Remove a staging directory and whatever dsort put in it (parts, manifest). */
 static void remove_stage_dir(const char *stage)
 {

@@ -50,6 +50,14 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
                                     enum dsort_output_mode mode, const char *path,
                                     uint64_t my_bytes, int direct, struct dsort_error *err);
 
+/* Collective: change this rank's share to my_bytes after open (when the output size is known
+ * only later, e.g. with -u): recomputes the offsets and resizes the file. Agrees. */
+enum dsort_status dsort_output_set_share(const struct dsort_comm *c, struct dsort_output *o,
+                                         uint64_t my_bytes, struct dsort_error *err);
+
+/* The absolute file offset of byte off of this rank's share. */
+uint64_t dsort_output_file_offset(const struct dsort_output *o, uint64_t off);
+
 /* Local: write len bytes at offset off within this rank's share. */
 enum dsort_status dsort_output_write(struct dsort_output *o, const void *buf, size_t len,
                                      uint64_t off, struct dsort_error *err);

@@ -166,6 +166,25 @@ enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t firs
     return DSORT_OK;
 }
 
+void dsort_inputs_advise(const struct dsort_inputs *in, uint64_t first, uint64_t count)
+{
+    const size_t rs = in->rec_size;
+    for (size_t i = 0; i < in->count && count > 0; i++) {
+        const struct dsort_input *f = &in->files[i];
+        if (first >= f->first + f->records)
+            continue;
+        uint64_t skip = first - f->first;
+        uint64_t take = f->records - skip < count ? f->records - skip : count;
+        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            posix_fadvise(fd, (off_t)(skip * rs), (off_t)(take * rs), POSIX_FADV_WILLNEED);
+            close(fd);
+        }
+        first += take;
+        count -= take;
+    }
+}
+
 int dsort_inputs_contains(const struct dsort_inputs *in, const char *path)
 {
     struct stat sb;

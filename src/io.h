@@ -55,6 +55,10 @@ void dsort_inputs_destroy(struct dsort_inputs *in);
 enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,
                                     unsigned char *buf, struct dsort_error *err);
 
+/* Ask the kernel to start reading records [first, first + count) into the page cache, so
+ * that a later dsort_inputs_read overlaps with work done meanwhile. Best effort. */
+void dsort_inputs_advise(const struct dsort_inputs *in, uint64_t first, uint64_t count);
+
 /* Does path name one of the inputs (same device and inode)? A path that does not exist is
  * not an input. */
 int dsort_inputs_contains(const struct dsort_inputs *in, const char *path);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@ static enum dsort_status run_flush(struct dsort_sink *s, struct dsort_error *err
                              s->len / w->rec_size};
     unsigned char *blk = s->buf - DSORT_RUN_HEADER;
     memcpy(blk, &h, sizeof h);
+    memcpy(w->last, s->buf + s->len - w->rec_size, w->rec_size);
     size_t len = DSORT_RUN_HEADER + s->len;
     enum dsort_status st = dsort_awriter_submit(w->aw, len, w->off, err);
     if (st)
@@ -52,12 +54,19 @@ enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *pa
     w->fd = -1;
     w->rec_size = rec_size;
     snprintf(w->path, sizeof w->path, "%s", path);
+    if (!(w->last = malloc(rec_size)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     enum dsort_status st = dsort_cleanup_add(path, 0, err);
-    if (st)
+    if (st) {
+        free(w->last);
+        w->last = NULL;
         return st;
+    }
     w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (w->fd < 0) {
         dsort_cleanup_forget(path);
+        free(w->last);
+        w->last = NULL;
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot create run file '%s'", path);
     }
     size_t payload = dsort_run_payload(rec_size, block);
@@ -94,6 +103,14 @@ void dsort_runwriter_abort(struct dsort_runwriter *w)
     w->fd = -1;
     unlink(w->path);
     dsort_cleanup_forget(w->path);
+    free(w->last);
+    w->last = NULL;
+}
+
+void dsort_runwriter_free(struct dsort_runwriter *w)
+{
+    free(w->last);
+    w->last = NULL;
 }
 
 size_t dsort_runreader_buf_len(size_t rec_size, size_t block)

@@ -31,8 +31,9 @@ struct dsort_runwriter {
     struct dsort_awriter *aw;
     int fd;
     size_t rec_size;
-    uint64_t off;     /* bytes of the file submitted so far */
-    uint64_t records; /* records written */
+    uint64_t off;        /* bytes of the file submitted so far */
+    uint64_t records;    /* records written */
+    unsigned char *last; /* the last record written (rec_size bytes), once records > 0 */
     char path[4096];
 };
 
@@ -43,6 +44,8 @@ enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *pa
 enum dsort_status dsort_runwriter_close(struct dsort_runwriter *w, struct dsort_error *err);
 /* Give up: stop the writer, close and remove the file. */
 void dsort_runwriter_abort(struct dsort_runwriter *w);
+/* Release what close keeps (the last record) once it is no longer needed. */
+void dsort_runwriter_free(struct dsort_runwriter *w);
 
 struct dsort_runreader {
     struct dsort_cursor cur; /* merge from this; cur.ctx points back here */

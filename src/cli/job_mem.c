@@ -193,16 +193,8 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     stats->records_out = nout;
 
     /* With -u the output shrank: the file offsets must follow. */
-    if (o->ord.unique && o->output) {
-        uint64_t mine = nout * rs, before = 0;
-        MPI_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
-        out.offset = c->rank ? before : 0;
-        uint64_t total = dsort_comm_sum(c, mine);
-        if (c->rank == 0 && truncate(out.stage, (off_t)total))
-            st = DSORT_ERR(&err, DSORT_EIO, errno, "cannot size output '%s'", out.final);
-        if ((st = dsort_comm_agree(c, st, &err)))
-            goto fail;
-    }
+    if (o->ord.unique && (st = dsort_output_set_share(c, &out, nout * rs, &err)))
+        goto fail;
 
     dsort_job_phase_begin(&pc);
     struct dsort_part_info info = {nout, nout * rs, {0, 0}};
