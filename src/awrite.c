@@ -21,7 +21,7 @@ struct dsort_awriter {
     pthread_cond_t cv;
     /* The pending job, owned by the thread while busy. */
     int busy, stop;
-    size_t job_len;
+    size_t job_from, job_len;
     uint64_t job_off;
     int job_buf;
     struct dsort_error job_err;
@@ -41,7 +41,7 @@ static void *writer_main(void *arg)
             break;
         size_t len = w->job_len;
         uint64_t off = w->job_off;
-        unsigned char *p = w->buf[w->job_buf];
+        unsigned char *p = w->buf[w->job_buf] + w->job_from;
         pthread_mutex_unlock(&w->mu);
         struct dsort_error e = {0};
         enum dsort_status st = dsort_io_pwrite_full(w->fd, p, len, off, w->path, &e);
@@ -114,9 +114,16 @@ static enum dsort_status wait_idle(struct dsort_awriter *w, struct dsort_error *
 enum dsort_status dsort_awriter_submit(struct dsort_awriter *w, size_t len, uint64_t off,
                                        struct dsort_error *err)
 {
+    return dsort_awriter_submit_range(w, 0, len, off, err);
+}
+
+enum dsort_status dsort_awriter_submit_range(struct dsort_awriter *w, size_t from, size_t len,
+                                             uint64_t off, struct dsort_error *err)
+{
     pthread_mutex_lock(&w->mu);
     enum dsort_status st = wait_idle(w, err);
     if (!st && len > 0) {
+        w->job_from = from;
         w->job_len = len;
         w->job_off = off;
         w->job_buf = w->cur;
@@ -124,6 +131,14 @@ enum dsort_status dsort_awriter_submit(struct dsort_awriter *w, size_t len, uint
         w->cur ^= 1;
         pthread_cond_broadcast(&w->cv);
     }
+    pthread_mutex_unlock(&w->mu);
+    return st;
+}
+
+enum dsort_status dsort_awriter_drain(struct dsort_awriter *w, struct dsort_error *err)
+{
+    pthread_mutex_lock(&w->mu);
+    enum dsort_status st = wait_idle(w, err);
     pthread_mutex_unlock(&w->mu);
     return st;
 }

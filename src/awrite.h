@@ -33,6 +33,13 @@ size_t dsort_awriter_buf_len(const struct dsort_awriter *w);
 enum dsort_status dsort_awriter_submit(struct dsort_awriter *w, size_t len, uint64_t off,
                                        struct dsort_error *err);
 
+/* As submit, for bytes [from, from + len) of the current buffer. */
+enum dsort_status dsort_awriter_submit_range(struct dsort_awriter *w, size_t from, size_t len,
+                                             uint64_t off, struct dsort_error *err);
+
+/* Wait until the writer is idle (both buffers free). Returns the first write error. */
+enum dsort_status dsort_awriter_drain(struct dsort_awriter *w, struct dsort_error *err);
+
 /* Wait for all writes, stop the thread, free the buffers. Returns the first write error.
  * w may be NULL. */
 enum dsort_status dsort_awriter_finish(struct dsort_awriter *w, struct dsort_error *err);

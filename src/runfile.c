@@ -20,10 +20,29 @@ struct block_header {
     uint64_t payload, records;
 };
 
+static size_t align_up(size_t n)
+{
+    return (n + DSORT_RUN_ALIGN - 1) / DSORT_RUN_ALIGN * DSORT_RUN_ALIGN;
+}
+
 size_t dsort_run_payload(size_t rec_size, size_t block)
 {
     size_t n = block / rec_size;
     return (n ? n : 1) * rec_size;
+}
+
+size_t dsort_run_stride(size_t rec_size, size_t block)
+{
+    return align_up(DSORT_RUN_HEADER + dsort_run_payload(rec_size, block));
+}
+
+/* Open with O_DIRECT where the file system has it, else without. */
+static int open_maybe_direct(const char *path, int flags, mode_t mode)
+{
+    int fd = open(path, flags | O_DIRECT, mode);
+    if (fd >= 0 || errno != EINVAL)
+        return fd;
+    return open(path, flags, mode);
 }
 
 static enum dsort_status run_flush(struct dsort_sink *s, struct dsort_error *err)
@@ -36,7 +55,8 @@ static enum dsort_status run_flush(struct dsort_sink *s, struct dsort_error *err
     unsigned char *blk = s->buf - DSORT_RUN_HEADER;
     memcpy(blk, &h, sizeof h);
     memcpy(w->last, s->buf + s->len - w->rec_size, w->rec_size);
-    size_t len = DSORT_RUN_HEADER + s->len;
+    size_t used = DSORT_RUN_HEADER + s->len, len = align_up(used);
+    memset(blk + used, 0, len - used);
     enum dsort_status st = dsort_awriter_submit(w->aw, len, w->off, err);
     if (st)
         return st;
@@ -58,24 +78,22 @@ enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *pa
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     enum dsort_status st = dsort_cleanup_add(path, 0, err);
     if (st) {
-        free(w->last);
-        w->last = NULL;
+        dsort_runwriter_free(w);
         return st;
     }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    w->fd = open_maybe_direct(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (w->fd < 0) {
         dsort_cleanup_forget(path);
-        free(w->last);
-        w->last = NULL;
+        dsort_runwriter_free(w);
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot create run file '%s'", path);
     }
-    size_t payload = dsort_run_payload(rec_size, block);
-    st = dsort_awriter_create(&w->aw, w->fd, path, DSORT_RUN_HEADER + payload, err);
+    st = dsort_awriter_create(&w->aw, w->fd, path, dsort_run_stride(rec_size, block), err);
     if (st) {
         dsort_runwriter_abort(w);
         return st;
     }
-    dsort_sink_memory(&w->sink, dsort_awriter_buf(w->aw) + DSORT_RUN_HEADER, payload);
+    dsort_sink_memory(&w->sink, dsort_awriter_buf(w->aw) + DSORT_RUN_HEADER,
+                      dsort_run_payload(rec_size, block));
     w->sink.flush = run_flush;
     w->sink.ctx = w;
     return DSORT_OK;
@@ -103,8 +121,7 @@ void dsort_runwriter_abort(struct dsort_runwriter *w)
     w->fd = -1;
     unlink(w->path);
     dsort_cleanup_forget(w->path);
-    free(w->last);
-    w->last = NULL;
+    dsort_runwriter_free(w);
 }
 
 void dsort_runwriter_free(struct dsort_runwriter *w)
@@ -115,58 +132,85 @@ void dsort_runwriter_free(struct dsort_runwriter *w)
 
 size_t dsort_runreader_buf_len(size_t rec_size, size_t block)
 {
-    return DSORT_RUN_HEADER + dsort_run_payload(rec_size, block);
+    return 2 * dsort_run_stride(rec_size, block);
+}
+
+/* Ask for the next block into buffer b (the one not being merged). */
+static void request(struct dsort_runreader *r, int b)
+{
+    if (r->next >= r->size)
+        return;
+    uint64_t left = r->size - r->next;
+    r->rq.fd = r->fd;
+    r->rq.buf = r->buf[b];
+    r->rq.len = left < r->stride ? (size_t)align_up((size_t)left) : r->stride;
+    r->rq.off = r->next;
+    r->rq.path = r->path;
+    r->rq_buf = b;
+    r->pending = 1;
+    r->next += r->stride;
+    if (r->pf)
+        dsort_prefetch_post(r->pf, &r->rq);
+    else
+        dsort_prefetch_read(&r->rq);
 }
 
 static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *err)
 {
     struct dsort_runreader *r = c->ctx;
-    c->cur = c->end = r->buf + DSORT_RUN_HEADER;
-    if (r->off >= r->size)
-        return DSORT_OK; /* end of run */
-    uint64_t left = r->size - r->off;
-    size_t want = DSORT_RUN_HEADER + r->payload;
-    if (left < want)
-        want = (size_t)left;
-    if (want < DSORT_RUN_HEADER)
-        return DSORT_ERR(err, DSORT_EFORMAT, 0, "run file '%s' is truncated at offset %" PRIu64,
-                         r->path, r->off);
-    enum dsort_status st = dsort_io_pread_full(r->fd, r->buf, want, r->off, r->path, err);
-    if (st)
+    if (!r->pending) {
+        c->cur = c->end; /* end of run */
+        return DSORT_OK;
+    }
+    enum dsort_status st = r->pf ? dsort_prefetch_wait(r->pf, &r->rq, err) : r->rq.st;
+    r->pending = 0;
+    if (st) {
+        if (!r->pf && err)
+            *err = r->rq.err;
         return st;
+    }
+    const unsigned char *blk = r->buf[r->rq_buf];
+    uint64_t at = r->rq.off;
     struct block_header h;
-    memcpy(&h, r->buf, sizeof h);
-    if (h.magic != RUN_MAGIC || h.payload > want - DSORT_RUN_HEADER || h.payload % r->rec_size ||
-        h.records != h.payload / r->rec_size)
+    if (r->rq.got < DSORT_RUN_HEADER)
+        return DSORT_ERR(err, DSORT_EFORMAT, 0, "run file '%s' is truncated at offset %" PRIu64,
+                         r->path, at);
+    memcpy(&h, blk, sizeof h);
+    if (h.magic != RUN_MAGIC || h.payload > r->payload || h.payload % r->rec_size ||
+        h.records != h.payload / r->rec_size || DSORT_RUN_HEADER + h.payload > r->rq.got)
         return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                         "run file '%s': bad block header at offset %" PRIu64, r->path, r->off);
-    const unsigned char *payload = r->buf + DSORT_RUN_HEADER;
+                         "run file '%s': bad block header at offset %" PRIu64, r->path, at);
+    const unsigned char *payload = blk + DSORT_RUN_HEADER;
     if (dsort_crc32c(0, payload, (size_t)h.payload) != h.crc)
         return DSORT_ERR(err, DSORT_EFORMAT, 0,
                          "run file '%s': CRC32C mismatch in the block at offset %" PRIu64
                          " (the temp disk corrupted it)",
-                         r->path, r->off);
-    r->off += DSORT_RUN_HEADER + h.payload;
+                         r->path, at);
     r->records += h.records;
-    r->bytes_read += DSORT_RUN_HEADER + h.payload;
+    r->bytes_read += r->rq.got;
     c->cur = payload;
     c->end = payload + h.payload;
-    /* Let the kernel fetch the next block while this one is merged. */
-    if (r->off < r->size)
-        posix_fadvise(r->fd, (off_t)r->off, (off_t)(DSORT_RUN_HEADER + r->payload),
-                      POSIX_FADV_WILLNEED);
+    if (h.payload == 0)
+        c->cur = c->end;
+    request(r, !r->rq_buf); /* the next block, into the other buffer */
+    if (h.payload == 0 && r->pending)
+        return run_refill(c, err);
     return DSORT_OK;
 }
 
 enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,
-                                       size_t block, unsigned char *buf, struct dsort_error *err)
+                                       size_t block, unsigned char *buf, struct dsort_prefetch *pf,
+                                       struct dsort_error *err)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
     r->rec_size = rec_size;
     r->payload = dsort_run_payload(rec_size, block);
-    r->buf = buf;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    r->stride = dsort_run_stride(rec_size, block);
+    r->buf[0] = buf;
+    r->buf[1] = buf + r->stride;
+    r->pf = pf;
+    r->fd = open_maybe_direct(path, O_RDONLY | O_CLOEXEC, 0);
     if (r->fd < 0)
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot open run file '%s'", path);
     struct stat sb;
@@ -176,9 +220,9 @@ enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *pa
         return DSORT_ERR(err, DSORT_EIO, e, "cannot stat run file '%s'", path);
     }
     r->size = (uint64_t)sb.st_size;
-    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     r->cur.refill = run_refill;
     r->cur.ctx = r;
+    request(r, 0);
     enum dsort_status st = run_refill(&r->cur, err);
     if (st)
         dsort_runreader_close(r);
@@ -187,6 +231,9 @@ enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *pa
 
 void dsort_runreader_close(struct dsort_runreader *r)
 {
+    if (r->pending && r->pf)
+        dsort_prefetch_wait(r->pf, &r->rq, NULL);
+    r->pending = 0;
     if (r->fd >= 0)
         close(r->fd);
     r->fd = -1;

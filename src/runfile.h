@@ -1,15 +1,16 @@
-/* runfile.h - sorted runs spilled to disk, in checksummed blocks.
+/* runfile.h - sorted runs spilled to disk, in checksummed blocks, moved with O_DIRECT.
  *
- * A run file is a sequence of blocks: a 24-byte header (magic "DSRB", the CRC32C of the
- * payload, payload bytes, records) and a payload of whole records. Full blocks all have the
- * same payload size, so a reader fetches a header and its payload with one pread. Every
- * block's CRC32C is checked when it is read back; a mismatch is DSORT_EFORMAT naming the file
- * and the block's offset.
+ * A run file is a sequence of blocks. Each block is a 24-byte header (magic "DSRB", the
+ * CRC32C of the payload, payload bytes, records), a payload of whole records, and zero
+ * padding to a multiple of 4 KiB. Every block but the last has the same payload size, so a
+ * block is one aligned read of `stride` bytes. Every block's CRC32C is checked when it is
+ * read back; a mismatch is DSORT_EFORMAT naming the file and the block's offset.
  *
- * The writer is a merge sink (the merge appends records; a full buffer becomes a block and
- * is handed to an asynchronous writer thread). The reader is a merge cursor whose refill
- * reads the next block into a caller-provided buffer and asks the kernel to start reading
- * the block after it. Local; one thread per writer or reader.
+ * Runs are written and read with O_DIRECT where the file system allows it (not tmpfs): they
+ * are read once, soon, and filling the page cache with them is the slow path on these
+ * machines. The writer is a merge sink whose full buffers go to a writer thread; the reader
+ * is a merge cursor with two buffers, one being merged while a prefetch thread fills the other.
+ * Local; one thread per writer or reader.
  */
 #ifndef DSORT_RUNFILE_H
 #define DSORT_RUNFILE_H
@@ -20,11 +21,15 @@
 #include "awrite.h"
 #include "error.h"
 #include "merge.h"
+#include "prefetch.h"
 
 #define DSORT_RUN_HEADER 24
+#define DSORT_RUN_ALIGN 4096
 
 /* Payload bytes of a full block for records of rec_size within `block` bytes (>= 1 record). */
 size_t dsort_run_payload(size_t rec_size, size_t block);
+/* Bytes a full block takes on disk (header + payload, padded to DSORT_RUN_ALIGN). */
+size_t dsort_run_stride(size_t rec_size, size_t block);
 
 struct dsort_runwriter {
     struct dsort_sink sink; /* merge into this */
@@ -50,19 +55,26 @@ void dsort_runwriter_free(struct dsort_runwriter *w);
 struct dsort_runreader {
     struct dsort_cursor cur; /* merge from this; cur.ctx points back here */
     int fd;
-    size_t rec_size, payload;
-    uint64_t off, size; /* next block's offset, file size */
-    unsigned char *buf; /* DSORT_RUN_HEADER + payload bytes, caller's */
+    size_t rec_size, payload, stride;
+    uint64_t next, size;   /* offset of the next block to request, file size */
+    unsigned char *buf[2]; /* two stride-sized, 4 KiB-aligned buffers (caller's) */
+    int pending;           /* rq is in flight, for buffer buf[rq_buf] */
+    int rq_buf;
+    struct dsort_preq rq;
+    struct dsort_prefetch *pf; /* NULL: read synchronously */
     uint64_t records, bytes_read;
     char path[4096];
 };
 
-/* Bytes of buffer a reader needs. */
+/* Bytes of buffer one reader needs (its two buffers). */
 size_t dsort_runreader_buf_len(size_t rec_size, size_t block);
 
-/* Open a run and load its first block (an empty run is exhausted at once). */
+/* Open a run and load its first block (an empty run is exhausted at once). buf must be
+ * 4 KiB-aligned and dsort_runreader_buf_len bytes long. pf may be NULL. */
 enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,
-                                       size_t block, unsigned char *buf, struct dsort_error *err);
+                                       size_t block, unsigned char *buf, struct dsort_prefetch *pf,
+                                       struct dsort_error *err);
+/* Close (waiting for a request still in flight). */
 void dsort_runreader_close(struct dsort_runreader *r);
 
 #endif

@@ -388,10 +388,21 @@ static size_t fan_in(const struct ext *x)
     return f < 2 ? 2 : f;
 }
 
+/* The output sink. With O_DIRECT, the buffer is laid out so that memory alignment follows
+ * file alignment: whole 4 KiB pages go to the writer thread through the O_DIRECT descriptor;
+ * the partial first page of the share is written through the page cache (a neighbouring
+ * rank may write the other part of that page), and the partial last page of each flush is
+ * carried over to the start of the next buffer, which is then page-aligned in the file. */
 struct out_sink {
     struct dsort_sink sink;
     struct dsort_awriter *aw;
-    uint64_t base, pos; /* file offset of the share, bytes submitted */
+    int fd;         /* buffered descriptor */
+    int direct;     /* aw writes through an O_DIRECT descriptor */
+    uint64_t fbase; /* file offset of sink.buf[0] */
+    size_t lead;    /* sink.buf - the writer's buffer */
+    size_t carried; /* bytes at sink.buf that an earlier flush already counted */
+    uint64_t pos;   /* bytes of the share passed on */
+    const char *path;
     int sum;
     struct dsort_sum128 *checksum;
     size_t rs;
@@ -400,29 +411,105 @@ struct out_sink {
 static enum dsort_status out_flush(struct dsort_sink *s, struct dsort_error *err)
 {
     struct out_sink *o = (struct out_sink *)s;
-    if (s->len == 0)
+    const size_t A = DSORT_RUN_ALIGN;
+    if (s->len == o->carried)
         return DSORT_OK;
     if (o->sum)
-        dsort_checksum_records(o->checksum, s->buf, s->len / o->rs, o->rs);
-    enum dsort_status st = dsort_awriter_submit(o->aw, s->len, o->base + o->pos, err);
+        dsort_checksum_records(o->checksum, s->buf + o->carried, (s->len - o->carried) / o->rs,
+                               o->rs);
+    o->pos += s->len - o->carried;
+    if (!o->direct) {
+        enum dsort_status st = dsort_awriter_submit(o->aw, s->len, o->fbase, err);
+        if (st)
+            return st;
+        o->fbase += s->len;
+        s->buf = dsort_awriter_buf(o->aw);
+        s->len = 0;
+        return DSORT_OK;
+    }
+    unsigned char *mem = s->buf - o->lead;
+    size_t end = o->lead + s->len, from = 0;
+    uint64_t page0 = o->fbase - o->lead; /* file offset of mem[0], page-aligned */
+    if (o->lead) {                       /* the share's partial first page */
+        size_t n = end < A ? s->len : A - o->lead;
+        enum dsort_status st = dsort_io_pwrite_full(o->fd, s->buf, n, o->fbase, o->path, err);
+        if (st)
+            return st;
+        from = A;
+    }
+    size_t aligned = end / A * A, tail = 0;
+    if (aligned > from) {
+        enum dsort_status st =
+            dsort_awriter_submit_range(o->aw, from, aligned - from, page0 + from, err);
+        if (st)
+            return st;
+    }
+    if (end > from && end > aligned)
+        tail = end - aligned; /* a partial last page: carry it to the next buffer */
+    unsigned char *next = dsort_awriter_buf(o->aw);
+    if (tail) {
+        memmove(next, mem + aligned, tail);
+        o->fbase = page0 + aligned;
+    } else {
+        o->fbase = page0 + end;
+    }
+    /* Keep memory offset = file offset modulo the page size. */
+    o->lead = (size_t)(o->fbase % A);
+    s->buf = next + o->lead;
+    s->cap = dsort_awriter_buf_len(o->aw) - o->lead;
+    s->len = tail;
+    o->carried = tail;
+    return DSORT_OK;
+}
+
+/* Flush, wait for the writer, and write any carried partial page through the page cache. */
+static enum dsort_status out_finish(struct out_sink *o, enum dsort_status st,
+                                    struct dsort_error *err)
+{
+    if (!st)
+        st = out_flush(&o->sink, err);
+    if (!st)
+        st = dsort_awriter_drain(o->aw, err);
+    if (!st && o->direct && o->sink.len)
+        st = dsort_io_pwrite_full(o->fd, o->sink.buf, o->sink.len, o->fbase, o->path, err);
+    enum dsort_status st2 = dsort_awriter_finish(o->aw, st ? NULL : err);
+    o->aw = NULL;
+    return st ? st : st2;
+}
+
+static enum dsort_status out_open(struct out_sink *os, struct dsort_output *out, size_t rs,
+                                  size_t buf_len, int sum, struct dsort_sum128 *checksum,
+                                  struct dsort_error *err)
+{
+    memset(os, 0, sizeof *os);
+    os->rs = rs;
+    os->fd = out->fd;
+    os->direct = out->dfd >= 0;
+    os->path = out->mode == DSORT_OUTPUT_FILE ? out->final : out->part;
+    os->fbase = dsort_output_file_offset(out, 0);
+    os->sum = sum;
+    os->checksum = checksum;
+    enum dsort_status st =
+        dsort_awriter_create(&os->aw, os->direct ? out->dfd : out->fd, os->path, buf_len, err);
     if (st)
         return st;
-    o->pos += s->len;
-    s->buf = dsort_awriter_buf(o->aw);
-    s->len = 0;
+    os->lead = os->direct ? (size_t)(os->fbase % DSORT_RUN_ALIGN) : 0;
+    dsort_sink_memory(&os->sink, dsort_awriter_buf(os->aw) + os->lead, buf_len - os->lead);
+    os->sink.flush = out_flush;
     return DSORT_OK;
 }
 
 /* Open readers for runs [from, from + k) with buffers carved from A and B. */
 static enum dsort_status open_readers(struct ext *x, size_t from, size_t k,
-                                      struct dsort_runreader *rd, struct dsort_cursor *cur)
+                                      struct dsort_runreader *rd, struct dsort_cursor *cur,
+                                      struct dsort_prefetch *pf)
 {
     const size_t blen = dsort_runreader_buf_len(x->irs, x->block);
     for (size_t i = 0; i < k; i++) {
         unsigned char *buf =
             i * blen + blen <= x->abytes ? x->a + i * blen : x->b + (i - x->abytes / blen) * blen;
-        enum dsort_status st =
-            dsort_runreader_open(&rd[i], x->runs[from + i].path, x->irs, x->block, buf, &x->err);
+        enum dsort_status st = dsort_runreader_open(&rd[i], x->runs[from + i].path, x->irs,
+                                                    x->block, buf, pf, &x->err);
         if (st) {
             for (size_t j = 0; j < i; j++)
                 dsort_runreader_close(&rd[j]);
@@ -459,11 +546,17 @@ static enum dsort_status merge_runs(struct ext *x, size_t k, size_t out_size,
                                     struct dsort_sink *sink, struct dsort_runreader *rd,
                                     struct dsort_cursor *cur)
 {
-    enum dsort_status st = open_readers(x, 0, k, rd, cur);
-    if (st)
-        return st;
+    struct dsort_prefetch *pf = NULL;
+    enum dsort_status st = dsort_prefetch_create(&pf, &x->err);
+    if (!st)
+        st = open_readers(x, 0, k, rd, cur, pf);
     /* The cursors are copies of the readers' own; refill finds its reader through ctx. */
-    st = dsort_merge_cmp(&x->cmp, x->irs, out_size, x->o->ord.unique, cur, k, sink, &x->err);
+    if (!st) {
+        st = dsort_merge_cmp(&x->cmp, x->irs, out_size, x->o->ord.unique, cur, k, sink, &x->err);
+        for (size_t i = 0; i < k; i++)
+            dsort_runreader_close(&rd[i]);
+    }
+    dsort_prefetch_destroy(pf);
     return st;
 }
 
@@ -505,9 +598,14 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t skip
                                   struct out_sink *os)
 {
     struct dsort_runreader r;
-    enum dsort_status st = dsort_runreader_open(&r, path, x->rs, x->block, x->a, &x->err);
-    if (st)
+    struct dsort_prefetch *pf = NULL;
+    enum dsort_status st = dsort_prefetch_create(&pf, &x->err);
+    if (!st)
+        st = dsort_runreader_open(&r, path, x->rs, x->block, x->a, pf, &x->err);
+    if (st) {
+        dsort_prefetch_destroy(pf);
         return st;
+    }
     while (!st && r.cur.cur != r.cur.end) {
         while (skip && r.cur.cur != r.cur.end) {
             r.cur.cur += x->rs;
@@ -515,7 +613,9 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t skip
         }
         size_t len = (size_t)(r.cur.end - r.cur.cur);
         while (len) {
-            size_t room = os->sink.cap - os->sink.len, n = len < room ? len : room;
+            /* Whole records only: the sink counts records per flush. */
+            size_t room = (os->sink.cap - os->sink.len) / x->rs * x->rs;
+            size_t n = len < room ? len : room;
             memcpy(os->sink.buf + os->sink.len, r.cur.cur, n);
             os->sink.len += n;
             r.cur.cur += n;
@@ -526,9 +626,8 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t skip
         if (!st)
             st = r.cur.refill(&r.cur, &x->err);
     }
-    if (!st)
-        st = out_flush(&os->sink, &x->err);
     dsort_runreader_close(&r);
+    dsort_prefetch_destroy(pf);
     return st;
 }
 
@@ -573,7 +672,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
         /* The first record: read the run's first block into A (free now); keep it in B. */
         if (!st && total) {
             struct dsort_runreader r;
-            st = dsort_runreader_open(&r, upath, x->rs, x->block, x->a, &x->err);
+            st = dsort_runreader_open(&r, upath, x->rs, x->block, x->a, NULL, &x->err);
             if (!st) {
                 memcpy(x->b, r.cur.cur, x->rs);
                 dsort_runreader_close(&r);
@@ -594,17 +693,9 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
 
     dsort_job_phase_begin(&pc);
     struct out_sink os;
-    memset(&os, 0, sizeof os);
-    os.rs = x->rs;
-    os.base = dsort_output_file_offset(out, 0);
-    os.sum = x->o->output_dir || x->o->verify;
-    os.checksum = &x->sum_out;
-    st = dsort_awriter_create(&os.aw, out->fd,
-                              out->mode == DSORT_OUTPUT_FILE ? out->final : out->part,
-                              dsort_run_payload(x->rs, x->block), &x->err);
+    st = out_open(&os, out, x->rs, dsort_run_stride(x->rs, x->block),
+                  x->o->output_dir || x->o->verify, &x->sum_out, &x->err);
     if (!st) {
-        dsort_sink_memory(&os.sink, dsort_awriter_buf(os.aw), dsort_awriter_buf_len(os.aw));
-        os.sink.flush = out_flush;
         if (x->o->ord.unique) {
             st = copy_run(x, upath, drop, &os);
             unlink(upath);
@@ -614,9 +705,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
             if (!st)
                 drop_runs(x, 0, x->nruns, rd);
         }
-        enum dsort_status st2 = dsort_awriter_finish(os.aw, st ? NULL : &x->err);
-        if (!st)
-            st = st2;
+        st = out_finish(&os, st, &x->err);
     }
     x->stats->bytes_written = os.pos;
     dsort_job_phase_end(x->stats, x->o->ord.unique ? PH_WRITE : PH_FINAL_MERGE, &pc);
@@ -655,7 +744,7 @@ static enum dsort_status plan_memory(struct ext *x)
     if (block < 4096)
         block = 4096;
     x->block = (size_t)block;
-    uint64_t writer = 2 * (DSORT_RUN_HEADER + dsort_run_payload(x->irs, x->block));
+    uint64_t writer = 2 * dsort_run_stride(x->irs, x->block);
     uint64_t per = 2 * x->irs + sizeof(struct dsort_sortent) +
                    (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
     uint64_t chunk = budget > writer ? (budget - writer) / per : 0;
@@ -713,7 +802,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     struct dsort_output out;
     enum dsort_status st =
         dsort_output_open(c, &out, o->output ? DSORT_OUTPUT_FILE : DSORT_OUTPUT_DIR,
-                          o->output ? o->output : o->output_dir, 0, 0, &x.err);
+                          o->output ? o->output : o->output_dir, 0, !o->no_direct, &x.err);
     if (st)
         return 2;
     char job[256];
