@@ -27,6 +27,9 @@ static int parse_field(const char **p, uint64_t max, uint64_t *out)
     if (errno || v > max || (*end != ':' && *end != '\0'))
         return -1;
     *out = v;
+    /* A separator must be followed by another field. */
+    if (*end == ':' && end[1] == '\0')
+        return -1;
     *p = *end == ':' ? end + 1 : end;
     return 0;
 }

@@ -63,15 +63,6 @@ static inline int dsort_order_key_cmp(const struct dsort_format *fmt, const stru
     return ord->reverse ? -c : c;
 }
 
-/* Equal keys are broken by input position: ascending normally. Without -s and -u, -r also
- * reverses the tie-break, as GNU sort -r reverses its last-resort comparison (on gensort
- * ASCII data, where later records carry larger record numbers, this makes the output
- * byte-identical to `LC_ALL=C sort -r`). */
-static inline int dsort_order_ties_descending(const struct dsort_order *ord)
-{
-    return ord->reverse && !ord->stable && !ord->unique;
-}
-
 /* The full comparison of two records under an order: the key bytes, then the "tie" bytes,
  * then nothing (equal). By default the tie bytes are the whole record, GNU sort's
  * last-resort comparison, and -r reverses both; with -s or -u there is no last resort, and

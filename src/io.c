@@ -91,7 +91,8 @@ void dsort_inputs_destroy(struct dsort_inputs *in)
 static enum dsort_status check_one(struct dsort_input *f, const char *path,
                                    const struct dsort_format *fmt, struct dsort_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot open '%s'", path);
     struct stat sb;

@@ -95,9 +95,9 @@ static void test_parse_bad(void **state)
         "fixed:100:-1:10",
         "fixed:1e2:0:10",
         "fixed:0x64:0:10",
-        "fixed:16777217:0:10",                    /* above the 16 MiB limit */
-        "fixed:18446744073709551616:0:10",        /* overflows uint64 */
-        "fixed:100:18446744073709551615:2",       /* off + len would wrap */
+        "fixed:16777217:0:10",              /* above the 16 MiB limit */
+        "fixed:18446744073709551616:0:10",  /* overflows uint64 */
+        "fixed:100:18446744073709551615:2", /* off + len would wrap */
         "fixed:100:99999999999999999999999:10",
         "FIXED:100:0:10",
         "lines",
@@ -164,23 +164,86 @@ static void test_key_cmp(void **state)
     assert_int_equal(dsort_order_key_cmp(&f, &rev, a, c), 0);
 }
 
-static void test_ties_descending(void **state)
+static void test_last_resort(void **state)
 {
     (void)state;
     for (int r = 0; r < 2; r++)
         for (int u = 0; u < 2; u++)
             for (int s = 0; s < 2; s++) {
                 struct dsort_order o = {r, u, s};
-                assert_int_equal(dsort_order_ties_descending(&o), r && !u && !s);
+                assert_int_equal(dsort_order_last_resort(&o), !u && !s);
             }
+}
+
+/* The full comparison: key, then the whole record unless -s or -u, both reversed by -r. */
+static void test_cmp(void **state)
+{
+    (void)state;
+    struct dsort_format f;
+    struct dsort_error err;
+    assert_int_equal(dsort_format_parse("fixed:6:2:3", &f, &err), DSORT_OK);
+    for (int r = 0; r < 2; r++)
+        for (int u = 0; u < 2; u++)
+            for (int st = 0; st < 2; st++) {
+                const struct dsort_order o = {r, u, st};
+                struct dsort_cmp c;
+                memset(&c, 0x5a, sizeof c);
+                dsort_cmp_init(&c, &f, &o);
+                const int lr = !u && !st;
+                assert_int_equal(dsort_order_last_resort(&o), lr);
+                assert_int_equal(c.key_off, 2);
+                assert_int_equal(c.key_len, 3);
+                assert_int_equal(c.reverse, r);
+                assert_int_equal(c.tie_len, lr ? 6 : 0);
+                if (lr) {
+                    assert_int_equal(c.tie_off, 0);
+                    assert_int_equal(c.tie_reverse, r);
+                }
+            }
+
+    const unsigned char a[6] = {9, 9, 1, 2, 3, 0};
+    const unsigned char b[6] = {0, 0, 1, 2, 4, 9};
+    const unsigned char c[6] = {7, 7, 1, 2, 3, 7}; /* a's key, other bytes smaller first */
+    const struct dsort_order fwd = {0, 0, 0}, rev = {1, 0, 0}, fwd_s = {0, 0, 1}, rev_u = {1, 1, 0};
+    struct dsort_cmp cf, cr, cs, cu;
+    dsort_cmp_init(&cf, &f, &fwd);
+    dsort_cmp_init(&cr, &f, &rev);
+    dsort_cmp_init(&cs, &f, &fwd_s);
+    dsort_cmp_init(&cu, &f, &rev_u);
+    /* different keys: the key decides, whatever the other bytes */
+    assert_true(dsort_cmp_records(&cf, a, b) < 0);
+    assert_true(dsort_cmp_records(&cr, a, b) > 0);
+    assert_true(dsort_cmp_records(&cs, b, a) > 0);
+    assert_true(dsort_cmp_records(&cu, b, a) < 0);
+    assert_true(dsort_cmp_keys(&cf, a, b) < 0);
+    assert_true(dsort_cmp_keys(&cr, a, b) > 0);
+    /* equal keys: the whole record decides by default, reversed by -r; -s and -u tie */
+    assert_true(dsort_cmp_records(&cf, a, c) > 0);
+    assert_true(dsort_cmp_records(&cf, c, a) < 0);
+    assert_true(dsort_cmp_records(&cr, a, c) < 0);
+    assert_int_equal(dsort_cmp_records(&cs, a, c), 0);
+    assert_int_equal(dsort_cmp_records(&cu, a, c), 0);
+    assert_int_equal(dsort_cmp_keys(&cf, a, c), 0);
+    assert_int_equal(dsort_cmp_records(&cf, a, a), 0);
+    assert_int_equal(dsort_cmp_records(&cr, a, a), 0);
+
+    /* tie bytes beyond the record: an 8-byte position suffix */
+    const unsigned char p[7] = {0, 0, 5, 5, 5, 0, 1}, q[7] = {9, 9, 5, 5, 5, 0, 2};
+    const struct dsort_cmp pos = {2, 3, 5, 2, 0, 0}, pos_r = {2, 3, 5, 2, 1, 0};
+    assert_true(dsort_cmp_records(&pos, p, q) < 0);
+    assert_true(dsort_cmp_records(&pos_r, p, q) < 0); /* keys descending, ties still ascending */
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_good),     cmocka_unit_test(test_parse_bad),
-        cmocka_unit_test(test_gensort_helper), cmocka_unit_test(test_name_round_trip),
-        cmocka_unit_test(test_key_cmp),        cmocka_unit_test(test_ties_descending),
+        cmocka_unit_test(test_parse_good),
+        cmocka_unit_test(test_parse_bad),
+        cmocka_unit_test(test_gensort_helper),
+        cmocka_unit_test(test_name_round_trip),
+        cmocka_unit_test(test_key_cmp),
+        cmocka_unit_test(test_last_resort),
+        cmocka_unit_test(test_cmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,12 @@
 /* Unit tests for keysort.h: the radix run former against a reference comparison sort.
  *
  * Every case builds random records (seeded: the seed is printed, DSORT_TEST_SEED=<seed>
- * replays it), sorts them with dsort_keysort_sort and with qsort on (key, index), and
- * requires the identical index sequence - tie order included - and identical gathered bytes.
- * Sizes straddle the radix sort's strategy switches (24 entries: insertion sort; 32768:
- * cache-resident LSD passes; above: MSD scatter first). */
+ * replays it), sorts them with dsort_keysort_sort and with qsort on the order that format.h
+ * defines - key (descending for -r), then, without -s and -u, the whole record as the last
+ * resort (descending for -r), then index ascending - and requires the identical index
+ * sequence, tie order included, and identical gathered bytes. Sizes straddle the radix
+ * sort's strategy switches (24 entries: insertion sort; 32768: cache-resident LSD passes;
+ * above: MSD scatter first). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,11 +56,12 @@ enum keymode {
     KEY_PREFIX,    /* keys tie on the first 10 bytes often, and sometimes in full */
     KEY_ALPHABET,  /* every byte from {00, 01, 80, ff}: partial ties at every depth */
     KEY_HIGHBYTE,  /* first byte from two values, rest random: big MSD buckets */
+    KEY_IDENTICAL, /* whole records from a pool of three: only the index breaks ties */
     KEY_NMODES
 };
 
-static const char *const mode_name[] = {"random", "dups", "equal", "prefix", "alphabet",
-                                        "highbyte"};
+static const char *const mode_name[] = {"random",   "dups",     "equal",    "prefix",
+                                        "alphabet", "highbyte", "identical"};
 
 /* Build n records of fmt: random payload, keys by mode. */
 static void make_records(const struct dsort_format *fmt, enum keymode mode, unsigned char *recs,
@@ -85,6 +88,12 @@ static void make_records(const struct dsort_format *fmt, enum keymode mode, unsi
             }
         }
     }
+    if (mode == KEY_IDENTICAL) {
+        for (size_t i = 3; i < n; i++)
+            memcpy(recs + i * rs, recs + (rng_next() % 3) * rs, rs);
+        free(pool);
+        return;
+    }
     static const unsigned char alpha[4] = {0x00, 0x01, 0x80, 0xff};
     for (size_t i = 0; i < n; i++) {
         unsigned char *k = recs + i * rs + fmt->key_off;
@@ -106,11 +115,12 @@ static void make_records(const struct dsort_format *fmt, enum keymode mode, unsi
     free(pool);
 }
 
-/* Reference: qsort on (key under the order, index ascending or descending). */
+/* Reference: qsort on (key under the order, whole record under the order unless -s or -u,
+ * index ascending), written out from format.h rather than with dsort_cmp_records. */
 struct ref_ctx {
     const struct dsort_format *fmt;
     const unsigned char *recs;
-    int reverse, desc;
+    int reverse, last_resort;
 };
 static struct ref_ctx ref;
 
@@ -122,9 +132,12 @@ static int ref_cmp(const void *pa, const void *pb)
                    ref.fmt->key_len);
     if (c)
         return ref.reverse ? -c : c;
-    if (a == b)
-        return 0;
-    return (a < b) != ref.desc ? -1 : 1;
+    if (ref.last_resort) {
+        c = memcmp(ref.recs + a * rs, ref.recs + b * rs, rs);
+        if (c)
+            return ref.reverse ? -c : c;
+    }
+    return a < b ? -1 : a > b;
 }
 
 static const char *order_name(const struct dsort_order *o, char *buf, size_t len)
@@ -139,8 +152,7 @@ static void check_case(const struct dsort_format *fmt, const struct dsort_order 
 {
     const size_t rs = fmt->rec_size;
     unsigned char *recs = malloc(n * rs + 1), *out = malloc(n * rs + 1);
-    struct dsort_sortent *ents = malloc(n * sizeof *ents + 1),
-                         *tmp = malloc(n * sizeof *tmp + 1);
+    struct dsort_sortent *ents = malloc(n * sizeof *ents + 1), *tmp = malloc(n * sizeof *tmp + 1);
     size_t *idx = malloc(n * sizeof *idx + 1);
     assert_true(recs && out && ents && tmp && idx);
     make_records(fmt, mode, recs, n);
@@ -154,8 +166,8 @@ static void check_case(const struct dsort_format *fmt, const struct dsort_order 
 
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
-    /* Independent statement of the tie rule (format.h): descending only for -r without -s/-u. */
-    ref = (struct ref_ctx){fmt, recs, ord->reverse, ord->reverse && !ord->stable && !ord->unique};
+    /* The last resort applies without -s and -u (format.h). */
+    ref = (struct ref_ctx){fmt, recs, ord->reverse, !ord->stable && !ord->unique};
     qsort(idx, n, sizeof *idx, ref_cmp);
 
     char oname[8];
@@ -189,13 +201,13 @@ static void check_case(const struct dsort_format *fmt, const struct dsort_order 
 }
 
 static const char *const formats[] = {
-    "gensort",        /* 100/0/10 */
-    "fixed:8:0:3",    /* short key */
-    "fixed:12:11:1",  /* one-byte key at the end */
-    "fixed:20:7:10",  /* key at an offset, exactly the prefix */
-    "fixed:17:3:9",   /* key one byte short of the prefix, odd record size */
-    "fixed:40:2:30",  /* long key: ties on the prefix compared in full */
-    "fixed:16:0:11",  /* one byte beyond the prefix */
+    "gensort",       /* 100/0/10 */
+    "fixed:8:0:3",   /* short key */
+    "fixed:12:11:1", /* one-byte key at the end */
+    "fixed:20:7:10", /* key at an offset, exactly the prefix */
+    "fixed:17:3:9",  /* key one byte short of the prefix, odd record size */
+    "fixed:40:2:30", /* long key: ties on the prefix compared in full */
+    "fixed:16:0:11", /* one byte beyond the prefix */
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -230,49 +242,67 @@ static void test_large_sizes(void **state)
     (void)state;
     rng_seed();
     /* Around the LSD/MSD switch at 32768 entries, and well above it. */
-    static const size_t sizes[] = {32767, 32768, 32769, 70001};
+    static const size_t sizes[] = {32768, 32769, 50001};
     size_t turn = 0;
     for (size_t f = 0; f < NFORMATS; f++) {
         struct dsort_format fmt;
         parse(formats[f], &fmt);
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
             for (int m = 0; m < KEY_NMODES; m++) {
-                /* Forward and reverse-with-descending-ties always; one more order in turn. */
-                check_case(&fmt, &orders[0], (enum keymode)m, sizes[s]);
-                check_case(&fmt, &orders[1], (enum keymode)m, sizes[s]);
-                check_case(&fmt, &orders[2 + turn++ % (NORDERS - 2)], (enum keymode)m, sizes[s]);
+                /* Forward and reverse (both with the last resort) in turn, and one of the others.
+                 */
+                check_case(&fmt, &orders[turn % 2], (enum keymode)m, sizes[s]);
+                check_case(&fmt, &orders[2 + turn % (NORDERS - 2)], (enum keymode)m, sizes[s]);
+                turn++;
             }
     }
 }
 
-/* A hand-made case whose answer is written out, so a wrong reference cannot hide a bug. */
+/* Hand-made cases whose answers are written out, so a wrong reference cannot hide a bug. */
 static void test_known_order(void **state)
 {
     (void)state;
     struct dsort_format fmt;
-    parse("fixed:2:0:1", &fmt);
-    /* keys: b a b a c; second byte is the record number */
-    const unsigned char recs[10] = {'b', 0, 'a', 1, 'b', 2, 'a', 3, 'c', 4};
-    struct dsort_sortent ents[5], tmp[5];
+    parse("fixed:3:0:1", &fmt);
+    /* keys b a b a c b; byte 1 rises with the record number, byte 2 falls, so the last
+     * resort (the whole record) orders equal keys like the index; in the second table
+     * byte 1 is constant and byte 2 decides, against the index. */
+    const unsigned char up[18] = {'b', 0, 9, 'a', 1, 8, 'b', 2, 7, 'a', 3, 6, 'c', 4, 5, 'b', 5, 4};
+    const unsigned char down[18] = {'b', 0, 9, 'a', 0, 8, 'b', 0, 7,
+                                    'a', 0, 6, 'c', 0, 5, 'b', 0, 4};
+    struct dsort_sortent ents[6], tmp[6];
     static const struct {
         struct dsort_order ord;
-        size_t want[5];
+        size_t want_up[6], want_down[6];
     } cases[] = {
-        {{0, 0, 0}, {1, 3, 0, 2, 4}},
-        {{0, 0, 1}, {1, 3, 0, 2, 4}},
-        {{1, 0, 0}, {4, 2, 0, 3, 1}}, /* -r: ties descending */
-        {{1, 0, 1}, {4, 0, 2, 1, 3}}, /* -r -s: ties ascending */
-        {{1, 1, 0}, {4, 0, 2, 1, 3}}, /* -r -u: ties ascending */
+        /* default: whole record as last resort */
+        {{0, 0, 0}, {1, 3, 0, 2, 5, 4}, {3, 1, 5, 2, 0, 4}},
+        /* -s, -u: index */
+        {{0, 0, 1}, {1, 3, 0, 2, 5, 4}, {1, 3, 0, 2, 5, 4}},
+        {{0, 1, 0}, {1, 3, 0, 2, 5, 4}, {1, 3, 0, 2, 5, 4}},
+        /* -r: keys and last resort descending */
+        {{1, 0, 0}, {4, 5, 2, 0, 3, 1}, {4, 0, 2, 5, 1, 3}},
+        /* -r -s, -r -u: keys descending, index ascending */
+        {{1, 0, 1}, {4, 0, 2, 5, 1, 3}, {4, 0, 2, 5, 1, 3}},
+        {{1, 1, 0}, {4, 0, 2, 5, 1, 3}, {4, 0, 2, 5, 1, 3}},
+        {{1, 1, 1}, {4, 0, 2, 5, 1, 3}, {4, 0, 2, 5, 1, 3}},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        dsort_keysort_sort(&fmt, &cases[c].ord, recs, 5, ents, tmp);
-        for (size_t i = 0; i < 5; i++)
-            assert_int_equal(dsort_sortent_index(&ents[i]), cases[c].want[i]);
-        unsigned char out[10];
-        dsort_keysort_gather(&fmt, recs, ents, 5, out);
-        for (size_t i = 0; i < 5; i++)
-            assert_int_equal(out[2 * i + 1], cases[c].want[i]);
-    }
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int t = 0; t < 2; t++) {
+            const unsigned char *recs = t ? down : up;
+            const size_t *want = t ? cases[c].want_down : cases[c].want_up;
+            dsort_keysort_sort(&fmt, &cases[c].ord, recs, 6, ents, tmp);
+            for (size_t i = 0; i < 6; i++) {
+                if (dsort_sortent_index(&ents[i]) != want[i])
+                    print_error("case %zu table %d: position %zu has %zu, expected %zu\n", c, t, i,
+                                dsort_sortent_index(&ents[i]), want[i]);
+                assert_int_equal(dsort_sortent_index(&ents[i]), want[i]);
+            }
+            unsigned char out[18];
+            dsort_keysort_gather(&fmt, recs, ents, 6, out);
+            for (size_t i = 0; i < 6; i++)
+                assert_memory_equal(out + 3 * i, recs + 3 * want[i], 3);
+        }
 }
 
 /* Keys longer than the prefix that differ only after byte 10, and only in the last byte. */
@@ -292,7 +322,10 @@ static void test_long_key_suffix(void **state)
         r[0] = (unsigned char)i;
         r[1] = (unsigned char)(i >> 8);
     }
-    const struct dsort_order fwd = {0, 0, 0}, rev = {1, 0, 0};
+    /* Bytes 0-1 (outside the key) hold the index little-endian: under the last resort, equal
+     * keys go by byte 0 first, which is not the index order. */
+    const struct dsort_order fwd = {0, 0, 1}, rev = {1, 0, 1}, fwd_lr = {0, 0, 0},
+                             rev_lr = {1, 0, 0};
     dsort_keysort_sort(&fmt, &fwd, recs, N, ents, tmp);
     for (size_t i = 1; i < N; i++) {
         size_t a = dsort_sortent_index(&ents[i - 1]), b = dsort_sortent_index(&ents[i]);
@@ -303,7 +336,19 @@ static void test_long_key_suffix(void **state)
     for (size_t i = 1; i < N; i++) {
         size_t a = dsort_sortent_index(&ents[i - 1]), b = dsort_sortent_index(&ents[i]);
         int c = memcmp(recs + a * 40 + 2, recs + b * 40 + 2, 30);
-        assert_true(c > 0 || (c == 0 && a > b));
+        assert_true(c > 0 || (c == 0 && a < b));
+    }
+    dsort_keysort_sort(&fmt, &fwd_lr, recs, N, ents, tmp);
+    for (size_t i = 1; i < N; i++) {
+        size_t a = dsort_sortent_index(&ents[i - 1]), b = dsort_sortent_index(&ents[i]);
+        int c = memcmp(recs + a * 40 + 2, recs + b * 40 + 2, 30);
+        assert_true(c < 0 || (c == 0 && memcmp(recs + a * 40, recs + b * 40, 40) < 0));
+    }
+    dsort_keysort_sort(&fmt, &rev_lr, recs, N, ents, tmp);
+    for (size_t i = 1; i < N; i++) {
+        size_t a = dsort_sortent_index(&ents[i - 1]), b = dsort_sortent_index(&ents[i]);
+        int c = memcmp(recs + a * 40 + 2, recs + b * 40 + 2, 30);
+        assert_true(c > 0 || (c == 0 && memcmp(recs + a * 40, recs + b * 40, 40) > 0));
     }
     free(recs);
     free(ents);

@@ -1,0 +1,223 @@
+/* MPI test for exchange.h: dsort_exchange_counts and the chunked all-to-all.
+ *
+ * The byte count of every (source, destination) pair comes from a hash of the seed, so every
+ * rank knows the whole matrix; many pairs are zero, the self pair included at times. Every
+ * byte sent encodes (source, destination, offset), so a piece that lands in the wrong place,
+ * in the wrong order, or shifted by a chunk shows up. Each scenario runs with chunk sizes
+ * 1, 7, 1000 and the default, through dsort_exchange_run (pieces back to back in rank order)
+ * and through dsort_exchange_runv with explicit displacements (pieces in reverse rank order
+ * with gaps between them, which must stay untouched). A guard zone after the receive buffer
+ * catches overruns.
+ * Seeded: rank 0 prints the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success,
+ * 1 on any failure (every rank agrees). */
+#include <inttypes.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exchange.h"
+
+#define GUARD 64
+
+static int rank, nranks;
+static uint64_t seed;
+static int failures;
+
+static uint64_t mix(uint64_t x)
+{
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+/* The byte at offset off of the piece from s to d. */
+static unsigned char pattern(int s, int d, uint64_t off)
+{
+    return (unsigned char)(off * 131 + (off >> 8) * 7 + (off >> 16) * 3 + (uint64_t)s * 29 +
+                           (uint64_t)d * 71 + 1);
+}
+
+enum scenario {
+    SC_RANDOM,    /* 0..300 bytes, a third of the pairs empty */
+    SC_ZERO,      /* nothing at all */
+    SC_SELF_ONLY, /* only the self pieces */
+    SC_ONE_PAIR,  /* one big piece from the last rank to rank 0, the rest empty */
+    SC_UNEVEN,    /* up to 3000 bytes, very different sizes */
+    SC_BIG,       /* about 200 KB per pair */
+    SC_COUNT
+};
+
+static const char *const sc_name[] = {"random", "zero", "self-only", "one-pair", "uneven", "big"};
+
+static uint64_t count_of(enum scenario sc, int rep, int s, int d)
+{
+    uint64_t h =
+        mix(seed ^ mix((uint64_t)sc * 100 + (uint64_t)rep) ^ mix((uint64_t)s << 20 | (uint64_t)d));
+    switch (sc) {
+    case SC_ZERO:
+        return 0;
+    case SC_SELF_ONLY:
+        return s == d ? 1 + h % 500 : 0;
+    case SC_ONE_PAIR:
+        return s == nranks - 1 && d == 0 ? 1500 + h % 1000 : 0;
+    case SC_UNEVEN:
+        return h % 4 == 0 ? 0 : (h >> 8) % 3001;
+    case SC_BIG:
+        return 150000 + (h >> 8) % 100000;
+    default:
+        return h % 3 == 0 ? 0 : (h >> 8) % 301;
+    }
+}
+
+static void run_case(enum scenario sc, int rep, size_t chunk, int displs)
+{
+    const int p = nranks;
+    int bad = 0;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr,                                                                        \
+                    "FAIL rank %d/%d seed %" PRIu64 " scenario %s rep %d chunk %zu%s: ", rank,     \
+                    nranks, seed, sc_name[sc], rep, chunk, displs ? " (runv)" : "");               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            bad = 1;                                                                               \
+        }                                                                                          \
+    } while (0)
+    uint64_t *sc_send = malloc((size_t)p * sizeof *sc_send);
+    uint64_t *sc_recv = malloc((size_t)p * sizeof *sc_recv);
+    if (!sc_send || !sc_recv)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    uint64_t need_other = 0, need_all = 0;
+    for (int d = 0; d < p; d++)
+        sc_send[d] = count_of(sc, rep, rank, d);
+    for (int s = 0; s < p; s++)
+        for (int d = 0; d < p; d++) {
+            uint64_t c = count_of(sc, rep, s, d), r = (c + chunk - 1) / chunk;
+            if (s != d && r > need_other)
+                need_other = r;
+            if (r > need_all)
+                need_all = r;
+        }
+    memset(sc_recv, 0xff, (size_t)p * sizeof *sc_recv);
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    enum dsort_status st = dsort_exchange_counts(MPI_COMM_WORLD, sc_send, sc_recv, &err);
+    CHECK(st == DSORT_OK, "dsort_exchange_counts: %s", err.msg);
+    for (int s = 0; s < p; s++)
+        CHECK(sc_recv[s] == count_of(sc, rep, s, rank),
+              "recvcounts[%d] = %" PRIu64 ", expected %" PRIu64, s, sc_recv[s],
+              count_of(sc, rep, s, rank));
+
+    /* Displacements: back to back in rank order, or (runv) in reverse rank order with a gap
+     * of 0..4 bytes before every piece. */
+    uint64_t *sdisp = malloc((size_t)p * sizeof *sdisp), *rdisp = malloc((size_t)p * sizeof *rdisp);
+    if (!sdisp || !rdisp)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    uint64_t slen = 0, rlen = 0;
+    for (int i = 0; i < p; i++) {
+        int j = displs ? p - 1 - i : i;
+        uint64_t gap = displs ? (uint64_t)((j * 7 + rank) % 5) : 0;
+        sdisp[j] = slen + gap;
+        slen += gap + sc_send[j];
+        rdisp[j] = rlen + gap;
+        rlen += gap + sc_recv[j];
+    }
+    unsigned char *sendbuf = malloc(slen + 1), *recvbuf = malloc(rlen + GUARD);
+    unsigned char *expect = malloc(rlen + GUARD);
+    if (!sendbuf || !recvbuf || !expect)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    memset(sendbuf, 0x5C, slen + 1);
+    for (int d = 0; d < p; d++)
+        for (uint64_t o = 0; o < sc_send[d]; o++)
+            sendbuf[sdisp[d] + o] = pattern(rank, d, o);
+    memset(recvbuf, 0xA5, rlen + GUARD);
+    memset(expect, 0xA5, rlen + GUARD);
+    for (int s = 0; s < p; s++) {
+        uint64_t c = count_of(sc, rep, s, rank);
+        for (uint64_t o = 0; o < c; o++)
+            expect[rdisp[s] + o] = pattern(s, rank, o);
+    }
+    int rounds = -1;
+    dsort_error_clear(&err);
+    if (displs)
+        st = dsort_exchange_runv(MPI_COMM_WORLD, sendbuf, sc_send, sdisp, recvbuf, sc_recv, rdisp,
+                                 chunk, &rounds, &err);
+    else
+        st = dsort_exchange_run(MPI_COMM_WORLD, sendbuf, sc_send, recvbuf, sc_recv, chunk, &rounds,
+                                &err);
+    CHECK(st == DSORT_OK, "dsort_exchange_run%s: %s", displs ? "v" : "", err.msg);
+    /* Pieces where they belong, every byte right, gaps and guard untouched. */
+    for (uint64_t at = 0; at < rlen + GUARD && !bad; at++)
+        if (recvbuf[at] != expect[at]) {
+            int s = -1;
+            for (int i = 0; i < p; i++)
+                if (at >= rdisp[i] && at < rdisp[i] + sc_recv[i])
+                    s = i;
+            if (s >= 0)
+                CHECK(0, "receive buffer byte %" PRIu64 " is %u, expected %u (piece from rank %d)",
+                      at, recvbuf[at], expect[at], s);
+            else
+                CHECK(0, "receive buffer byte %" PRIu64 " is %u, expected %u (outside the pieces)",
+                      at, recvbuf[at], expect[at]);
+        }
+    /* The send buffer is left alone. */
+    for (int d = 0; d < p && !bad; d++)
+        for (uint64_t o = 0; o < sc_send[d]; o++)
+            if (sendbuf[sdisp[d] + o] != pattern(rank, d, o)) {
+                CHECK(0, "send buffer changed at %" PRIu64, sdisp[d] + o);
+                break;
+            }
+    /* Rounds: enough for the largest piece between two ranks, no more than the largest
+     * piece of all needs. */
+    CHECK(rounds >= (int)need_other && rounds <= (int)need_all,
+          "%d rounds, expected between %" PRIu64 " and %" PRIu64, rounds, need_other, need_all);
+#undef CHECK
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any)
+        failures++;
+    free(sendbuf);
+    free(recvbuf);
+    free(expect);
+    free(sdisp);
+    free(rdisp);
+    free(sc_send);
+    free(sc_recv);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (rank == 0) {
+        const char *env = getenv("DSORT_TEST_SEED");
+        seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+        printf("test_exchange: %d ranks, random seed %" PRIu64 " (set DSORT_TEST_SEED to replay)\n",
+               nranks, seed);
+        fflush(stdout);
+    }
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+
+    static const size_t chunks[] = {1, 7, 1000, DSORT_EXCHANGE_CHUNK};
+    int cases = 0;
+    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
+        for (int sc = 0; sc < SC_COUNT; sc++) {
+            /* one byte per round for 200 KB pieces would take too long */
+            if (sc == SC_BIG && chunks[c] < 1000)
+                continue;
+            int reps = sc == SC_ZERO ? 2 : 4;
+            for (int rep = 0; rep < reps; rep++, cases++)
+                run_case((enum scenario)sc, rep, chunks[c], rep & 1);
+        }
+    if (rank == 0) {
+        printf("test_exchange: %d cases, %d failed\n", cases, failures);
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,455 @@
+/* Unit tests for io.h: the input set (checks, messages, reading across files), the
+ * pread/pwrite loops, directory fsync, dsort_io_split and dsort_inputs_contains.
+ * Files live in a fresh directory under $TMPDIR (or /tmp) that the test removes. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "io.h"
+
+static char tmpdir[PATH_MAX];
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/dsort-test-io-XXXXXX", base && *base ? base : "/tmp");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+    (void)state;
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_of(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", tmpdir, name);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, len), (ssize_t)len);
+    assert_int_equal(close(fd), 0);
+}
+
+static void parse(const char *spec, struct dsort_format *fmt)
+{
+    struct dsort_error err;
+    assert_int_equal(dsort_format_parse(spec, fmt, &err), DSORT_OK);
+}
+
+static void assert_empty(const struct dsort_inputs *in)
+{
+    assert_int_equal(in->count, 0);
+    assert_null(in->files);
+    assert_int_equal(in->total_records, 0);
+}
+
+/* ---- dsort_inputs_open ---- */
+
+static void test_open_good(void **state)
+{
+    (void)state;
+    struct dsort_format fmt;
+    dsort_format_gensort(&fmt);
+    char a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
+    path_of(a, sizeof a, "good-a");
+    path_of(b, sizeof b, "good-b");
+    path_of(c, sizeof c, "good-c");
+    unsigned char buf[500];
+    memset(buf, 'x', sizeof buf);
+    write_file(a, buf, 300);
+    write_file(b, buf, 0);
+    write_file(c, buf, 500);
+    char *paths[] = {a, b, c};
+    struct dsort_inputs in;
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    assert_int_equal(dsort_inputs_open(&in, paths, 3, &fmt, &err), DSORT_OK);
+    assert_int_equal(in.count, 3);
+    assert_int_equal(in.rec_size, 100);
+    assert_int_equal(in.total_records, 8);
+    assert_string_equal(in.files[0].path, a);
+    assert_string_equal(in.files[1].path, b);
+    assert_string_equal(in.files[2].path, c);
+    assert_int_equal(in.files[0].size, 300);
+    assert_int_equal(in.files[0].records, 3);
+    assert_int_equal(in.files[0].first, 0);
+    assert_int_equal(in.files[1].records, 0);
+    assert_int_equal(in.files[1].first, 3);
+    assert_int_equal(in.files[2].records, 5);
+    assert_int_equal(in.files[2].first, 3);
+    dsort_inputs_destroy(&in);
+    assert_empty(&in);
+    dsort_inputs_destroy(NULL);
+
+    /* no inputs at all */
+    assert_int_equal(dsort_inputs_open(&in, NULL, 0, &fmt, &err), DSORT_OK);
+    assert_empty(&in);
+    assert_int_equal(in.rec_size, 100);
+    dsort_inputs_destroy(&in);
+}
+
+/* Open fails: status, the exact message, and an empty input set. */
+static void expect_open_error(char **paths, size_t n, const struct dsort_format *fmt,
+                              enum dsort_status want, const char *msg)
+{
+    struct dsort_inputs in;
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    memset(&in, 0x5a, sizeof in);
+    enum dsort_status st = dsort_inputs_open(&in, paths, n, fmt, &err);
+    if (st != want || strcmp(err.msg, msg))
+        print_error("status %d message '%s'\n   expected %d '%s'\n", (int)st, err.msg, (int)want,
+                    msg);
+    assert_int_equal(st, want);
+    assert_string_equal(err.msg, msg);
+    assert_empty(&in);
+    dsort_inputs_destroy(&in);
+}
+
+static void test_open_errors(void **state)
+{
+    (void)state;
+    struct dsort_format fmt;
+    dsort_format_gensort(&fmt);
+    char good[PATH_MAX], odd[PATH_MAX], missing[PATH_MAX], dir[PATH_MAX], msg[3 * PATH_MAX];
+    path_of(good, sizeof good, "err-good");
+    path_of(odd, sizeof odd, "err-odd");
+    path_of(missing, sizeof missing, "err-missing");
+    path_of(dir, sizeof dir, "err-dir");
+    unsigned char *buf = calloc(1, 12345);
+    assert_non_null(buf);
+    write_file(good, buf, 1000);
+    write_file(odd, buf, 12345);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    free(buf);
+
+    char *p1[] = {odd};
+    snprintf(msg, sizeof msg, "'%s': 12345 bytes is not a whole number of 100-byte records", odd);
+    expect_open_error(p1, 1, &fmt, DSORT_EFORMAT, msg);
+
+    /* the bad file after a good one: the set is still left empty */
+    char *p2[] = {good, good, odd};
+    expect_open_error(p2, 3, &fmt, DSORT_EFORMAT, msg);
+
+    /* another record size */
+    struct dsort_format f7;
+    parse("fixed:7:0:3", &f7);
+    char *p3[] = {good};
+    snprintf(msg, sizeof msg, "'%s': 1000 bytes is not a whole number of 7-byte records", good);
+    expect_open_error(p3, 1, &f7, DSORT_EFORMAT, msg);
+
+    char *p4[] = {good, missing};
+    snprintf(msg, sizeof msg, "cannot open '%s': %s", missing, strerror(ENOENT));
+    expect_open_error(p4, 2, &fmt, DSORT_EIO, msg);
+
+    char *p5[] = {dir};
+    snprintf(msg, sizeof msg, "'%s' is a directory, not an input file", dir);
+    expect_open_error(p5, 1, &fmt, DSORT_EINVAL, msg);
+
+    char devnull[] = "/dev/null";
+    char *p6[] = {devnull};
+    expect_open_error(p6, 1, &fmt, DSORT_EINVAL, "'/dev/null' is not a regular file");
+
+    /* an unreadable file (root reads everything, so only as another user) */
+    if (geteuid() != 0) {
+        char locked[PATH_MAX];
+        path_of(locked, sizeof locked, "err-locked");
+        write_file(locked, "", 0);
+        assert_int_equal(chmod(locked, 0), 0);
+        char *p7[] = {locked};
+        snprintf(msg, sizeof msg, "cannot open '%s': %s", locked, strerror(EACCES));
+        expect_open_error(p7, 1, &fmt, DSORT_EIO, msg);
+    }
+}
+
+/* A named pipe is not a regular file: the check must say so at once, not block in open(2)
+ * waiting for a writer. Run in a child so that a hang fails the test instead of stalling it. */
+static void test_open_fifo(void **state)
+{
+    (void)state;
+    char fifo[PATH_MAX];
+    path_of(fifo, sizeof fifo, "err-fifo");
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct dsort_format fmt;
+        dsort_format_gensort(&fmt);
+        char *p[] = {fifo};
+        struct dsort_inputs in;
+        struct dsort_error err;
+        enum dsort_status st = dsort_inputs_open(&in, p, 1, &fmt, &err);
+        _exit(st == DSORT_EINVAL && strstr(err.msg, "not a regular file") ? 0 : 1);
+    }
+    int status = 0, waited = 0;
+    for (; waited < 300; waited++) { /* up to 3 s */
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        assert_true(r >= 0);
+        if (r == pid)
+            break;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (waited == 300) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        print_error("dsort_inputs_open blocks on a FIFO ('%s') instead of rejecting it\n", fifo);
+        fail();
+    }
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* ---- dsort_inputs_read ---- */
+
+static void test_read_ranges(void **state)
+{
+    (void)state;
+    struct dsort_format fmt;
+    parse("fixed:8:0:8", &fmt);
+    /* Records per file, empty files first, last and in between. */
+    static const size_t counts[] = {0, 3, 0, 0, 5, 1, 0, 7, 0};
+    enum { NF = sizeof counts / sizeof counts[0] };
+    char names[NF][PATH_MAX];
+    char *paths[NF];
+    uint64_t total = 0;
+    for (size_t f = 0; f < NF; f++) {
+        char name[32];
+        snprintf(name, sizeof name, "range-%zu", f);
+        path_of(names[f], sizeof names[f], name);
+        paths[f] = names[f];
+        uint64_t recs[16];
+        for (size_t i = 0; i < counts[f]; i++)
+            recs[i] = total + i + UINT64_C(0x1000);
+        write_file(names[f], recs, counts[f] * 8);
+        total += counts[f];
+    }
+    struct dsort_inputs in;
+    struct dsort_error err;
+    assert_int_equal(dsort_inputs_open(&in, paths, NF, &fmt, &err), DSORT_OK);
+    assert_int_equal(in.total_records, total);
+    uint64_t buf[32];
+    for (uint64_t first = 0; first <= total; first++)
+        for (uint64_t count = 0; first + count <= total; count++) {
+            memset(buf, 0xab, sizeof buf);
+            dsort_error_clear(&err);
+            enum dsort_status st = dsort_inputs_read(&in, first, count, (unsigned char *)buf, &err);
+            if (st)
+                print_error("read [%" PRIu64 ", +%" PRIu64 "): %s\n", first, count, err.msg);
+            assert_int_equal(st, DSORT_OK);
+            for (uint64_t i = 0; i < count; i++)
+                assert_int_equal(buf[i], first + i + 0x1000);
+            /* nothing written past the range */
+            assert_int_equal(buf[count], UINT64_C(0xabababababababab));
+        }
+    /* read-ahead advice is best effort: any range, past the end included, changes nothing */
+    for (uint64_t first = 0; first <= total + 2; first++)
+        for (uint64_t count = 0; count <= total + 2; count++)
+            dsort_inputs_advise(&in, first, count);
+    dsort_inputs_advise(&in, UINT64_MAX - 1, 5);
+    assert_int_equal(dsort_inputs_read(&in, 0, total, (unsigned char *)buf, &err), DSORT_OK);
+    for (uint64_t i = 0; i < total; i++)
+        assert_int_equal(buf[i], i + 0x1000);
+    /* past the end */
+    dsort_error_clear(&err);
+    assert_int_not_equal(dsort_inputs_read(&in, total - 2, 3, (unsigned char *)buf, &err),
+                         DSORT_OK);
+    assert_int_not_equal(dsort_inputs_read(&in, total + 1, 1, (unsigned char *)buf, &err),
+                         DSORT_OK);
+    dsort_inputs_destroy(&in);
+
+    /* a file that shrinks after the check: the read reports the end of file, naming it */
+    assert_int_equal(dsort_inputs_open(&in, paths, NF, &fmt, &err), DSORT_OK);
+    assert_int_equal(truncate(names[7], 8), 0);
+    dsort_error_clear(&err);
+    assert_int_equal(dsort_inputs_read(&in, 0, total, (unsigned char *)buf, &err), DSORT_EFORMAT);
+    assert_non_null(strstr(err.msg, names[7]));
+    assert_non_null(strstr(err.msg, "unexpected end of file"));
+    dsort_inputs_destroy(&in);
+}
+
+/* ---- pread/pwrite loops and fsync ---- */
+
+static void test_pread_pwrite(void **state)
+{
+    (void)state;
+    char p[PATH_MAX];
+    path_of(p, sizeof p, "rw");
+    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    enum { LEN = 100000 };
+    unsigned char *w = malloc(LEN), *r = malloc(LEN);
+    assert_true(w && r);
+    for (size_t i = 0; i < LEN; i++)
+        w[i] = (unsigned char)(i * 31 + 7);
+    struct dsort_error err;
+    assert_int_equal(dsort_io_pwrite_full(fd, w, LEN, 0, p, &err), DSORT_OK);
+    /* writing at an offset past the end leaves a hole */
+    assert_int_equal(dsort_io_pwrite_full(fd, w, 10, LEN + 90, p, &err), DSORT_OK);
+    assert_int_equal(dsort_io_pread_full(fd, r, LEN, 0, p, &err), DSORT_OK);
+    assert_memory_equal(r, w, LEN);
+    assert_int_equal(dsort_io_pread_full(fd, r, 100, LEN, p, &err), DSORT_OK);
+    for (size_t i = 0; i < 90; i++)
+        assert_int_equal(r[i], 0);
+    assert_memory_equal(r + 90, w, 10);
+    assert_int_equal(dsort_io_pread_full(fd, r, 0, 5 * LEN, p, &err), DSORT_OK);
+
+    /* reading past the end */
+    dsort_error_clear(&err);
+    assert_int_equal(dsort_io_pread_full(fd, r, 11, LEN + 90, p, &err), DSORT_EFORMAT);
+    assert_non_null(strstr(err.msg, p));
+    assert_non_null(strstr(err.msg, "unexpected end of file"));
+    assert_int_equal(close(fd), 0);
+
+    /* a bad descriptor */
+    dsort_error_clear(&err);
+    assert_int_equal(dsort_io_pread_full(fd, r, 10, 0, p, &err), DSORT_EIO);
+    assert_int_equal(err.errnum, EBADF);
+    assert_non_null(strstr(err.msg, p));
+    dsort_error_clear(&err);
+    assert_int_equal(dsort_io_pwrite_full(fd, w, 10, 0, p, &err), DSORT_EIO);
+    assert_int_equal(err.errnum, EBADF);
+    /* a descriptor open for reading only */
+    fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(dsort_io_pwrite_full(fd, w, 10, 0, p, &err), DSORT_EIO);
+    assert_non_null(strstr(err.msg, "cannot write"));
+    close(fd);
+    free(w);
+    free(r);
+}
+
+static void test_fsync_dir(void **state)
+{
+    (void)state;
+    struct dsort_error err;
+    char p[PATH_MAX], missing[PATH_MAX];
+    path_of(p, sizeof p, "some-file");
+    path_of(missing, sizeof missing, "no-such-dir/x");
+    assert_int_equal(dsort_io_fsync_dir(tmpdir, &err), DSORT_OK);
+    assert_int_equal(dsort_io_fsync_parent(p, &err), DSORT_OK); /* the file need not exist */
+    dsort_error_clear(&err);
+    assert_int_equal(dsort_io_fsync_parent(missing, &err), DSORT_EIO);
+    assert_int_equal(err.errnum, ENOENT);
+    /* a bare name: its directory is "." */
+    assert_int_equal(dsort_io_fsync_parent("bare-name", &err), DSORT_OK);
+}
+
+/* ---- dsort_io_split ---- */
+
+static void check_split(uint64_t total, int parts)
+{
+    uint64_t next = 0, minc = UINT64_MAX, maxc = 0;
+    for (int part = 0; part < parts; part++) {
+        uint64_t first = 12345, count = 12345;
+        dsort_io_split(total, part, parts, &first, &count);
+        if (first != next)
+            print_error("split(%" PRIu64 ", %d, %d): first %" PRIu64 ", expected %" PRIu64 "\n",
+                        total, part, parts, first, next);
+        assert_int_equal(first, next);
+        next = first + count;
+        minc = count < minc ? count : minc;
+        maxc = count > maxc ? count : maxc;
+    }
+    assert_int_equal(next, total);
+    assert_true(maxc - minc <= 1);
+}
+
+static void test_split(void **state)
+{
+    (void)state;
+    for (uint64_t total = 0; total <= 300; total++)
+        for (int parts = 1; parts <= 40; parts++)
+            check_split(total, parts);
+    static const uint64_t big[] = {
+        UINT64_C(1) << 32, (UINT64_C(1) << 40) + 3, UINT64_C(10000000000000),
+        UINT64_MAX / 2,    UINT64_MAX - 1,          UINT64_MAX,
+    };
+    static const int many[] = {1, 2, 3, 7, 1000, 65537, 1 << 20};
+    for (size_t t = 0; t < sizeof big / sizeof big[0]; t++)
+        for (size_t p = 0; p < sizeof many / sizeof many[0]; p++)
+            check_split(big[t], many[p]);
+    /* total < parts: parts of one and of zero */
+    check_split(3, 1 << 20);
+    uint64_t first, count;
+    dsort_io_split(1, 0, 2, &first, &count);
+    assert_true(first + count <= 1);
+    /* a large part count near INT_MAX */
+    dsort_io_split(UINT64_MAX, INT_MAX - 1, INT_MAX, &first, &count);
+    assert_int_equal(first + count, UINT64_MAX);
+    dsort_io_split(5, INT_MAX - 1, INT_MAX, &first, &count);
+    assert_int_equal(first + count, 5);
+}
+
+/* ---- dsort_inputs_contains ---- */
+
+static void test_contains(void **state)
+{
+    (void)state;
+    struct dsort_format fmt;
+    dsort_format_gensort(&fmt);
+    char a[PATH_MAX], b[PATH_MAX], other[PATH_MAX], hard[PATH_MAX], sym[PATH_MAX],
+        missing[PATH_MAX], dotted[PATH_MAX + 8];
+    path_of(a, sizeof a, "in-a");
+    path_of(b, sizeof b, "in-b");
+    path_of(other, sizeof other, "not-an-input");
+    path_of(hard, sizeof hard, "in-a-hardlink");
+    path_of(sym, sizeof sym, "in-b-symlink");
+    path_of(missing, sizeof missing, "missing");
+    snprintf(dotted, sizeof dotted, "%s/./in-a", tmpdir);
+    write_file(a, "", 0);
+    write_file(b, "", 0);
+    write_file(other, "", 0);
+    assert_int_equal(link(a, hard), 0);
+    assert_int_equal(symlink(b, sym), 0);
+    char *paths[] = {a, b};
+    struct dsort_inputs in;
+    struct dsort_error err;
+    assert_int_equal(dsort_inputs_open(&in, paths, 2, &fmt, &err), DSORT_OK);
+    assert_true(dsort_inputs_contains(&in, a));
+    assert_true(dsort_inputs_contains(&in, b));
+    assert_true(dsort_inputs_contains(&in, hard));
+    assert_true(dsort_inputs_contains(&in, sym));
+    assert_true(dsort_inputs_contains(&in, dotted));
+    assert_false(dsort_inputs_contains(&in, other));
+    assert_false(dsort_inputs_contains(&in, missing));
+    assert_false(dsort_inputs_contains(&in, tmpdir));
+    dsort_inputs_destroy(&in);
+    /* an empty set contains nothing */
+    assert_false(dsort_inputs_contains(&in, a));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_open_good),    cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_open_fifo),    cmocka_unit_test(test_read_ranges),
+        cmocka_unit_test(test_pread_pwrite), cmocka_unit_test(test_fsync_dir),
+        cmocka_unit_test(test_split),        cmocka_unit_test(test_contains),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
