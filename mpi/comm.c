@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,7 +21,33 @@ void dsort_comm_init(struct dsort_comm *c, MPI_Comm comm, const char *prog)
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &c->node_rank);
     MPI_Comm_size(node, &c->node_size);
-    MPI_Comm_free(&node);
+    c->node = node;
+    /* Nodes are numbered in the order of their lowest rank. */
+    int low = c->rank, mylow = 0;
+    MPI_Allreduce(&low, &mylow, 1, MPI_INT, MPI_MIN, node);
+    int *lows = malloc((size_t)c->size * sizeof *lows);
+    c->node_index = 0;
+    c->node_count = 0;
+    if (lows) {
+        MPI_Allgather(&mylow, 1, MPI_INT, lows, 1, MPI_INT, comm);
+        for (int r = 0; r < c->size; r++)
+            if (lows[r] == r) { /* r is a node's lowest rank */
+                if (r < mylow)
+                    c->node_index++;
+                c->node_count++;
+            }
+        free(lows);
+    }
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "%s: rank %d/%d (%s): ", prog, c->rank, c->size, c->host);
+    dsort_cleanup_set_prefix(prefix);
+}
+
+void dsort_comm_destroy(struct dsort_comm *c)
+{
+    if (c->node != MPI_COMM_NULL)
+        MPI_Comm_free(&c->node);
+    c->node = MPI_COMM_NULL;
 }
 
 int dsort_comm_all_ok(const struct dsort_comm *c, int ok)

@@ -19,13 +19,19 @@
 struct dsort_comm {
     MPI_Comm comm;
     int rank, size;
-    int node_rank, node_size; /* position among the ranks of this node */
+    int node_rank, node_size;   /* position among the ranks of this node */
+    int node_index, node_count; /* this node among the job's nodes (by lowest rank) */
+    MPI_Comm node;              /* the ranks of this node (owned) */
     char host[64];
     const char *prog; /* program name for messages */
 };
 
-/* Collective: fill c for comm (which stays owned by the caller). */
+/* Collective: fill c for comm (which stays owned by the caller). Also tells the signal
+ * handler how to name this rank. */
 void dsort_comm_init(struct dsort_comm *c, MPI_Comm comm, const char *prog);
+
+/* Collective: free what init made. */
+void dsort_comm_destroy(struct dsort_comm *c);
 
 /* Collective: returns 1 on every rank when every rank passes ok != 0, else 0. */
 int dsort_comm_all_ok(const struct dsort_comm *c, int ok);

@@ -1,6 +1,8 @@
 #include "cleanup.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +15,8 @@ struct slot {
 
 static struct slot slots[DSORT_CLEANUP_SLOTS];
 static volatile sig_atomic_t caught;
+static char prefix[256];
+static const char *volatile phase = "start-up";
 static const int handled[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 
 static void block(sigset_t *old)
@@ -38,10 +42,47 @@ void dsort_cleanup_run(void)
         }
 }
 
+static void put(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(2, s, n);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static const char *signame(int sig)
+{
+    switch (sig) {
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGINT:
+        return "SIGINT";
+    case SIGHUP:
+        return "SIGHUP";
+    case SIGUSR1:
+        return "SIGUSR1 (time limit warning)";
+    }
+    return "a signal";
+}
+
 static void on_signal(int sig)
 {
+    int saved = errno;
     caught = sig;
     dsort_cleanup_run();
+    if (prefix[0]) { /* only write(2): nothing else is async-signal-safe here */
+        put(prefix);
+        put("stopped by ");
+        put(signame(sig));
+        put(" in the ");
+        put(phase);
+        put(" phase; temp files removed, no output written\n");
+    }
+    errno = saved;
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -103,4 +144,17 @@ void dsort_cleanup_forget(const char *path)
 int dsort_cleanup_signal(void)
 {
     return caught;
+}
+
+void dsort_cleanup_set_prefix(const char *p)
+{
+    sigset_t old;
+    block(&old);
+    snprintf(prefix, sizeof prefix, "%s", p ? p : "");
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void dsort_cleanup_set_phase(const char *p)
+{
+    phase = p;
 }

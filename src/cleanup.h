@@ -32,4 +32,11 @@ void dsort_cleanup_run(void);
 /* The signal that interrupted us, or 0. Set before the handler cleans up. */
 int dsort_cleanup_signal(void);
 
+/* What the handler prints before it re-raises: "<prefix>stopped by SIGTERM in the <phase>
+ * phase; temp files removed, no output written". Both strings are copied (prefix) or kept
+ * (phase: must be a string literal or otherwise live forever). Without a prefix the handler
+ * prints nothing. */
+void dsort_cleanup_set_prefix(const char *prefix);
+void dsort_cleanup_set_phase(const char *phase);
+
 #endif

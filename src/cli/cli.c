@@ -8,16 +8,21 @@
 
 #include "cleanup.h"
 
+static struct dsort_comm *started; /* for dsort_cli_finish */
+
 void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *prog)
 {
     MPI_Init(argc, argv);
     dsort_cleanup_install();
     dsort_comm_init(c, MPI_COMM_WORLD, prog);
+    started = c;
 }
 
 int dsort_cli_finish(int code)
 {
     dsort_cleanup_run();
+    if (started)
+        dsort_comm_destroy(started);
     MPI_Finalize();
     return code;
 }

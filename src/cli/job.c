@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "clock.h"
 #include "keysort.h"
 
@@ -30,8 +31,9 @@ static void proc_io(uint64_t *rchar, uint64_t *wchar)
     fclose(f);
 }
 
-void dsort_job_phase_begin(struct dsort_phase_clock *pc)
+void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph)
 {
+    dsort_cleanup_set_phase(dsort_phase_names[ph]);
     pc->t = dsort_clock_now();
     proc_io(&pc->r, &pc->w);
 }

@@ -60,12 +60,13 @@ struct dsort_job_stats {
     char host[64];
 };
 
-/* Phase timing: begin snapshots the clock and the I/O counters, end adds the deltas. */
+/* Phase timing: begin snapshots the clock and the I/O counters (and names the phase for the
+ * signal handler's message), end adds the deltas. */
 struct dsort_phase_clock {
     double t;
     uint64_t r, w;
 };
-void dsort_job_phase_begin(struct dsort_phase_clock *pc);
+void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph);
 void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
                          const struct dsort_phase_clock *pc);
 

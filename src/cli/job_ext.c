@@ -184,7 +184,7 @@ static enum dsort_status add_run(struct ext *x, const char *path, uint64_t recor
 static enum dsort_status spill(struct ext *x, struct dsort_cursor *cur, size_t k)
 {
     struct dsort_phase_clock pc;
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_SPILL);
     char path[4096];
     dsort_tempdirs_run_path(&x->td, path, sizeof path);
     struct dsort_runwriter w;
@@ -246,7 +246,7 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
     if ((st = dsort_comm_agree(c, st, &x->err)))
         goto out;
 
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_SPLIT);
     cuts[0] = 0;
     cuts[p] = m;
     for (int j = 1; j < p; j++)
@@ -254,7 +254,7 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
     dsort_job_phase_end(x->stats, PH_SPLIT, &pc);
 
     /* In-flight records: the record, plus its global position when tagged. */
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_SORT);
     if (!x->tagged) {
         dsort_keysort_gather(&x->o->fmt, x->a, x->ents, m, x->b);
     } else {
@@ -266,7 +266,7 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
     }
     dsort_job_phase_end(x->stats, PH_SORT, &pc);
 
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_EXCHANGE);
     for (int j = 0; j < p; j++)
         want[j] = cuts[j + 1] - cuts[j];
     /* left[s]: records source s still has for us. */
@@ -319,7 +319,7 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
         }
         if ((st = dsort_comm_agree(c, st, &x->err)))
             break;
-        dsort_job_phase_begin(&pc);
+        dsort_job_phase_begin(&pc, PH_EXCHANGE);
     }
 out:
     free(cuts);
@@ -346,7 +346,7 @@ static enum dsort_status form_runs(struct ext *x)
     for (uint64_t r = 0; r < rounds && !st; r++) {
         uint64_t at = r * x->chunk < x->n ? r * x->chunk : x->n;
         uint64_t m = x->n - at < x->chunk ? x->n - at : x->chunk;
-        dsort_job_phase_begin(&pc);
+        dsort_job_phase_begin(&pc, PH_READ);
         st = dsort_inputs_read(x->in, x->first + at, m, x->a, &x->err);
         if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
             dsort_inputs_advise(x->in, x->first + at + m,
@@ -357,7 +357,7 @@ static enum dsort_status form_runs(struct ext *x)
         dsort_job_phase_end(x->stats, PH_READ, &pc);
         if ((st = dsort_comm_agree(c, st, &x->err)))
             break;
-        dsort_job_phase_begin(&pc);
+        dsort_job_phase_begin(&pc, PH_SORT);
         dsort_keysort_sort(&x->o->fmt, &x->o->ord, x->a, m, x->ents,
                            x->scratch ? x->scratch : (struct dsort_sortent *)(void *)x->b);
         dsort_job_phase_end(x->stats, PH_SORT, &pc);
@@ -567,7 +567,7 @@ static enum dsort_status reduce_runs(struct ext *x, size_t f, struct dsort_runre
     enum dsort_status st = DSORT_OK;
     while (!st && x->nruns > f) {
         struct dsort_phase_clock pc;
-        dsort_job_phase_begin(&pc);
+        dsort_job_phase_begin(&pc, PH_MERGE);
         qsort(x->runs, x->nruns, sizeof *x->runs, by_records);
         size_t k = x->nruns - f + 1 < f ? x->nruns - f + 1 : f;
         char path[4096];
@@ -654,7 +654,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
     uint64_t drop = 0;
     if (x->o->ord.unique) {
         /* Deduplicate into one more temp run; then the share and the boundary are known. */
-        dsort_job_phase_begin(&pc);
+        dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
         dsort_tempdirs_run_path(&x->td, upath, sizeof upath);
         struct dsort_runwriter w;
         st = dsort_runwriter_open(&w, upath, x->rs, x->block, &x->err);
@@ -691,7 +691,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
     if ((st = dsort_output_set_share(c, out, *nout * x->rs, &x->err)))
         goto out;
 
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
     struct out_sink os;
     st = out_open(&os, out, x->rs, dsort_run_stride(x->rs, x->block),
                   x->o->output_dir || x->o->verify, &x->sum_out, &x->err);
@@ -816,7 +816,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         goto fail;
 
     struct dsort_phase_clock pc;
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_SAMPLE);
     st = choose_splitters(&x);
     dsort_job_phase_end(stats, PH_SAMPLE, &pc);
     if (st || (st = form_runs(&x)))
@@ -831,7 +831,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, x.n, &x.sum_out, nout, &x.err)))
         goto fail;
     struct dsort_part_info info = {nout, nout * x.rs, x.sum_out};
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_COMMIT);
     st = dsort_output_commit(c, &out, &info, &x.err);
     dsort_job_phase_end(stats, PH_COMMIT, &pc);
     release(&x);

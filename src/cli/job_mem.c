@@ -62,7 +62,7 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
 {
     const size_t rs = o->fmt.rec_size;
     struct dsort_phase_clock pc;
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_EXCHANGE);
     uint64_t *scount = calloc((size_t)c->size, sizeof *scount);
     uint64_t *rcount = calloc((size_t)c->size, sizeof *rcount);
     struct dsort_cursor *cur = calloc((size_t)c->size, sizeof *cur);
@@ -91,7 +91,7 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
     dsort_job_phase_end(stats, PH_EXCHANGE, &pc);
 
     /* Merge the pieces, in source-rank order so that the merge is stable. */
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_MERGE);
     struct dsort_sink sink;
     dsort_sink_memory(&sink, b, bytes);
     uint64_t off = 0;
@@ -146,7 +146,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes of buffers",
                        2 * bytes + n * sizeof *ents);
     struct dsort_sum128 sum_in = {0, 0};
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_READ);
     if (!st)
         st = dsort_inputs_read(in, first, n, a, &err);
     if (!st && o->verify)
@@ -156,7 +156,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     if ((st = dsort_comm_agree(c, st, &err)))
         goto fail;
 
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_SORT);
     /* B is free until the gather: it is the radix sort's scratch, unless records are
      * shorter than entries. */
     struct dsort_sortent *tmp =
@@ -174,7 +174,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_job_phase_end(stats, PH_SORT, &pc);
 
     /* Exact splitters over the sorted runs. */
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_SPLIT);
     struct dsort_cmp cmp;
     dsort_cmp_init(&cmp, &o->fmt, &o->ord);
     struct run_keys rk = {&cmp, b, rs, (uint32_t)c->rank};
@@ -196,7 +196,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     if (o->ord.unique && (st = dsort_output_set_share(c, &out, nout * rs, &err)))
         goto fail;
 
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_WRITE);
     struct dsort_part_info info = {nout, nout * rs, {0, 0}};
     if (o->output_dir || o->verify)
         dsort_checksum_records(&info.checksum, b, nout, rs);
@@ -208,7 +208,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     if (o->verify && (st = dsort_job_verify(c, o, &sum_in, n, &info.checksum, nout, &err)))
         goto fail;
 
-    dsort_job_phase_begin(&pc);
+    dsort_job_phase_begin(&pc, PH_COMMIT);
     st = dsort_output_commit(c, &out, &info, &err);
     dsort_job_phase_end(stats, PH_COMMIT, &pc);
     free(cuts);
