@@ -1,9 +1,11 @@
 #include "io.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,24 +122,107 @@ static enum dsort_status check_one(struct dsort_input *f, const char *path,
     return DSORT_OK;
 }
 
-enum dsort_status dsort_inputs_open(struct dsort_inputs *in, char *const *paths, size_t n,
-                                    const struct dsort_format *fmt, struct dsort_error *err)
+static enum dsort_status add_input(struct dsort_inputs *in, size_t *cap, const char *path,
+                                   size_t arg, const struct dsort_format *fmt,
+                                   struct dsort_error *err)
+{
+    if (in->count == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 8;
+        struct dsort_input *f = realloc(in->files, ncap * sizeof *f);
+        if (!f)
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        in->files = f;
+        *cap = ncap;
+    }
+    struct dsort_input *f = &in->files[in->count];
+    memset(f, 0, sizeof *f);
+    enum dsort_status st = check_one(f, path, fmt, err);
+    if (st)
+        return st;
+    f->arg = arg;
+    f->first = in->total_records;
+    in->total_records += f->records;
+    in->count++;
+    return DSORT_OK;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Add a directory's part-* files in name order. */
+static enum dsort_status add_dir(struct dsort_inputs *in, size_t *cap, const char *dir, size_t arg,
+                                 const struct dsort_format *fmt, struct dsort_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot open directory '%s'", dir);
+    char **names = NULL;
+    size_t k = 0, kcap = 0;
+    enum dsort_status st = DSORT_OK;
+    struct dirent *e;
+    while (!st && (e = readdir(d))) {
+        if (strncmp(e->d_name, "part-", 5))
+            continue;
+        if (k == kcap) {
+            size_t nc = kcap ? 2 * kcap : 16;
+            char **v = realloc(names, nc * sizeof *v);
+            if (!v) {
+                st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+                break;
+            }
+            names = v;
+            kcap = nc;
+        }
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        if (!(names[k] = malloc(len))) {
+            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+            break;
+        }
+        snprintf(names[k++], len, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (!st)
+        qsort(names, k, sizeof *names, cmp_name);
+    for (size_t i = 0; i < k; i++) {
+        if (!st)
+            st = add_input(in, cap, names[i], arg, fmt, err);
+        free(names[i]);
+    }
+    free(names);
+    return st;
+}
+
+enum dsort_status dsort_inputs_open_ex(struct dsort_inputs *in, char *const *paths, size_t n,
+                                       const struct dsort_format *fmt, int flags, int *found,
+                                       struct dsort_error *err)
 {
     memset(in, 0, sizeof *in);
     in->rec_size = fmt->rec_size;
-    if (n && !(in->files = calloc(n, sizeof *in->files)))
-        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        enum dsort_status st = check_one(&in->files[i], paths[i], fmt, err);
-        if (st) {
-            dsort_inputs_destroy(in);
-            return st;
-        }
-        in->count++;
-        in->files[i].first = in->total_records;
-        in->total_records += in->files[i].records;
+    size_t cap = 0;
+    enum dsort_status st = DSORT_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        struct stat sb;
+        int exists = stat(paths[i], &sb) == 0;
+        if (found)
+            found[i] = exists;
+        if (!exists && errno == ENOENT && (flags & DSORT_INPUTS_SKIP_MISSING))
+            continue;
+        if (exists && S_ISDIR(sb.st_mode) && (flags & DSORT_INPUTS_EXPAND_DIRS))
+            st = add_dir(in, &cap, paths[i], i, fmt, err);
+        else
+            st = add_input(in, &cap, paths[i], i, fmt, err);
     }
-    return DSORT_OK;
+    if (st)
+        dsort_inputs_destroy(in);
+    return st;
+}
+
+enum dsort_status dsort_inputs_open(struct dsort_inputs *in, char *const *paths, size_t n,
+                                    const struct dsort_format *fmt, struct dsort_error *err)
+{
+    return dsort_inputs_open_ex(in, paths, n, fmt, 0, NULL, err);
 }
 
 enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,

@@ -29,6 +29,7 @@ enum dsort_status dsort_io_fsync_dir(const char *dir, struct dsort_error *err);
 
 struct dsort_input {
     char *path;
+    size_t arg;       /* index of the path (in the list given to open) it came from */
     uint64_t size;    /* bytes */
     uint64_t first;   /* global index of the file's first record */
     uint64_t records; /* size / rec_size */
@@ -50,6 +51,15 @@ struct dsort_inputs {
 enum dsort_status dsort_inputs_open(struct dsort_inputs *in, char *const *paths, size_t n,
                                     const struct dsort_format *fmt, struct dsort_error *err);
 void dsort_inputs_destroy(struct dsort_inputs *in);
+
+/* Flags for dsort_inputs_open_ex. */
+#define DSORT_INPUTS_SKIP_MISSING 1 /* a path that does not exist here is left out */
+#define DSORT_INPUTS_EXPAND_DIRS 2  /* a directory stands for its part-* files, in name order */
+
+/* dsort_inputs_open with flags. found (n entries, may be NULL) tells which paths exist. */
+enum dsort_status dsort_inputs_open_ex(struct dsort_inputs *in, char *const *paths, size_t n,
+                                       const struct dsort_format *fmt, int flags, int *found,
+                                       struct dsort_error *err);
 
 /* Read records [first, first + count) of the concatenated inputs into buf. */
 enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,

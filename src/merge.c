@@ -59,6 +59,9 @@ static enum dsort_status sink_put(struct dsort_sink *s, const unsigned char *rec
         enum dsort_status st = s->flush(s, err);
         if (st)
             return st;
+        if (s->len + rs > s->cap)
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0, "a sink has no room for a %zu-byte record",
+                             rs);
     }
     memcpy(s->buf + s->len, rec, rs);
     s->len += rs;

@@ -21,6 +21,9 @@ void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *
 int dsort_cli_finish(int code)
 {
     dsort_cleanup_run();
+    /* The error is reported; mpirun may now SIGTERM ranks still finishing: no more lines. */
+    if (code)
+        dsort_cleanup_set_prefix(NULL);
     if (started)
         dsort_comm_destroy(started);
     MPI_Finalize();

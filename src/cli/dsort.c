@@ -31,7 +31,9 @@ enum {
     OPT_VERIFY,
     OPT_NO_DIRECT,
     OPT_BLOCK,
-    OPT_OUT_OF_CORE
+    OPT_OUT_OF_CORE,
+    OPT_LOCAL_INPUTS,
+    OPT_LOCAL_OUTPUT
 };
 
 static const struct option long_opts[] = {{"output", required_argument, NULL, 'o'},
@@ -47,6 +49,8 @@ static const struct option long_opts[] = {{"output", required_argument, NULL, 'o
                                           {"temporary-directory", required_argument, NULL, 'T'},
                                           {"block-size", required_argument, NULL, OPT_BLOCK},
                                           {"out-of-core", no_argument, NULL, OPT_OUT_OF_CORE},
+                                          {"local-inputs", no_argument, NULL, OPT_LOCAL_INPUTS},
+                                          {"local-output", no_argument, NULL, OPT_LOCAL_OUTPUT},
                                           {"verbose", no_argument, NULL, 'v'},
                                           {"stats", required_argument, NULL, OPT_STATS},
                                           {"verify", no_argument, NULL, OPT_VERIFY},
@@ -83,6 +87,11 @@ static void usage(void)
            "      --exchange-chunk=SIZE  largest message of the exchange (default 256M)\n"
            "      --no-direct         write output through the page cache (default: O_DIRECT\n"
            "                          where the file system supports it)\n"
+           "Node-local data:\n"
+           "      --local-inputs      each node reads the INPUTs it has (same paths, other\n"
+           "                          data per node; a directory means its part-* files)\n"
+           "      --local-output      -O DIR is on node-local disks: each node writes the\n"
+           "                          parts of its ranks to its own DIR\n"
            "Reports:\n"
            "      --verify            checksum input and output and compare them\n"
            "  -v, --verbose           rank 0 prints a summary: phases, throughput, balance\n"
@@ -151,6 +160,12 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
         case OPT_OUT_OF_CORE:
             o->force_external = 1;
             break;
+        case OPT_LOCAL_INPUTS:
+            o->local_inputs = 1;
+            break;
+        case OPT_LOCAL_OUTPUT:
+            o->local_output = 1;
+            break;
         case 'v':
             o->verbose = 1;
             break;
@@ -196,6 +211,10 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
         return dsort_cli_usage_error(c, "-c does not take an output");
     if (!o->check && !o->output == !o->output_dir)
         return dsort_cli_usage_error(c, "give exactly one of -o FILE and -O DIR");
+    if (o->check && o->local_inputs)
+        return dsort_cli_usage_error(c, "-c does not take --local-inputs (use dsort-validate)");
+    if (o->local_output && !o->output_dir)
+        return dsort_cli_usage_error(c, "--local-output goes with -O DIR");
     return -1;
 }
 
@@ -361,9 +380,10 @@ static int run_sort(const struct dsort_comm *c, const struct dsort_job_options *
         return 2;
     stats.budget = b.bytes;
     snprintf(stats.budget_why, sizeof stats.budget_why, "%s", b.why);
-    uint64_t first, n;
-    dsort_io_split(in->total_records, c->rank, c->size, &first, &n);
-    stats.needed = dsort_job_mem_needed(&o->fmt, n);
+    struct dsort_share sh;
+    if (dsort_job_share(c, o, in, &sh, &err))
+        return 2;
+    stats.needed = dsort_job_mem_needed(&o->fmt, sh.n);
     /* Every rank takes the same path: out of core if any rank's share does not fit. */
     int fits = stats.needed <= stats.budget && !o->force_external;
     stats.external = !dsort_comm_all_ok(c, fits);
@@ -392,12 +412,34 @@ int main(int argc, char **argv)
     }
     struct dsort_error err = {0};
     struct dsort_inputs in;
-    enum dsort_status st = dsort_inputs_open(&in, o.inputs, o.ninputs, &o.fmt, &err);
+    int *found = calloc(o.ninputs + 1, sizeof *found),
+        *anywhere = calloc(o.ninputs + 1, sizeof *found);
+    enum dsort_status st =
+        !found || !anywhere
+            ? DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory")
+            : dsort_inputs_open_ex(
+                  &in, o.inputs, o.ninputs, &o.fmt,
+                  o.local_inputs ? DSORT_INPUTS_SKIP_MISSING | DSORT_INPUTS_EXPAND_DIRS : 0, found,
+                  &err);
+    if ((st = dsort_comm_agree(&c, st, &err))) {
+        free(found);
+        free(anywhere);
+        free(temps);
+        return dsort_cli_finish(2);
+    }
+    /* Node-local inputs: every path must exist on some node. */
+    MPI_Allreduce(found, anywhere, (int)o.ninputs, MPI_INT, MPI_LOR, c.comm);
+    for (size_t i = 0; i < o.ninputs && !st; i++)
+        if (!anywhere[i])
+            st = DSORT_ERR(&err, DSORT_EINVAL, 0, "input '%s' exists on no node", o.inputs[i]);
+    free(found);
+    free(anywhere);
     if (!st && o.output && dsort_inputs_contains(&in, o.output))
         st = DSORT_ERR(&err, DSORT_EINVAL, 0,
                        "output '%s' is also an input; write to another file and rename it",
                        o.output);
     if ((st = dsort_comm_agree(&c, st, &err))) {
+        dsort_inputs_destroy(&in);
         free(temps);
         return dsort_cli_finish(2);
     }

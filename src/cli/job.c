@@ -122,3 +122,32 @@ enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsor
     /* Every rank computed the same verdict; rank 0 speaks for it. */
     return dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err);
 }
+
+enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                  const struct dsort_inputs *in, struct dsort_share *sh,
+                                  struct dsort_error *err)
+{
+    if (!o->local_inputs) {
+        dsort_io_split(in->total_records, c->rank, c->size, &sh->first, &sh->n);
+        sh->g0 = sh->first;
+        return DSORT_OK;
+    }
+    dsort_io_split(in->total_records, c->node_rank, c->node_size, &sh->first, &sh->n);
+    /* The records of the nodes before ours come first: (node index, records) from every
+     * node's first rank. */
+    uint64_t mine[2] = {(uint64_t)c->node_index, c->node_rank == 0 ? in->total_records : 0};
+    uint64_t *all = malloc(2 * sizeof(uint64_t) * (size_t)c->size);
+    sh->g0 = sh->first;
+    enum dsort_status st = dsort_comm_agree(
+        c, all ? DSORT_OK : DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory"), err);
+    if (st) {
+        free(all);
+        return st;
+    }
+    MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, c->comm);
+    for (int r = 0; r < c->size; r++)
+        if (all[2 * r] < (uint64_t)c->node_index)
+            sh->g0 += all[2 * r + 1];
+    free(all);
+    return DSORT_OK;
+}

@@ -44,6 +44,8 @@ struct dsort_job_options {
     uint64_t chunk; /* exchange message limit */
     uint64_t block; /* I/O block bytes */
     int force_external;
+    int local_inputs; /* each node reads the paths it has (node-local disks) */
+    int local_output; /* -O DIR is node-local: each node has its own DIR */
     char **inputs;
     size_t ninputs;
 };
@@ -69,6 +71,18 @@ struct dsort_phase_clock {
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph);
 void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
                          const struct dsort_phase_clock *pc);
+
+/* This rank's share of the input: records [first, first + n) of the inputs it opened, which
+ * are records [g0, g0 + n) of the job's input order. Shared inputs: the job's records cut
+ * evenly over the ranks. Node-local inputs: each node's records cut over the node's ranks;
+ * the job's order is node order (by lowest rank), then path order, then offset. */
+struct dsort_share {
+    uint64_t first, n, g0;
+};
+/* Collective; agrees. */
+enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                  const struct dsort_inputs *in, struct dsort_share *sh,
+                                  struct dsort_error *err);
 
 /* Bytes of memory the in-memory pipeline needs for n records. */
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n);

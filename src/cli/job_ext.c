@@ -62,7 +62,8 @@ struct ext {
     struct dsort_cmp cmp; /* on in-flight records */
     size_t ks;            /* composite key bytes */
     unsigned char *splitters;
-    uint64_t first, n; /* this rank's share of the input */
+    uint64_t first, n; /* this rank's share of the inputs it opened */
+    uint64_t g0;       /* global position of its first record */
     uint64_t chunk;    /* records per chunk */
     size_t block;
     size_t abytes, ebytes;
@@ -125,7 +126,7 @@ static enum dsort_status choose_splitters(struct ext *x)
         uint64_t i = (k * x->n + x->n / 2) / s; /* evenly spaced, centred */
         st = dsort_inputs_read(x->in, x->first + i, 1, rec, &x->err);
         if (!st)
-            composite(x, rec, x->first + i, mine + k * x->ks);
+            composite(x, rec, x->g0 + i, mine + k * x->ks);
     }
     if ((st = dsort_comm_agree(c, st, &x->err)))
         goto out;
@@ -361,7 +362,7 @@ static enum dsort_status form_runs(struct ext *x)
         dsort_keysort_sort(&x->o->fmt, &x->o->ord, x->a, m, x->ents,
                            x->scratch ? x->scratch : (struct dsort_sortent *)(void *)x->b);
         dsort_job_phase_end(x->stats, PH_SORT, &pc);
-        st = exchange_round(x, m, x->first + at);
+        st = exchange_round(x, m, x->g0 + at);
     }
     return st;
 }
@@ -616,12 +617,16 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t skip
             /* Whole records only: the sink counts records per flush. */
             size_t room = (os->sink.cap - os->sink.len) / x->rs * x->rs;
             size_t n = len < room ? len : room;
+            if (n == 0) { /* not a whole record left in the buffer */
+                if ((st = out_flush(&os->sink, &x->err)))
+                    break;
+                continue;
+            }
             memcpy(os->sink.buf + os->sink.len, r.cur.cur, n);
             os->sink.len += n;
             r.cur.cur += n;
             len -= n;
-            if (os->sink.len == os->sink.cap && (st = out_flush(&os->sink, &x->err)))
-                break;
+
         }
         if (!st)
             st = r.cur.refill(&r.cur, &x->err);
@@ -693,7 +698,8 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
 
     dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
     struct out_sink os;
-    st = out_open(&os, out, x->rs, dsort_run_stride(x->rs, x->block),
+    /* One page more than a block: room for a whole block after a carried partial page. */
+    st = out_open(&os, out, x->rs, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
                   x->o->output_dir || x->o->verify, &x->sum_out, &x->err);
     if (!st) {
         if (x->o->ord.unique) {
@@ -796,7 +802,12 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         x.cmp.tie_reverse = 0;
     }
     x.ks = o->fmt.key_len + (x.tagged ? 0 : x.cmp.tie_len) + 8;
-    dsort_io_split(in->total_records, c->rank, c->size, &x.first, &x.n);
+    struct dsort_share sh;
+    if (dsort_job_share(c, o, in, &sh, &x.err))
+        return 2;
+    x.first = sh.first;
+    x.n = sh.n;
+    x.g0 = sh.g0;
     stats->records_in = x.n;
 
     struct dsort_output out;

@@ -19,13 +19,14 @@
 #include "splitters.h"
 
 /* The composite key of the i-th record of the sorted run: normalised key, normalised tie
- * bytes (the whole record, for the default order), source rank, position. Unique across the
+ * bytes (the whole record, for the default order), the global position of the rank's first
+ * record (which orders the ranks' shares as the input is ordered), and i. Unique across the
  * job, and memcmp order is the output order. */
 struct run_keys {
     const struct dsort_cmp *cmp;
     const unsigned char *run;
     size_t rec_size;
-    uint32_t rank;
+    uint64_t g0;
 };
 
 static void put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip)
@@ -46,10 +47,25 @@ static void run_key_at(const void *ctx, uint64_t i, unsigned char *out)
     out += c->key_len;
     put_bytes(out, rec + c->tie_off, c->tie_len, c->tie_reverse);
     out += c->tie_len;
-    for (int b = 0; b < 4; b++)
-        *out++ = (unsigned char)(k->rank >> (24 - 8 * b));
+    for (int b = 0; b < 8; b++)
+        *out++ = (unsigned char)(k->g0 >> (56 - 8 * b));
     for (int b = 0; b < 8; b++)
         *out++ = (unsigned char)(i >> (56 - 8 * b));
+}
+
+struct source {
+    uint64_t g0;
+    int rank;
+    const unsigned char *recs;
+    uint64_t n;
+};
+
+static int by_g0(const void *a, const void *b)
+{
+    const struct source *x = a, *y = b;
+    if (x->g0 != y->g0)
+        return x->g0 < y->g0 ? -1 : 1;
+    return x->rank - y->rank;
 }
 
 /* Exchange B (the sorted run, cut by cuts) into A, then merge the pieces back into B.
@@ -57,8 +73,8 @@ static void run_key_at(const void *ctx, uint64_t i, unsigned char *out)
 static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
                                             const struct dsort_job_options *o, unsigned char *a,
                                             unsigned char *b, size_t bytes, const uint64_t *cuts,
-                                            uint64_t *nout, struct dsort_job_stats *stats,
-                                            struct dsort_error *err)
+                                            uint64_t g0, uint64_t *nout,
+                                            struct dsort_job_stats *stats, struct dsort_error *err)
 {
     const size_t rs = o->fmt.rec_size;
     struct dsort_phase_clock pc;
@@ -66,8 +82,9 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
     uint64_t *scount = calloc((size_t)c->size, sizeof *scount);
     uint64_t *rcount = calloc((size_t)c->size, sizeof *rcount);
     struct dsort_cursor *cur = calloc((size_t)c->size, sizeof *cur);
+    struct source *src = calloc((size_t)c->size, sizeof *src);
     enum dsort_status st = DSORT_OK;
-    if (!scount || !rcount || !cur)
+    if (!scount || !rcount || !cur || !src)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     if ((st = dsort_comm_agree(c, st, err)))
         goto out;
@@ -90,15 +107,20 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
         goto out;
     dsort_job_phase_end(stats, PH_EXCHANGE, &pc);
 
-    /* Merge the pieces, in source-rank order so that the merge is stable. */
+    /* Merge the pieces in the input order of their sources, so that the merge is stable. */
     dsort_job_phase_begin(&pc, PH_MERGE);
-    struct dsort_sink sink;
-    dsort_sink_memory(&sink, b, bytes);
+    uint64_t *g0s = (uint64_t *)(void *)cur; /* borrowed until the cursors are made */
+    MPI_Allgather(&g0, 1, MPI_UINT64_T, g0s, 1, MPI_UINT64_T, c->comm);
     uint64_t off = 0;
     for (int r = 0; r < c->size; r++) {
-        dsort_cursor_memory(&cur[r], a + off, rcount[r] / rs, rs);
+        src[r] = (struct source){g0s[r], r, a + off, rcount[r] / rs};
         off += rcount[r];
     }
+    qsort(src, (size_t)c->size, sizeof *src, by_g0);
+    for (int r = 0; r < c->size; r++)
+        dsort_cursor_memory(&cur[r], src[r].recs, src[r].n, rs);
+    struct dsort_sink sink;
+    dsort_sink_memory(&sink, b, bytes);
     st = dsort_merge(&o->fmt, &o->ord, cur, (size_t)c->size, &sink, err);
     *nout = sink.records;
     if ((st = dsort_comm_agree(c, st, err)))
@@ -117,6 +139,7 @@ out:
     free(scount);
     free(rcount);
     free(cur);
+    free(src);
     return st;
 }
 
@@ -127,8 +150,10 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     enum dsort_status st = DSORT_OK;
     const size_t rs = o->fmt.rec_size;
     struct dsort_phase_clock pc;
-    uint64_t first, n;
-    dsort_io_split(in->total_records, c->rank, c->size, &first, &n);
+    struct dsort_share sh;
+    if (dsort_job_share(c, o, in, &sh, &err))
+        return 2;
+    const uint64_t first = sh.first, n = sh.n;
     stats->records_in = n;
 
     /* Claim the output name first: an unwritable output fails before any work is done. */
@@ -177,8 +202,8 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_job_phase_begin(&pc, PH_SPLIT);
     struct dsort_cmp cmp;
     dsort_cmp_init(&cmp, &o->fmt, &o->ord);
-    struct run_keys rk = {&cmp, b, rs, (uint32_t)c->rank};
-    struct dsort_splitter_keys sk = {n, cmp.key_len + cmp.tie_len + 12, run_key_at, &rk};
+    struct run_keys rk = {&cmp, b, rs, sh.g0};
+    struct dsort_splitter_keys sk = {n, cmp.key_len + cmp.tie_len + 16, run_key_at, &rk};
     st = dsort_splitters_cut(c->comm, &sk, cuts, &stats->splitter_rounds, &err);
     if ((st = dsort_comm_agree(c, st, &err)))
         goto fail;
@@ -186,7 +211,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 
     uint64_t nout = n;
     if (c->size > 1 || o->ord.unique) {
-        st = exchange_and_merge(c, o, a, b, bytes, cuts, &nout, stats, &err);
+        st = exchange_and_merge(c, o, a, b, bytes, cuts, sh.g0, &nout, stats, &err);
         if ((st = dsort_comm_agree(c, st, &err)))
             goto fail;
     } /* else one rank: B already holds the sorted output */
