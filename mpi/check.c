@@ -1,7 +1,9 @@
 #include "check.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mem.h"
 
@@ -53,5 +55,165 @@ out:
     dsort_vsum_destroy(&mine);
     free(packed);
     free(all);
+    return st;
+}
+
+/* Summarise one whole file. */
+static enum dsort_status check_file(const struct dsort_inputs *in, size_t i,
+                                    const struct dsort_format *fmt, const struct dsort_order *ord,
+                                    unsigned char *buf, size_t per, struct dsort_vsum *s,
+                                    struct dsort_error *err)
+{
+    const struct dsort_input *f = &in->files[i];
+    enum dsort_status st = DSORT_OK;
+    for (uint64_t done = 0; !st && done < f->records;) {
+        size_t k = f->records - done < per ? (size_t)(f->records - done) : per;
+        st = dsort_inputs_read(in, f->first + done, k, buf, err);
+        if (!st)
+            dsort_vsum_add(s, fmt, ord, buf, k);
+        done += k;
+    }
+    return st;
+}
+
+struct entry {
+    size_t arg;
+    int node, slot; /* owner node, and which of its ranks checks it */
+    char name[4096];
+};
+
+static int by_arg_name(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    if (x->arg != y->arg)
+        return x->arg < y->arg ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *paths, size_t n,
+                                    const struct dsort_format *fmt, const struct dsort_order *ord,
+                                    size_t block, struct dsort_vsum *total, uint64_t *files,
+                                    struct dsort_error *err)
+{
+    struct dsort_inputs in;
+    int *found = calloc(n + 1, sizeof *found), *anywhere = calloc(n + 1, sizeof *anywhere);
+    enum dsort_status st =
+        !found || !anywhere
+            ? DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory")
+            : dsort_inputs_open_ex(&in, paths, n, fmt,
+                                   DSORT_INPUTS_SKIP_MISSING | DSORT_INPUTS_EXPAND_DIRS, found,
+                                   err);
+    if ((st = dsort_comm_agree(c, st, err))) {
+        free(found);
+        free(anywhere);
+        return st;
+    }
+    MPI_Allreduce(found, anywhere, (int)n, MPI_INT, MPI_LOR, c->comm);
+    for (size_t i = 0; i < n && !st; i++)
+        if (!anywhere[i])
+            st = DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' exists on no node", paths[i]);
+    free(found);
+    free(anywhere);
+    /* Every node's list of files, from its first rank, to everyone. */
+    int mine = c->node_rank == 0 ? (int)in.count : 0, *counts = NULL, *displs = NULL;
+    struct entry *local = calloc(in.count + 1, sizeof *local), *all = NULL;
+    counts = calloc((size_t)c->size, sizeof *counts);
+    displs = calloc((size_t)c->size, sizeof *displs);
+    if (!st && (!local || !counts || !displs))
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    for (size_t i = 0; i < in.count; i++) {
+        local[i].arg = in.files[i].arg;
+        local[i].node = c->node_index;
+        snprintf(local[i].name, sizeof local[i].name, "%s", in.files[i].path);
+    }
+    int bytes = mine * (int)sizeof *local;
+    MPI_Allgather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, c->comm);
+    int sum = 0;
+    for (int r = 0; r < c->size; r++) {
+        displs[r] = sum;
+        sum += counts[r];
+    }
+    size_t nall = (size_t)sum / sizeof *all;
+    all = malloc((size_t)sum + sizeof *all);
+    if ((st = dsort_comm_agree(
+             c, all ? DSORT_OK : DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory"), err)))
+        goto out;
+    MPI_Allgatherv(local, bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, c->comm);
+    qsort(all, nall, sizeof *all, by_arg_name);
+    for (size_t i = 1; i < nall && !st; i++)
+        if (all[i].arg == all[i - 1].arg && !strcmp(all[i].name, all[i - 1].name))
+            st = DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is on two nodes", all[i].name);
+    if ((st = dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err)))
+        goto out;
+    /* The node's ranks take its files in turn; each summarises the ones it takes. */
+    int next = 0;
+    for (size_t i = 0; i < nall; i++)
+        if (all[i].node == c->node_index)
+            all[i].slot = next++ % c->node_size;
+    const size_t psz = dsort_vsum_packed_size(fmt->key_len), rs = fmt->rec_size;
+    size_t per = block / rs ? block / rs : 1;
+    unsigned char *packed = calloc(nall + 1, psz), *gathered = NULL;
+    unsigned char *buf = dsort_mem_alloc(per * rs);
+    struct dsort_vsum s;
+    int have_s = !dsort_vsum_init(&s, fmt, NULL);
+    if (!packed || !buf || !have_s)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (size_t i = 0; i < nall && !st; i++) {
+        if (all[i].node != c->node_index || all[i].slot != c->node_rank)
+            continue;
+        size_t k = 0;
+        while (k < in.count && strcmp(in.files[k].path, all[i].name))
+            k++;
+        dsort_vsum_destroy(&s);
+        if (dsort_vsum_init(&s, fmt, err)) {
+            st = DSORT_ENOMEM;
+            break;
+        }
+        st = check_file(&in, k, fmt, ord, buf, per, &s, err);
+        if (!st)
+            dsort_vsum_pack(&s, packed + i * psz);
+    }
+    dsort_mem_free(buf, per * rs);
+    if (c->rank == 0 && !st && !(gathered = malloc((nall + 1) * psz)))
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out2;
+    /* Each file's summary was packed by exactly one rank, the others left zeros: a sum of the
+     * bytes would not do, so rank 0 takes each from its owner. */
+    for (size_t i = 0; i < nall; i++) {
+        int owner_rank = -1,
+            me = (all[i].node == c->node_index && all[i].slot == c->node_rank) ? c->rank : -1;
+        MPI_Allreduce(&me, &owner_rank, 1, MPI_INT, MPI_MAX, c->comm);
+        if (owner_rank == 0 && c->rank == 0)
+            memcpy(gathered + i * psz, packed + i * psz, psz);
+        else if (c->rank == 0)
+            MPI_Recv(gathered + i * psz, (int)psz, MPI_BYTE, owner_rank, 91, c->comm,
+                     MPI_STATUS_IGNORE);
+        else if (c->rank == owner_rank)
+            MPI_Send(packed + i * psz, (int)psz, MPI_BYTE, 0, 91, c->comm);
+    }
+    if (c->rank == 0)
+        for (size_t i = 0; i < nall; i++) {
+            dsort_vsum_unpack(&s, gathered + i * psz);
+            dsort_vsum_append(total, &s, ord);
+        }
+    dsort_vsum_pack(total, packed);
+    MPI_Bcast(packed, (int)psz, MPI_BYTE, 0, c->comm);
+    dsort_vsum_unpack(total, packed);
+    if (files)
+        *files = nall;
+out2:
+    if (have_s)
+        dsort_vsum_destroy(&s);
+    free(packed);
+    free(gathered);
+out:
+    free(local);
+    free(all);
+    free(counts);
+    free(displs);
+    dsort_inputs_destroy(&in);
     return st;
 }

@@ -19,4 +19,15 @@ enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct ds
                                      size_t block, struct dsort_vsum *total,
                                      struct dsort_error *err);
 
+/* Node-local layout (dsort-validate --local-inputs): each node has some of the paths (a
+ * directory stands for its part-* files); the sequence is all nodes' files in (path index,
+ * name) order. Each file is checked whole by a rank of the node that has it; rank 0 appends
+ * the summaries in order. A name found on two nodes, or a path found on none, is an error.
+ * Collective; agrees. */
+enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *paths, size_t n,
+                                    const struct dsort_format *fmt,
+                                    const struct dsort_order *ord, size_t block,
+                                    struct dsort_vsum *total, uint64_t *files,
+                                    struct dsort_error *err);
+
 #endif

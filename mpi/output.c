@@ -109,6 +109,12 @@ static void open_direct(struct dsort_output *o)
     }
 }
 
+/* Does this rank create, publish and remove the stage? */
+static int stage_owner(const struct dsort_comm *c, const struct dsort_output *o)
+{
+    return o->mode == DSORT_OUTPUT_LOCAL_DIR ? c->node_rank == 0 : c->rank == 0;
+}
+
 enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_output *o,
                                     enum dsort_output_mode mode, const char *path,
                                     uint64_t my_bytes, int direct, struct dsort_error *err)
@@ -124,7 +130,7 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
     MPI_Allreduce(&my_bytes, &total, 1, MPI_UINT64_T, MPI_SUM, c->comm);
     MPI_Exscan(&my_bytes, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
     o->offset = c->rank == 0 ? 0 : before;
-    if (c->rank == 0 && !st) {
+    if (stage_owner(c, o) && !st) {
         st = create_stage(o, total, err);
         o->owns_stage = o->stage[0] && !st;
         if (st && o->stage[0] && !strstr(o->stage, "XXXXXX"))
@@ -132,7 +138,8 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
     }
     if ((st = dsort_comm_agree(c, st, err)))
         goto fail;
-    MPI_Bcast(o->stage, (int)sizeof o->stage, MPI_CHAR, 0, c->comm);
+    MPI_Bcast(o->stage, (int)sizeof o->stage, MPI_CHAR, 0,
+              mode == DSORT_OUTPUT_LOCAL_DIR ? c->node : c->comm);
     if (mode == DSORT_OUTPUT_FILE) {
         o->fd = open(o->stage, O_WRONLY | O_CLOEXEC);
         if (o->fd < 0)
@@ -280,7 +287,7 @@ void dsort_output_abandon(struct dsort_output *o)
     }
 }
 
-/* Rank 0: write the manifest into the staging directory. */
+/* The stage owner: write the manifest into the staging directory. */
 static enum dsort_status write_manifest(const struct dsort_comm *c, struct dsort_output *o,
                                         const struct dsort_part_info *parts,
                                         struct dsort_error *err)
@@ -295,13 +302,15 @@ static enum dsort_status write_manifest(const struct dsort_comm *c, struct dsort
     uint64_t rec = 0, bytes = 0;
     struct dsort_sum128 sum = {0, 0};
     char hex[33];
-    fprintf(f, "{\n  \"format_version\": 1,\n  \"parts\": [\n");
+    fprintf(f, "{\n  \"format_version\": 1,\n  \"node_local\": %s,\n  \"parts\": [\n",
+            o->mode == DSORT_OUTPUT_LOCAL_DIR ? "true" : "false");
     for (int r = 0; r < c->size; r++) {
         dsort_sum128_hex(&parts[r].checksum, hex);
-        fprintf(f,
-                "    {\"name\": \"part-%05d\", \"rank\": %d, \"records\": %" PRIu64
-                ", \"bytes\": %" PRIu64 ", \"checksum\": \"%s\"}%s\n",
-                r, r, parts[r].records, parts[r].bytes, hex, r + 1 < c->size ? "," : "");
+        fprintf(
+            f,
+            "    {\"name\": \"part-%05d\", \"rank\": %d, \"node\": \"%s\", \"records\": %" PRIu64
+            ", \"bytes\": %" PRIu64 ", \"checksum\": \"%s\"}%s\n",
+            r, r, parts[r].node, parts[r].records, parts[r].bytes, hex, r + 1 < c->size ? "," : "");
         rec += parts[r].records;
         bytes += parts[r].bytes;
         dsort_sum128_merge(&sum, &parts[r].checksum);
@@ -365,17 +374,20 @@ enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_o
     if (close(o->fd) && !st)
         st = DSORT_ERR(err, DSORT_EIO, errno, "cannot close output '%s'", name);
     o->fd = -1;
-    struct dsort_part_info *parts = NULL;
-    if (c->rank == 0 && !(parts = calloc((size_t)c->size, sizeof *parts)) && !st)
+    struct dsort_part_info *parts = NULL, mine = *info;
+    snprintf(mine.node, sizeof mine.node, "%s", c->host);
+    if (!(parts = calloc((size_t)c->size, sizeof *parts)) && !st)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     if ((st = dsort_comm_agree(c, st, err)))
         goto fail;
-    MPI_Gather(info, (int)sizeof *info, MPI_BYTE, parts, (int)sizeof *info, MPI_BYTE, 0, c->comm);
-    /* The parts are in the stage, which only rank 0 renames: the others' temp names go away
+    /* Every stage owner writes a manifest of all parts: gather them everywhere. */
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, parts, (int)sizeof mine, MPI_BYTE, c->comm);
+    /* The parts are in a stage that its owner renames: the other ranks' temp names go away
      * with it, so they stop tracking them now. */
-    if (c->rank != 0 && o->part[0])
+    const int owner = stage_owner(c, o);
+    if (!owner && o->part[0])
         dsort_cleanup_forget(o->part);
-    if (c->rank == 0)
+    if (owner)
         st = publish(c, o, parts, err);
     free(parts);
     if ((st = dsort_comm_agree(c, st, err)))

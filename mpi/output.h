@@ -23,7 +23,10 @@
 #include "comm.h"
 #include "error.h"
 
-enum dsort_output_mode { DSORT_OUTPUT_FILE, DSORT_OUTPUT_DIR };
+/* DSORT_OUTPUT_LOCAL_DIR: like DIR, but DIR is on node-local disks: the first rank of each
+ * node creates, stages and renames that node's DIR, which holds the parts of the node's ranks;
+ * every node's manifest lists all parts with the node that holds each. */
+enum dsort_output_mode { DSORT_OUTPUT_FILE, DSORT_OUTPUT_DIR, DSORT_OUTPUT_LOCAL_DIR };
 
 struct dsort_output {
     enum dsort_output_mode mode;
@@ -42,6 +45,7 @@ struct dsort_output {
 struct dsort_part_info {
     uint64_t records, bytes;
     struct dsort_sum128 checksum;
+    char node[64]; /* filled in by commit */
 };
 
 /* Collective: prepare the output; my_bytes is this rank's share. With direct, bulk writes

@@ -30,23 +30,26 @@ static void usage(void)
            "  -c              print the checksum of the generated records to stderr\n"
            "      --parts=DIR write DIR/part-NNNNN (one per rank) and DIR/_SUCCESS instead\n"
            "                  of one file; OUTPUT is then omitted\n"
+           "      --local-output  DIR is on node-local disks: each node writes the parts of\n"
+           "                  its ranks to its own DIR\n"
            "  -v, --verbose   print the time taken\n"
            "      --help      display this help and exit\n"
            "      --version   output version information and exit\n");
 }
 
-enum { OPT_PARTS = 256, OPT_HELP, OPT_VERSION };
+enum { OPT_PARTS = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL };
 
 int main(int argc, char **argv)
 {
     struct dsort_comm c;
     dsort_cli_start(&argc, &argv, &c, "dsort-gen");
     static const struct option opts[] = {{"parts", required_argument, NULL, OPT_PARTS},
+                                         {"local-output", no_argument, NULL, OPT_LOCAL},
                                          {"verbose", no_argument, NULL, 'v'},
                                          {"help", no_argument, NULL, OPT_HELP},
                                          {"version", no_argument, NULL, OPT_VERSION},
                                          {NULL, 0, NULL, 0}};
-    int ascii = 0, skew = 0, sum = 0, verbose = 0, ch;
+    int ascii = 0, skew = 0, sum = 0, verbose = 0, local = 0, ch;
     uint64_t start = 0, count = 0;
     const char *parts = NULL;
     opterr = 0;
@@ -72,6 +75,9 @@ int main(int argc, char **argv)
         case OPT_PARTS:
             parts = optarg;
             break;
+        case OPT_LOCAL:
+            local = 1;
+            break;
         case OPT_HELP:
             if (c.rank == 0)
                 usage();
@@ -88,6 +94,8 @@ int main(int argc, char **argv)
                 dsort_cli_usage_error(&c, "unrecognized option '%s'", argv[optind - 1]));
         }
     }
+    if (local && !parts)
+        return dsort_cli_finish(dsort_cli_usage_error(&c, "--local-output goes with --parts"));
     int want = parts ? 1 : 2;
     if (argc - optind != want)
         return dsort_cli_finish(dsort_cli_usage_error(&c, parts ? "expected COUNT with --parts"
@@ -104,7 +112,10 @@ int main(int argc, char **argv)
     struct dsort_error err = {0};
     struct dsort_output out;
     enum dsort_status st =
-        dsort_output_open(&c, &out, parts ? DSORT_OUTPUT_DIR : DSORT_OUTPUT_FILE,
+        dsort_output_open(&c, &out,
+                          !parts  ? DSORT_OUTPUT_FILE
+                          : local ? DSORT_OUTPUT_LOCAL_DIR
+                                  : DSORT_OUTPUT_DIR,
                           parts ? parts : argv[optind + 1], n * DSORT_GENSORT_REC_SIZE, 0, &err);
     if (st)
         return dsort_cli_finish(2);
@@ -113,7 +124,7 @@ int main(int argc, char **argv)
     if (!buf)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes", blen);
     struct dsort_gensort g;
-    struct dsort_part_info info = {n, n * DSORT_GENSORT_REC_SIZE, {0, 0}};
+    struct dsort_part_info info = {n, n * DSORT_GENSORT_REC_SIZE, {0, 0}, ""};
     if (!st && dsort_gensort_init(&g, ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, skew,
                                   start + first))
         st = DSORT_ERR(&err, DSORT_EINVAL, 0, "cannot start the generator");

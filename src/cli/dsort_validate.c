@@ -26,6 +26,8 @@ static void usage(void)
            "      --format=FMT   gensort (default) or fixed:SIZE:KEYOFF:KEYLEN\n"
            "  -r, --reverse      expect descending order\n"
            "  -u, --unique       equal keys count as disorder\n"
+           "      --local-inputs each node checks the PATHs it has (node-local parts);\n"
+           "                     files are taken in (PATH, name) order across nodes\n"
            "      --help         display this help and exit\n"
            "      --version      output version information and exit\n\n"
            "Exit status: 0 sorted, 1 not sorted, 2 error.\n");
@@ -88,13 +90,34 @@ static enum dsort_status expand(const char *path, struct path_list *l, struct ds
     return st;
 }
 
-enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION };
+/* Print valsort's figures (rank 0); the exit code: 0 sorted, 1 not. */
+static int report(const struct dsort_comm *c, const struct dsort_vsum *total)
+{
+    if (c->rank == 0) {
+        char hex[33];
+        dsort_sum128_hex(&total->checksum, hex);
+        if (total->unordered)
+            printf("First unordered record is record %" PRIu64 "\n", total->first_unordered);
+        printf("Records: %" PRIu64 "\nChecksum: %s\n", total->records, hex);
+        if (total->unordered) {
+            printf("ERROR - there are %" PRIu64 " unordered records\n", total->unordered);
+        } else {
+            printf("Duplicate keys: %" PRIu64 "\n", total->duplicates);
+            printf("SUCCESS - all records are in order\n");
+        }
+        fflush(stdout);
+    }
+    return total->unordered ? 1 : 0;
+}
+
+enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL };
 
 int main(int argc, char **argv)
 {
     struct dsort_comm c;
     dsort_cli_start(&argc, &argv, &c, "dsort-validate");
     static const struct option opts[] = {{"format", required_argument, NULL, OPT_FORMAT},
+                                         {"local-inputs", no_argument, NULL, OPT_LOCAL},
                                          {"reverse", no_argument, NULL, 'r'},
                                          {"unique", no_argument, NULL, 'u'},
                                          {"help", no_argument, NULL, OPT_HELP},
@@ -104,7 +127,7 @@ int main(int argc, char **argv)
     struct dsort_order ord = {0, 0, 0};
     struct dsort_error err = {0};
     dsort_format_gensort(&fmt);
-    int ch;
+    int ch, local = 0;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":ru", opts, NULL)) != -1) {
         switch (ch) {
@@ -117,6 +140,9 @@ int main(int argc, char **argv)
             break;
         case 'u':
             ord.unique = 1;
+            break;
+        case OPT_LOCAL:
+            local = 1;
             break;
         case OPT_HELP:
             if (c.rank == 0)
@@ -136,8 +162,18 @@ int main(int argc, char **argv)
     }
     if (optind == argc)
         return dsort_cli_finish(dsort_cli_usage_error(&c, "no input"));
-    struct path_list paths = {0};
     enum dsort_status st = DSORT_OK;
+    if (local) {
+        struct dsort_vsum total;
+        if ((st = dsort_comm_agree(&c, dsort_vsum_init(&total, &fmt, &err), &err)))
+            return dsort_cli_finish(2);
+        st = dsort_check_local(&c, argv + optind, (size_t)(argc - optind), &fmt, &ord,
+                               (size_t)16 << 20, &total, NULL, &err);
+        int code = st ? 2 : report(&c, &total);
+        dsort_vsum_destroy(&total);
+        return dsort_cli_finish(code);
+    }
+    struct path_list paths = {0};
     for (int i = optind; i < argc && !st; i++)
         st = expand(argv[i], &paths, &err);
     struct dsort_inputs in = {0};
@@ -153,21 +189,7 @@ int main(int argc, char **argv)
     if ((st = dsort_comm_agree(&c, st, &err)))
         return dsort_cli_finish(2);
     st = dsort_check_inputs(&c, &in, &fmt, &ord, (size_t)16 << 20, &total, &err);
-    int code = st ? 2 : total.unordered ? 1 : 0;
-    if (!st && c.rank == 0) {
-        char hex[33];
-        dsort_sum128_hex(&total.checksum, hex);
-        if (total.unordered)
-            printf("First unordered record is record %" PRIu64 "\n", total.first_unordered);
-        printf("Records: %" PRIu64 "\nChecksum: %s\n", total.records, hex);
-        if (total.unordered) {
-            printf("ERROR - there are %" PRIu64 " unordered records\n", total.unordered);
-        } else {
-            printf("Duplicate keys: %" PRIu64 "\n", total.duplicates);
-            printf("SUCCESS - all records are in order\n");
-        }
-        fflush(stdout);
-    }
+    int code = st ? 2 : report(&c, &total);
     dsort_vsum_destroy(&total);
     dsort_inputs_destroy(&in);
     return dsort_cli_finish(code);

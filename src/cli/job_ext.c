@@ -626,7 +626,6 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t skip
             os->sink.len += n;
             r.cur.cur += n;
             len -= n;
-
         }
         if (!st)
             st = r.cur.refill(&r.cur, &x->err);
@@ -812,7 +811,10 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
 
     struct dsort_output out;
     enum dsort_status st =
-        dsort_output_open(c, &out, o->output ? DSORT_OUTPUT_FILE : DSORT_OUTPUT_DIR,
+        dsort_output_open(c, &out,
+                          o->output         ? DSORT_OUTPUT_FILE
+                          : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
+                                            : DSORT_OUTPUT_DIR,
                           o->output ? o->output : o->output_dir, 0, !o->no_direct, &x.err);
     if (st)
         return 2;
@@ -841,7 +843,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     stats->records_out = nout;
     if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, x.n, &x.sum_out, nout, &x.err)))
         goto fail;
-    struct dsort_part_info info = {nout, nout * x.rs, x.sum_out};
+    struct dsort_part_info info = {nout, nout * x.rs, x.sum_out, ""};
     dsort_job_phase_begin(&pc, PH_COMMIT);
     st = dsort_output_commit(c, &out, &info, &x.err);
     dsort_job_phase_end(stats, PH_COMMIT, &pc);

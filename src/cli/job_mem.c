@@ -158,7 +158,10 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 
     /* Claim the output name first: an unwritable output fails before any work is done. */
     struct dsort_output out;
-    st = dsort_output_open(c, &out, o->output ? DSORT_OUTPUT_FILE : DSORT_OUTPUT_DIR,
+    st = dsort_output_open(c, &out,
+                           o->output         ? DSORT_OUTPUT_FILE
+                           : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
+                                             : DSORT_OUTPUT_DIR,
                            o->output ? o->output : o->output_dir, n * rs, !o->no_direct, &err);
     if (st)
         return 2;
@@ -222,7 +225,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
         goto fail;
 
     dsort_job_phase_begin(&pc, PH_WRITE);
-    struct dsort_part_info info = {nout, nout * rs, {0, 0}};
+    struct dsort_part_info info = {nout, nout * rs, {0, 0}, ""};
     if (o->output_dir || o->verify)
         dsort_checksum_records(&info.checksum, b, nout, rs);
     st = dsort_output_write(&out, b, nout * rs, 0, &err);
