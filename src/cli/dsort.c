@@ -33,32 +33,41 @@ enum {
     OPT_BLOCK,
     OPT_OUT_OF_CORE,
     OPT_LOCAL_INPUTS,
-    OPT_LOCAL_OUTPUT
+    OPT_LOCAL_OUTPUT,
+    OPT_PLAN,
+    OPT_JSON,
+    OPT_STREAMS,
+    OPT_BIND
 };
 
-static const struct option long_opts[] = {{"output", required_argument, NULL, 'o'},
-                                          {"output-dir", required_argument, NULL, 'O'},
-                                          {"format", required_argument, NULL, OPT_FORMAT},
-                                          {"reverse", no_argument, NULL, 'r'},
-                                          {"unique", no_argument, NULL, 'u'},
-                                          {"stable", no_argument, NULL, 's'},
-                                          {"check", no_argument, NULL, 'c'},
-                                          {"memory", required_argument, NULL, 'S'},
-                                          {"buffer-size", required_argument, NULL, 'S'},
-                                          {"temp-dir", required_argument, NULL, 'T'},
-                                          {"temporary-directory", required_argument, NULL, 'T'},
-                                          {"block-size", required_argument, NULL, OPT_BLOCK},
-                                          {"out-of-core", no_argument, NULL, OPT_OUT_OF_CORE},
-                                          {"local-inputs", no_argument, NULL, OPT_LOCAL_INPUTS},
-                                          {"local-output", no_argument, NULL, OPT_LOCAL_OUTPUT},
-                                          {"verbose", no_argument, NULL, 'v'},
-                                          {"stats", required_argument, NULL, OPT_STATS},
-                                          {"verify", no_argument, NULL, OPT_VERIFY},
-                                          {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
-                                          {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
-                                          {"help", no_argument, NULL, OPT_HELP},
-                                          {"version", no_argument, NULL, OPT_VERSION},
-                                          {NULL, 0, NULL, 0}};
+static const struct option long_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"output-dir", required_argument, NULL, 'O'},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"reverse", no_argument, NULL, 'r'},
+    {"unique", no_argument, NULL, 'u'},
+    {"stable", no_argument, NULL, 's'},
+    {"check", no_argument, NULL, 'c'},
+    {"memory", required_argument, NULL, 'S'},
+    {"buffer-size", required_argument, NULL, 'S'},
+    {"temp-dir", required_argument, NULL, 'T'},
+    {"temporary-directory", required_argument, NULL, 'T'},
+    {"block-size", required_argument, NULL, OPT_BLOCK},
+    {"out-of-core", no_argument, NULL, OPT_OUT_OF_CORE},
+    {"local-inputs", no_argument, NULL, OPT_LOCAL_INPUTS},
+    {"local-output", no_argument, NULL, OPT_LOCAL_OUTPUT},
+    {"plan", no_argument, NULL, OPT_PLAN},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"streams-per-device", required_argument, NULL, OPT_STREAMS},
+    {"bind", no_argument, NULL, OPT_BIND},
+    {"verbose", no_argument, NULL, 'v'},
+    {"stats", required_argument, NULL, OPT_STATS},
+    {"verify", no_argument, NULL, OPT_VERIFY},
+    {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
+    {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0}};
 
 static void usage(void)
 {
@@ -87,6 +96,13 @@ static void usage(void)
            "      --exchange-chunk=SIZE  largest message of the exchange (default 256M)\n"
            "      --no-direct         write output through the page cache (default: O_DIRECT\n"
            "                          where the file system supports it)\n"
+           "Devices:\n"
+           "      --plan [--json]     print what dsort would do (devices, reads per rank and\n"
+           "                          thread, spill dirs) per node, without sorting\n"
+           "      --streams-per-device=N  concurrent readers of one SSD/NVMe (default 4;\n"
+           "                          rotational disks and unknown devices get 1)\n"
+           "      --bind              bind each rank near its devices' NUMA node (unless\n"
+           "                          mpirun or srun bound it already)\n"
            "Node-local data:\n"
            "      --local-inputs      each node reads the INPUTs it has (same paths, other\n"
            "                          data per node; a directory means its part-* files)\n"
@@ -109,6 +125,7 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
     dsort_format_gensort(&o->fmt);
     o->chunk = DSORT_EXCHANGE_CHUNK;
     o->block = DEFAULT_BLOCK;
+    o->streams_per_device = 4;
     char **temps = calloc((size_t)argc + 2, sizeof *temps);
     *temp_store = temps;
     if (!temps)
@@ -166,6 +183,23 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
         case OPT_LOCAL_OUTPUT:
             o->local_output = 1;
             break;
+        case OPT_PLAN:
+            o->plan = 1;
+            break;
+        case OPT_JSON:
+            o->plan_json = 1;
+            break;
+        case OPT_BIND:
+            o->bind = 1;
+            break;
+        case OPT_STREAMS: {
+            uint64_t v;
+            if (dsort_cli_parse_u64(optarg, &v) || v < 1 || v > 1024)
+                return dsort_cli_usage_error(c, "invalid --streams-per-device '%s' (1 to 1024)",
+                                             optarg);
+            o->streams_per_device = (uint32_t)v;
+            break;
+        }
         case 'v':
             o->verbose = 1;
             break;
@@ -207,9 +241,11 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
     o->ninputs = (size_t)(argc - optind);
     if (o->ninputs == 0)
         return dsort_cli_usage_error(c, "no input files");
+    if (o->plan_json && !o->plan)
+        return dsort_cli_usage_error(c, "--json goes with --plan");
     if (o->check && (o->output || o->output_dir))
         return dsort_cli_usage_error(c, "-c does not take an output");
-    if (!o->check && !o->output == !o->output_dir)
+    if (!o->check && !o->plan && !o->output == !o->output_dir)
         return dsort_cli_usage_error(c, "give exactly one of -o FILE and -O DIR");
     if (o->check && o->local_inputs)
         return dsort_cli_usage_error(c, "-c does not take --local-inputs (use dsort-validate)");
@@ -234,14 +270,15 @@ static void json_bytes(FILE *f, const char *name, const uint64_t *v)
     fprintf(f, "}");
 }
 
-static void write_stats(const struct dsort_comm *c, const struct dsort_job_options *o,
-                        const struct dsort_job_stats *all, uint64_t recs, double total_time,
-                        double balance)
+/* Rank 0: write the stats file up to (not including) the plan and the closing brace. */
+static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_options *o,
+                         const struct dsort_job_stats *all, uint64_t recs, double total_time,
+                         double balance)
 {
     FILE *f = fopen(o->stats, "w");
     if (!f) {
         dsort_comm_print(c, "cannot write stats '%s': %s", o->stats, strerror(errno));
-        return;
+        return NULL;
     }
     fprintf(f, "{\n  \"version\": \"%s\",\n  \"ranks\": %d,\n  \"format\": \"%s\",\n",
             DSORT_VERSION, c->size, o->fmt.name);
@@ -272,9 +309,8 @@ static void write_stats(const struct dsort_comm *c, const struct dsort_job_optio
                 s->spill_bytes, s->extra_merge_bytes, s->fan_in, s->splitter_rounds,
                 s->exchange_rounds, r + 1 < c->size ? "," : "");
     }
-    fprintf(f, "  ]\n}\n");
-    if (fclose(f))
-        dsort_comm_print(c, "cannot write stats '%s': %s", o->stats, strerror(errno));
+    fprintf(f, "  ],\n  \"plan\": ");
+    return f;
 }
 
 static void report(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -282,8 +318,11 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
 {
     struct dsort_job_stats *all = c->rank == 0 ? calloc((size_t)c->size, sizeof *all) : NULL;
     MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->comm);
-    if (c->rank != 0 || !all)
+    if (c->rank != 0 || !all) {
+        if (o->stats) /* the plan with its figures: collective */
+            dsort_job_topo_write_stats(c, o->topo, NULL);
         return;
+    }
     uint64_t recs = 0, maxout = 0, outs = 0, rd = 0, wr = 0;
     double tmax[PH_COUNT] = {0};
     for (int r = 0; r < c->size; r++) {
@@ -323,8 +362,17 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
         fprintf(stderr, "dsort: balance max/avg %.4f (max %" PRIu64 " records, avg %.1f)\n",
                 balance, maxout, avg);
     }
-    if (o->stats)
-        write_stats(c, o, all, recs, total_time, balance);
+    if (o->verbose && dsort_job_topo_note(o->topo))
+        fprintf(stderr, "dsort: topology: %s\n", dsort_job_topo_note(o->topo));
+    if (o->stats) {
+        FILE *f = write_stats(c, o, all, recs, total_time, balance);
+        dsort_job_topo_write_stats(c, o->topo, f);
+        if (f) {
+            fprintf(f, "\n}\n");
+            if (fclose(f))
+                dsort_comm_print(c, "cannot write stats '%s': %s", o->stats, strerror(errno));
+        }
+    }
     free(all);
 }
 
@@ -365,7 +413,7 @@ static void sweep(const struct dsort_comm *c, const struct dsort_job_options *o)
         dsort_comm_print(c, "%u dsort temp directories of other hosts left alone", rep.foreign);
 }
 
-static int run_sort(const struct dsort_comm *c, const struct dsort_job_options *o,
+static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
                     const struct dsort_inputs *in)
 {
     struct dsort_error err = {0};
@@ -383,6 +431,15 @@ static int run_sort(const struct dsort_comm *c, const struct dsort_job_options *
     struct dsort_share sh;
     if (dsort_job_share(c, o, in, &sh, &err))
         return 2;
+    if ((st = dsort_comm_agree(c, dsort_job_topo_create(c, o, in, &o->topo, &err), &err)))
+        return 2;
+    if (o->plan) {
+        int code = dsort_job_topo_print_plan(c, o->topo, o->plan_json);
+        dsort_job_topo_destroy(o->topo);
+        return code;
+    }
+    if (o->bind)
+        dsort_job_topo_bind(o->topo, c, o->verbose);
     stats.needed = dsort_job_mem_needed(&o->fmt, sh.n);
     /* Every rank takes the same path: out of core if any rank's share does not fit. */
     int fits = stats.needed <= stats.budget && !o->force_external;
@@ -396,6 +453,8 @@ static int run_sort(const struct dsort_comm *c, const struct dsort_job_options *
     }
     if (code == 0)
         report(c, o, &stats, dsort_clock_now() - t0);
+    dsort_job_topo_destroy(o->topo);
+    o->topo = NULL;
     return code;
 }
 

@@ -11,6 +11,7 @@
 #define DSORT_JOB_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "budget.h"
 #include "checksum.h"
@@ -46,6 +47,9 @@ struct dsort_job_options {
     int force_external;
     int local_inputs; /* each node reads the paths it has (node-local disks) */
     int local_output; /* -O DIR is node-local: each node has its own DIR */
+    int plan, plan_json, bind;
+    uint32_t streams_per_device; /* for SSD/NVMe; rotational disks get 1 */
+    struct dsort_job_topo *topo; /* the node's plan (set by the program before sorting) */
     char **inputs;
     size_t ninputs;
 };
@@ -108,5 +112,31 @@ enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsor
                                    const struct dsort_sum128 *in_sum, uint64_t n_in,
                                    const struct dsort_sum128 *out_sum, uint64_t n_out,
                                    struct dsort_error *err);
+
+/* The topology: the node's plan (job_topo.c). Collective over the node. */
+struct dsort_job_topo;
+enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
+                                        const struct dsort_job_options *o,
+                                        const struct dsort_inputs *in, struct dsort_job_topo **t,
+                                        struct dsort_error *err);
+void dsort_job_topo_destroy(struct dsort_job_topo *t);
+/* What discovery could not tell (for -v), or NULL. */
+const char *dsort_job_topo_note(const struct dsort_job_topo *t);
+/* Read records [first, first + count) of the inputs into dest, one thread per device, within
+ * the devices' stream limits; adds to this rank's per-device figures. Local. */
+enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dsort_inputs *in,
+                                      uint64_t first, uint64_t count, unsigned char *dest,
+                                      struct dsort_error *err);
+/* This rank's temp dirs, preferred first, avoiding the devices it reads when possible. out
+ * needs o->ntemp entries. t may be NULL (then: o's order). */
+void dsort_job_topo_temp_dirs(const struct dsort_job_topo *t, const struct dsort_job_options *o,
+                              char **out, size_t *n);
+/* --bind: bind near the NUMA node of the rank's devices, unless the launcher bound it. */
+void dsort_job_topo_bind(const struct dsort_job_topo *t, const struct dsort_comm *c, int verbose);
+/* --plan: rank 0 prints every node's plan (text or JSON). Collective; returns the exit code. */
+int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo *t, int json);
+/* --stats: rank 0 writes every node's plan with measured bytes and seconds per device to f
+ * (NULL elsewhere). Collective. */
+void dsort_job_topo_write_stats(const struct dsort_comm *c, struct dsort_job_topo *t, FILE *f);
 
 #endif

@@ -348,7 +348,7 @@ static enum dsort_status form_runs(struct ext *x)
         uint64_t at = r * x->chunk < x->n ? r * x->chunk : x->n;
         uint64_t m = x->n - at < x->chunk ? x->n - at : x->chunk;
         dsort_job_phase_begin(&pc, PH_READ);
-        st = dsort_inputs_read(x->in, x->first + at, m, x->a, &x->err);
+        st = dsort_job_topo_read(x->o->topo, x->in, x->first + at, m, x->a, &x->err);
         if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
             dsort_inputs_advise(x->in, x->first + at + m,
                                 x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
@@ -823,8 +823,16 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         dsort_tempdirs_job_name(job, sizeof job);
     MPI_Bcast(job, sizeof job, MPI_CHAR, 0, c->comm);
     st = plan_memory(&x);
-    if (!st)
-        st = dsort_tempdirs_create(&x.td, o->temp_dirs, o->ntemp, job, c->rank, &x.err);
+    char **temps = calloc(o->ntemp + 1, sizeof *temps);
+    size_t ntemps = 0;
+    if (!temps && !st)
+        st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st) {
+        /* Spill to a device this rank does not read, where the node has one. */
+        dsort_job_topo_temp_dirs(o->topo, o, temps, &ntemps);
+        st = dsort_tempdirs_create(&x.td, temps, ntemps, job, c->rank, &x.err);
+    }
+    free(temps);
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
 

@@ -176,7 +176,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     struct dsort_sum128 sum_in = {0, 0};
     dsort_job_phase_begin(&pc, PH_READ);
     if (!st)
-        st = dsort_inputs_read(in, first, n, a, &err);
+        st = dsort_job_topo_read(o->topo, in, first, n, a, &err);
     if (!st && o->verify)
         dsort_checksum_records(&sum_in, a, n, rs);
     stats->bytes_read = bytes;

@@ -1,0 +1,445 @@
+/* The program's use of the topology layer: the node's plan, device-parallel reading with
+ * stream limits, --plan output, binding, and per-device figures for --stats.
+ *
+ * Every rank of a node builds the same plan locally: the node's ranks come from one
+ * Allgather on the node communicator, and every rank's share of the input is a pure function
+ * of the input sizes (job.h), so no plan needs to be sent around except to print it.
+ * Stream limits across the ranks of a node are kept with file locks (flock) in /dev/shm: a
+ * rank's reading thread for a device takes the lock of its slot (plan.h), so at most
+ * `streams` ranks read one device at a time, and a rank that dies releases its lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "job.h"
+#include "hwtopo.h"
+#include "plan.h"
+#include "planjson.h"
+
+struct dsort_job_topo {
+    struct dsort_hwtopo *hw;
+    struct dsort_plan_node *node;
+    const struct dsort_plan_rank *me;
+    const char **file_key; /* per input file: its device key in the plan */
+    size_t nfiles;
+    double *dev_seconds; /* per plan device: this rank's reading */
+    uint64_t *dev_bytes;
+    char note[400]; /* what discovery could not tell, for -v */
+};
+
+static void add_reads(const struct dsort_inputs *in, uint64_t first, uint64_t count, int32_t rank,
+                      struct dsort_plan_read_in *out, size_t *n)
+{
+    const size_t rs = in->rec_size;
+    for (size_t i = 0; i < in->count && count > 0; i++) {
+        const struct dsort_input *f = &in->files[i];
+        if (first >= f->first + f->records)
+            continue;
+        uint64_t skip = first - f->first;
+        uint64_t take = f->records - skip < count ? f->records - skip : count;
+        out[*n] = (struct dsort_plan_read_in){f->path,       skip * rs,     take * rs,
+                                              major(f->dev), minor(f->dev), rank};
+        (*n)++;
+        first += take;
+        count -= take;
+    }
+}
+
+void dsort_job_topo_destroy(struct dsort_job_topo *t)
+{
+    if (!t)
+        return;
+    dsort_plan_destroy(t->node);
+    dsort_hwtopo_destroy(t->hw);
+    free(t->file_key);
+    free(t->dev_seconds);
+    free(t->dev_bytes);
+    free(t);
+}
+
+const char *dsort_job_topo_note(const struct dsort_job_topo *t)
+{
+    return t && t->note[0] ? t->note : NULL;
+}
+
+enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
+                                        const struct dsort_job_options *o,
+                                        const struct dsort_inputs *in, struct dsort_job_topo **out,
+                                        struct dsort_error *err)
+{
+    *out = NULL;
+    struct dsort_job_topo *t = calloc(1, sizeof *t);
+    int32_t *ranks = calloc((size_t)c->node_size, sizeof *ranks);
+    struct dsort_plan_read_in *reads =
+        calloc((in->count + 1) * (size_t)c->node_size, sizeof *reads);
+    struct dsort_plan_temp_in *temps = calloc(o->ntemp + 1, sizeof *temps);
+    enum dsort_status st = DSORT_OK;
+    if (!t || !ranks || !reads || !temps)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    int mine = c->rank;
+    /* Everyone on the node must take part in the Allgather, whatever happened above. */
+    MPI_Allgather(&mine, 1, MPI_INT, ranks, 1, MPI_INT, c->node);
+    if (st)
+        goto out;
+    struct dsort_error herr = {0};
+    if (dsort_hwtopo_create(&t->hw, NULL, &herr))
+        snprintf(t->note, sizeof t->note, "no hwloc topology (%s); NUMA locality unknown",
+                 herr.msg);
+    /* Every node rank's reads: its share is a function of the sizes (see dsort_job_share). */
+    size_t nreads = 0;
+    for (int k = 0; k < c->node_size; k++) {
+        uint64_t first, n;
+        if (o->local_inputs)
+            dsort_io_split(in->total_records, k, c->node_size, &first, &n);
+        else
+            dsort_io_split(in->total_records, ranks[k], c->size, &first, &n);
+        add_reads(in, first, n, ranks[k], reads, &nreads);
+    }
+    for (size_t i = 0; i < o->ntemp; i++) {
+        struct stat sb;
+        temps[i].path = o->temp_dirs[i];
+        if (!stat(o->temp_dirs[i], &sb)) {
+            temps[i].major = major(sb.st_dev);
+            temps[i].minor = minor(sb.st_dev);
+        }
+    }
+    struct dsort_plan_input pin = {.hostname = c->host,
+                                   .ranks = ranks,
+                                   .nranks = (size_t)c->node_size,
+                                   .reads = reads,
+                                   .nreads = nreads,
+                                   .temps = temps,
+                                   .ntemps = o->ntemp,
+                                   .hw = t->hw,
+                                   .policy = {o->streams_per_device, 0}};
+    if ((st = dsort_plan_build(&pin, &t->node, err)))
+        goto out;
+    t->me = dsort_plan_rank_find(t->node, c->rank);
+    t->nfiles = in->count;
+    t->file_key = calloc(in->count + 1, sizeof *t->file_key);
+    t->dev_seconds = calloc(t->node->ndevices + 1, sizeof *t->dev_seconds);
+    t->dev_bytes = calloc(t->node->ndevices + 1, sizeof *t->dev_bytes);
+    if (!t->file_key || !t->dev_seconds || !t->dev_bytes) {
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        goto out;
+    }
+    /* Each input file's device: the plan device that holds its st_dev. */
+    for (size_t i = 0; i < in->count; i++) {
+        uint32_t ma = major(in->files[i].dev), mi = minor(in->files[i].dev);
+        for (size_t d = 0; d < t->node->ndevices && !t->file_key[i]; d++) {
+            const struct dsort_plan_device *dev = &t->node->devices[d];
+            for (size_t m = 0; m < dev->nmembers; m++)
+                if (dev->members[m].major == ma && dev->members[m].minor == mi)
+                    t->file_key[i] = dev->dev.key;
+        }
+        if (!t->file_key[i])
+            t->file_key[i] = "unplanned"; /* another rank's file only: one thread */
+    }
+    for (size_t d = 0; d < t->node->ndevices; d++)
+        if (t->node->devices[d].dev.kind == DSORT_BLOCKDEV_UNKNOWN && !t->note[0])
+            snprintf(t->note, sizeof t->note, "device %s: %s; one device per st_dev assumed",
+                     t->node->devices[d].dev.key, t->node->devices[d].dev.reason);
+out:
+    free(ranks);
+    free(reads);
+    free(temps);
+    if (st)
+        dsort_job_topo_destroy(t);
+    else
+        *out = t;
+    return st;
+}
+
+/* The stream-limit token: a flock on the slot's lock file, node-wide. The reading threads
+ * of one rank share this table of held locks. */
+#define MAX_HELD 64
+struct lock_arg {
+    const struct dsort_job_topo *t;
+    pthread_mutex_t mu;
+    int fds[MAX_HELD];
+    char keys[MAX_HELD][DSORT_BLOCKDEV_KEY_MAX];
+};
+
+static int slot_of(const struct dsort_job_topo *t, const char *key)
+{
+    if (!t->me)
+        return 0;
+    for (size_t g = 0; g < t->me->ngroups; g++)
+        if (!strcmp(t->node->devices[t->me->groups[g].device].dev.key, key))
+            return (int)t->me->groups[g].slot;
+    return 0;
+}
+
+static enum dsort_status lock_before(const char *key, void *arg, struct dsort_error *err)
+{
+    struct lock_arg *la = arg;
+    (void)err;
+    char path[512], safe[DSORT_BLOCKDEV_KEY_MAX];
+    snprintf(safe, sizeof safe, "%s", key);
+    for (char *p = safe; *p; p++)
+        if (*p == '/' || *p == ':')
+            *p = '_';
+    const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(path, sizeof path, "%s/.dsort-device-%s-%d.lock", dir, safe, slot_of(la->t, key));
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return DSORT_OK; /* no token to be had: read anyway rather than fail */
+    while (flock(fd, LOCK_EX) && errno == EINTR)
+        ;
+    pthread_mutex_lock(&la->mu);
+    size_t i = 0;
+    while (i < MAX_HELD && la->fds[i] >= 0)
+        i++;
+    if (i < MAX_HELD) {
+        la->fds[i] = fd;
+        snprintf(la->keys[i], sizeof la->keys[i], "%s", key);
+        fd = -1;
+    }
+    pthread_mutex_unlock(&la->mu);
+    if (fd >= 0)
+        close(fd); /* no room to remember it: give the token back at once */
+    return DSORT_OK;
+}
+
+static void lock_after(const char *key, int ok, void *arg)
+{
+    struct lock_arg *la = arg;
+    (void)ok;
+    pthread_mutex_lock(&la->mu);
+    for (size_t i = 0; i < MAX_HELD; i++)
+        if (la->fds[i] >= 0 && !strcmp(la->keys[i], key)) {
+            close(la->fds[i]); /* closing releases the flock */
+            la->fds[i] = -1;
+            break;
+        }
+    pthread_mutex_unlock(&la->mu);
+}
+
+enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dsort_inputs *in,
+                                      uint64_t first, uint64_t count, unsigned char *dest,
+                                      struct dsort_error *err)
+{
+    const size_t rs = in->rec_size;
+    struct dsort_devread_req *reqs = calloc(in->count + 1, sizeof *reqs);
+    if (!reqs)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < in->count && count > 0; i++) {
+        const struct dsort_input *f = &in->files[i];
+        if (first >= f->first + f->records)
+            continue;
+        uint64_t skip = first - f->first;
+        uint64_t take = f->records - skip < count ? f->records - skip : count;
+        reqs[n++] = (struct dsort_devread_req){
+            f->path, -1, skip * rs, (size_t)(take * rs), dest, t->file_key[i]};
+        dest += take * rs;
+        first += take;
+        count -= take;
+    }
+    struct lock_arg *la = calloc(1, sizeof *la);
+    if (!la) {
+        free(reqs);
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    }
+    la->t = t;
+    pthread_mutex_init(&la->mu, NULL);
+    for (size_t i = 0; i < MAX_HELD; i++)
+        la->fds[i] = -1;
+    struct dsort_devread_hooks hooks = {lock_before, lock_after, la};
+    struct dsort_devread_stat *stats = NULL;
+    size_t nstats = 0;
+    enum dsort_status st = dsort_devread_run(reqs, n, 0, &hooks, &stats, &nstats, err);
+    for (size_t s = 0; s < nstats; s++) {
+        int d = dsort_plan_device_find(t->node, stats[s].key);
+        if (d >= 0) {
+            t->dev_bytes[d] += stats[s].bytes;
+            t->dev_seconds[d] += stats[s].seconds;
+        }
+    }
+    for (size_t i = 0; i < MAX_HELD; i++)
+        if (la->fds[i] >= 0)
+            close(la->fds[i]);
+    pthread_mutex_destroy(&la->mu);
+    free(la);
+    free(stats);
+    free(reqs);
+    return st;
+}
+
+void dsort_job_topo_temp_dirs(const struct dsort_job_topo *t, const struct dsort_job_options *o,
+                              char **out, size_t *n)
+{
+    *n = 0;
+    if (!t || !t->me) {
+        for (size_t i = 0; i < o->ntemp; i++)
+            out[(*n)++] = o->temp_dirs[i];
+        return;
+    }
+    /* The plan's order (preferred first). Devices this rank reads are avoided when the node
+     * has a temp dir elsewhere: keep only the dirs whose device it does not read, if any. */
+    size_t keep = 0;
+    for (size_t k = 0; k < t->me->ntemp_dirs; k++) {
+        const struct dsort_plan_temp *tp = &t->node->temps[t->me->temp_dirs[k]];
+        int reads = 0;
+        for (size_t g = 0; g < t->me->ngroups; g++)
+            reads |= t->me->groups[g].device == tp->device;
+        if (!reads)
+            keep++;
+    }
+    for (size_t k = 0; k < t->me->ntemp_dirs; k++) {
+        const struct dsort_plan_temp *tp = &t->node->temps[t->me->temp_dirs[k]];
+        int reads = 0;
+        for (size_t g = 0; g < t->me->ngroups; g++)
+            reads |= t->me->groups[g].device == tp->device;
+        if (!keep || !reads)
+            out[(*n)++] = tp->path;
+    }
+}
+
+void dsort_job_topo_bind(const struct dsort_job_topo *t, const struct dsort_comm *c, int verbose)
+{
+    if (!t || !t->hw || !t->me || t->me->numa < 0)
+        return;
+    char cur[256];
+    int bound = dsort_hwtopo_bound(t->hw, cur, sizeof cur);
+    if (bound != 0) {
+        if (verbose && c->rank == 0)
+            dsort_comm_print(c, "--bind: already bound by the launcher (%s); left as is", cur);
+        return;
+    }
+    struct dsort_error err = {0};
+    if (dsort_hwtopo_bind(t->hw, t->me->numa, &err) && verbose)
+        dsort_comm_print(c, "--bind: %s", err.msg);
+}
+
+/* Node leaders pack their plans (with the node's measured figures, when with_stats); rank 0
+ * gathers them. Returns the unpacked nodes on rank 0 (NULL elsewhere). Collective. */
+static struct dsort_plan_node **gather_plans(const struct dsort_comm *c, struct dsort_job_topo *t,
+                                             int with_stats, size_t *count)
+{
+    *count = 0;
+    size_t nd = t->node->ndevices;
+    double *secs = calloc(nd + 1, sizeof *secs);
+    uint64_t *bytes = calloc(nd + 1, sizeof *bytes);
+    if (with_stats && secs && bytes) {
+        MPI_Reduce(t->dev_seconds, secs, (int)nd, MPI_DOUBLE, MPI_MAX, 0, c->node);
+        MPI_Reduce(t->dev_bytes, bytes, (int)nd, MPI_UINT64_T, MPI_SUM, 0, c->node);
+        if (c->node_rank == 0)
+            for (size_t d = 0; d < nd; d++)
+                dsort_plan_add_stats(t->node, t->node->devices[d].dev.key, bytes[d], secs[d]);
+    }
+    free(secs);
+    free(bytes);
+    void *blob = NULL;
+    size_t len = 0;
+    if (c->node_rank == 0 && dsort_plan_pack(t->node, &blob, &len, NULL))
+        len = 0;
+    int ilen = (int)len, *lens = NULL, *displs = NULL;
+    if (c->rank == 0) {
+        lens = calloc((size_t)c->size, sizeof *lens);
+        displs = calloc((size_t)c->size, sizeof *displs);
+    }
+    MPI_Gather(&ilen, 1, MPI_INT, lens, 1, MPI_INT, 0, c->comm);
+    unsigned char *all = NULL;
+    int total = 0;
+    if (c->rank == 0) {
+        for (int r = 0; r < c->size; r++) {
+            displs[r] = total;
+            total += lens[r];
+        }
+        all = malloc((size_t)total + 1);
+    }
+    MPI_Gatherv(blob, ilen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, c->comm);
+    free(blob);
+    struct dsort_plan_node **nodes = NULL;
+    if (c->rank == 0 && all) {
+        nodes = calloc((size_t)c->size, sizeof *nodes);
+        for (int r = 0; nodes && r < c->size; r++)
+            if (lens[r] > 0 &&
+                !dsort_plan_unpack(all + displs[r], (size_t)lens[r], &nodes[*count], NULL))
+                (*count)++;
+    }
+    free(all);
+    free(lens);
+    free(displs);
+    return nodes;
+}
+
+static void free_plans(struct dsort_plan_node **nodes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dsort_plan_destroy(nodes[i]);
+    free(nodes);
+}
+
+static void print_text(FILE *f, struct dsort_plan_node *const *nodes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct dsort_plan_node *nd = nodes[i];
+        fprintf(f, "node %s: %u cores, %u NUMA nodes\n", nd->hostname, nd->cores, nd->numa_nodes);
+        for (size_t d = 0; d < nd->ndevices; d++) {
+            const struct dsort_plan_device *dv = &nd->devices[d];
+            char numa[16] = "?";
+            if (dv->dev.numa >= 0)
+                snprintf(numa, sizeof numa, "%d", dv->dev.numa);
+            fprintf(f,
+                    "  device %-16s st_dev %u:%u  disk %s  %s  numa %s  streams %u  readers %u\n",
+                    dv->dev.key, dv->dev.major, dv->dev.minor, dv->dev.ndisks ? dv->dev.key : "-",
+                    dv->dev.rotational == 1   ? "rotational"
+                    : dv->dev.rotational == 0 ? "ssd"
+                                              : "rotational?",
+                    numa, dv->streams, dv->readers);
+        }
+        for (size_t r = 0; r < nd->nranks; r++) {
+            const struct dsort_plan_rank *rk = &nd->ranks[r];
+            fprintf(f, "  rank %d: %zu reading thread(s)\n", rk->rank, rk->ngroups);
+            for (size_t k = 0; k < rk->nreads; k++) {
+                const struct dsort_plan_read *rd = &nd->reads[rk->first_read + k];
+                fprintf(f, "    read %s [%" PRIu64 ", +%" PRIu64 ") on %s, thread %u\n", rd->file,
+                        rd->offset, rd->length, nd->devices[rd->device].dev.key, rd->thread);
+            }
+            for (size_t k = 0; k < rk->ntemp_dirs; k++)
+                fprintf(f, "    spill to %s\n", nd->temps[rk->temp_dirs[k]].path);
+        }
+    }
+}
+
+int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo *t, int json)
+{
+    size_t n = 0;
+    struct dsort_plan_node **nodes = gather_plans(c, t, 0, &n);
+    int code = 0;
+    if (c->rank == 0) {
+        struct dsort_error err = {0};
+        if (json) {
+            if (dsort_planjson_write(stdout, (const struct dsort_plan_node *const *)nodes, n, &err))
+                code = 2;
+            fputc('\n', stdout);
+        } else {
+            print_text(stdout, nodes, n);
+        }
+        fflush(stdout);
+    }
+    free_plans(nodes, n);
+    MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
+    return code;
+}
+
+void dsort_job_topo_write_stats(const struct dsort_comm *c, struct dsort_job_topo *t, FILE *f)
+{
+    size_t n = 0;
+    struct dsort_plan_node **nodes = gather_plans(c, t, 1, &n);
+    if (c->rank == 0 && f)
+        dsort_planjson_write(f, (const struct dsort_plan_node *const *)nodes, n, NULL);
+    free_plans(nodes, n);
+}
