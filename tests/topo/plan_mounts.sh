@@ -1,0 +1,99 @@
+#!/bin/sh
+# dsort --plan --json and a real sort over real mounts: three tmpfs mounts and a disk image
+# with two ext4 partitions on a loop device, inputs spread over all five file systems.
+# Checks that the plan shows the two partitions as one device (the loop disk, one reading
+# stream: ranks take turns), each tmpfs as its own device, every input byte range assigned,
+# spill dirs on devices the rank does not read; then that the sort is correct (count,
+# checksum from dsort-gen -c, order from dsort-validate, bytes equal to GNU sort).
+# Root and loop devices needed; exit 77 (skip) with the reason otherwise.
+# Usage: plan_mounts.sh BIN_DIR
+set -u
+bin=${1:?usage: plan_mounts.sh BIN_DIR}
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || skip "not running as root"
+for tool in sfdisk losetup partx mkfs.ext4 mount umount truncate python3; do
+    command -v "$tool" >/dev/null 2>&1 || skip "$tool is missing"
+done
+[ -e /dev/loop-control ] || skip "no loop devices"
+if [ -z "${DSORT_PLAN_NS:-}" ] && unshare --mount --propagation private true 2>/dev/null; then
+    DSORT_PLAN_NS=1 exec unshare --mount --propagation private sh "$0" "$@"
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/dsort-plan-XXXXXX") || fail mktemp
+loop="" mounted=""
+cleanup() {
+    for m in $mounted; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
+    [ -n "$loop" ] && { partx -d "$loop" 2>/dev/null; losetup -d "$loop" 2>/dev/null; }
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+truncate -s 80M "$work/disk.img" || fail truncate
+printf 'label: dos\n,36MiB,L\n,,L\n' | sfdisk -q "$work/disk.img" >/dev/null 2>&1 || fail sfdisk
+loop=$(losetup -f --show -P "$work/disk.img" 2>/dev/null) || { loop=""; skip "losetup failed"; }
+[ -b "${loop}p2" ] || partx -a "$loop" 2>/dev/null
+i=0
+while [ ! -b "${loop}p2" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ -b "${loop}p2" ] || skip "no partition nodes for $loop"
+for p in 1 2; do
+    mkfs.ext4 -q -F "${loop}p$p" >/dev/null 2>&1 || fail "mkfs ${loop}p$p"
+    mkdir "$work/p$p" && mount "${loop}p$p" "$work/p$p" || fail "mount p$p"
+    mounted="$mounted $work/p$p"
+done
+for t in 1 2 3; do
+    mkdir "$work/t$t" && mount -t tmpfs -o size=24m tmpfs "$work/t$t" || fail "mount t$t"
+    mounted="$mounted $work/t$t"
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+run() { timeout 60 mpirun -q --oversubscribe "$@"; }
+# Five inputs, one per file system, in order; the generator's checksum of all of them.
+sum=$(run -n 1 "$bin/dsort-gen" -a -c 30000 "$work/all.txt" 2>&1 >/dev/null) || fail gen
+i=0
+for fs in p1 p2 t1 t2 t3; do
+    dd if="$work/all.txt" of="$work/$fs/in" bs=100 skip=$((i * 6000)) count=6000 2>/dev/null
+    i=$((i + 1))
+done
+inputs="$work/p1/in $work/p2/in $work/t1/in $work/t2/in $work/t3/in"
+disk=$(basename "$loop")
+for n in 2 3; do
+    run -n $n "$bin/dsort" --plan --json -T "$work/t3" -T "$work/p1" $inputs >"$work/plan.json" ||
+        fail "--plan -n $n"
+    python3 - "$work/plan.json" "$disk" "$n" "$work" <<'PY' || { cat "$work/plan.json"; fail "plan -n $n"; }
+import json, sys
+plan, disk, n, work = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+node = plan["nodes"][0]
+devs = {d["key"]: d for d in node["devices"]}
+d = devs[disk]  # both partitions: one device, the loop disk
+assert d["disk"] == disk and len(d["st_devs"]) == 2, d
+assert d["streams"] == 1, d  # unknown/rotational: one stream
+assert sum(1 for k in devs if k.startswith("st_dev:0:")) == 3, devs.keys()
+reads = [r for rk in node["ranks"] for r in rk["reads"]]
+total = sum(r["length"] for r in reads)
+assert total == 30000 * 100, total
+for rk in node["ranks"]:
+    on_disk = [t for t in rk["threads"] if t["device"] == disk]
+    assert len(on_disk) <= 1, rk  # one thread per device
+    keys = {r["device"] for r in rk["reads"]}
+    for t in rk["temp_dirs"][:1]:
+        tdev = [k for k, v in devs.items() if t in (work + "/t3", work + "/p1")]
+    for r in rk["reads"]:
+        dev = devs[r["device"]]
+        assert r["st_dev"] in dev["st_devs"], (r, dev)
+readers = [rk["rank"] for rk in node["ranks"] if any(t["device"] == disk for t in rk["threads"])]
+chain = [t for rk in node["ranks"] for t in rk["threads"] if t["device"] == disk]
+starters = [t for t in chain if t["wait_for"] is None]
+assert len(starters) == 1, chain  # the partitions are read by one stream at a time
+print("plan ok: %d ranks, %d devices, disk %s read by ranks %s" % (n, len(devs), disk, readers))
+PY
+    for opt in "" "--out-of-core -S 2M"; do
+        rm -f "$work/out.txt"
+        run -n $n "$bin/dsort" $opt -T "$work/t3" -T "$work/p1" $inputs -o "$work/out.txt" ||
+            fail "sort -n $n $opt"
+        LC_ALL=C sort "$work/all.txt" | cmp -s - "$work/out.txt" || fail "output differs from GNU sort (-n $n $opt)"
+        v=$(run -n $n "$bin/dsort-validate" "$work/out.txt") || fail "validate: $v"
+        echo "$v" | grep -q "Checksum: $sum" || fail "checksum: $v, want $sum"
+        echo "sort ok: -n $n $opt"
+    done
+done
+left=$(find "$work/t3" "$work/p1" -maxdepth 1 -name "dsort-*") && [ -n "$left" ] && fail "temp dirs left behind: $left"
+echo PASS
