@@ -30,28 +30,19 @@ static void block(sigset_t *old)
 
 void dsort_cleanup_run(void)
 {
-    for (int pass = 0; pass < 2; pass++)
+    /* Files, then marker files (so that a directory that lost its files to a SIGKILL midway
+     * still says whose it was), then directories. */
+    static const int order[] = {DSORT_CLEANUP_FILE, DSORT_CLEANUP_MARKER, DSORT_CLEANUP_DIR};
+    for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
-            if (!slots[i].used || slots[i].is_dir != pass)
+            if (!slots[i].used || slots[i].is_dir != order[k])
                 continue;
-            if (pass)
+            if (order[k] == DSORT_CLEANUP_DIR)
                 rmdir(slots[i].path);
             else
                 unlink(slots[i].path);
             slots[i].used = 0;
         }
-}
-
-static void put(const char *s)
-{
-    size_t n = strlen(s);
-    while (n > 0) {
-        ssize_t w = write(2, s, n);
-        if (w <= 0)
-            return;
-        s += w;
-        n -= (size_t)w;
-    }
 }
 
 static const char *signame(int sig)
@@ -64,9 +55,16 @@ static const char *signame(int sig)
     case SIGHUP:
         return "SIGHUP";
     case SIGUSR1:
-        return "SIGUSR1 (time limit warning)";
+        return "SIGUSR1";
     }
     return "a signal";
+}
+
+/* Append s to buf (of size len, holding *n bytes), truncating. Async-signal-safe. */
+static void append(char *buf, size_t len, size_t *n, const char *s)
+{
+    while (*s && *n + 1 < len)
+        buf[(*n)++] = *s++;
 }
 
 static void on_signal(int sig)
@@ -74,13 +72,19 @@ static void on_signal(int sig)
     int saved = errno;
     caught = sig;
     dsort_cleanup_run();
-    if (prefix[0]) { /* only write(2): nothing else is async-signal-safe here */
-        put(prefix);
-        put("stopped by ");
-        put(signame(sig));
-        put(" in the ");
-        put(phase);
-        put(" phase; temp files removed, no output written\n");
+    if (prefix[0]) {
+        /* One write(2) of the whole line, so that lines of ranks sharing a terminal or a
+         * pipe do not interleave; nothing else here is async-signal-safe. */
+        char line[512];
+        size_t n = 0;
+        append(line, sizeof line, &n, prefix);
+        append(line, sizeof line, &n, "stopped by ");
+        append(line, sizeof line, &n, signame(sig));
+        append(line, sizeof line, &n, " in the ");
+        append(line, sizeof line, &n, phase);
+        append(line, sizeof line, &n, " phase; temp files removed, no output written\n");
+        ssize_t w = write(2, line, n);
+        (void)w;
     }
     errno = saved;
     signal(sig, SIG_DFL);

@@ -19,8 +19,13 @@
 /* Install the signal handlers and the atexit hook (idempotent). */
 void dsort_cleanup_install(void);
 
-/* Register a file (is_dir = 0) or an empty-at-the-end directory (is_dir = 1) for removal.
- * Directories are removed after files. DSORT_ENOMEM if all slots are taken. */
+/* What a registered path is: removed in this order: files, markers, directories. */
+#define DSORT_CLEANUP_FILE 0
+#define DSORT_CLEANUP_DIR 1    /* empty by the time it is removed */
+#define DSORT_CLEANUP_MARKER 2 /* a file that must outlive the others (an owner file) */
+
+/* Register a path (is_dir: DSORT_CLEANUP_FILE, _DIR or _MARKER) for removal. DSORT_ENOMEM if
+ * all slots are taken. */
 enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_error *err);
 
 /* Forget a path (it was committed or removed by its owner). Unknown paths are ignored. */

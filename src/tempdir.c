@@ -45,7 +45,7 @@ static enum dsort_status make_one(const char *dir, int *created, struct dsort_er
     char p[4200], host[256] = "unknown";
     owner_path(dir, p, sizeof p);
     gethostname(host, sizeof host - 1);
-    if ((st = dsort_cleanup_add(p, 0, err)))
+    if ((st = dsort_cleanup_add(p, DSORT_CLEANUP_MARKER, err)))
         return st;
     FILE *f = fopen(p, "w");
     if (!f)

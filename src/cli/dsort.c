@@ -408,7 +408,8 @@ static void sweep(const struct dsort_comm *c, const struct dsort_job_options *o)
     struct dsort_sweep_report rep;
     dsort_tempdirs_sweep(o->temp_dirs, o->ntemp, &rep);
     if (rep.removed)
-        dsort_comm_print(c, "removed %u temp directories left by dead dsort jobs", rep.removed);
+        dsort_comm_print(c, "removed %u temp director%s left by dead dsort jobs", rep.removed,
+                         rep.removed == 1 ? "y" : "ies");
     if (o->verbose && rep.foreign)
         dsort_comm_print(c, "%u dsort temp directories of other hosts left alone", rep.foreign);
 }
@@ -445,8 +446,8 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     int fits = stats.needed <= stats.budget && !o->force_external;
     stats.external = !dsort_comm_all_ok(c, fits);
     int code;
+    sweep(c, o);
     if (stats.external) {
-        sweep(c, o);
         code = dsort_job_sort_external(c, o, in, &stats);
     } else {
         code = dsort_job_sort_memory(c, o, in, &stats);
