@@ -19,7 +19,7 @@ enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct ds
     if (per > count && count > 0)
         per = (size_t)count;
     struct dsort_vsum mine;
-    enum dsort_status st = dsort_vsum_init(&mine, fmt, err);
+    enum dsort_status st = dsort_vsum_init_ex(&mine, fmt, total->whole, err);
     unsigned char *buf = NULL;
     size_t buflen = per * rs;
     if (!st && !(buf = dsort_mem_alloc(buflen)))
@@ -32,7 +32,7 @@ enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct ds
         done += n;
     }
     dsort_mem_free(buf, buflen);
-    size_t psz = dsort_vsum_packed_size(fmt->key_len);
+    size_t psz = dsort_vsum_packed_size(total->key_len);
     unsigned char *packed = malloc(psz), *all = NULL;
     if (!st && !packed)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
@@ -152,12 +152,12 @@ enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *pat
     for (size_t i = 0; i < nall; i++)
         if (all[i].node == c->node_index)
             all[i].slot = next++ % c->node_size;
-    const size_t psz = dsort_vsum_packed_size(fmt->key_len), rs = fmt->rec_size;
+    const size_t psz = dsort_vsum_packed_size(total->key_len), rs = fmt->rec_size;
     size_t per = block / rs ? block / rs : 1;
     unsigned char *packed = calloc(nall + 1, psz), *gathered = NULL;
     unsigned char *buf = dsort_mem_alloc(per * rs);
     struct dsort_vsum s;
-    int have_s = !dsort_vsum_init(&s, fmt, NULL);
+    int have_s = !dsort_vsum_init_ex(&s, fmt, total->whole, NULL);
     if (!packed || !buf || !have_s)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     for (size_t i = 0; i < nall && !st; i++) {
@@ -167,7 +167,7 @@ enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *pat
         while (k < in.count && strcmp(in.files[k].path, all[i].name))
             k++;
         dsort_vsum_destroy(&s);
-        if (dsort_vsum_init(&s, fmt, err)) {
+        if (dsort_vsum_init_ex(&s, fmt, total->whole, err)) {
             st = DSORT_ENOMEM;
             break;
         }

@@ -4,17 +4,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum dsort_status dsort_vsum_init(struct dsort_vsum *s, const struct dsort_format *fmt,
-                                  struct dsort_error *err)
+enum dsort_status dsort_vsum_init_ex(struct dsort_vsum *s, const struct dsort_format *fmt,
+                                     int whole, struct dsort_error *err)
 {
     memset(s, 0, sizeof *s);
     s->first_unordered = DSORT_VALIDATE_NONE;
-    s->key_len = fmt->key_len;
-    s->first_key = malloc(2 * fmt->key_len);
+    s->whole = whole;
+    s->key_len = whole ? fmt->rec_size : fmt->key_len;
+    s->cmp_off = whole ? fmt->key_off : 0;
+    s->cmp_len = fmt->key_len;
+    s->first_key = malloc(2 * s->key_len);
     if (!s->first_key)
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    s->last_key = s->first_key + fmt->key_len;
+    s->last_key = s->first_key + s->key_len;
     return DSORT_OK;
+}
+
+enum dsort_status dsort_vsum_init(struct dsort_vsum *s, const struct dsort_format *fmt,
+                                  struct dsort_error *err)
+{
+    return dsort_vsum_init_ex(s, fmt, 0, err);
 }
 
 void dsort_vsum_destroy(struct dsort_vsum *s)
@@ -25,16 +34,24 @@ void dsort_vsum_destroy(struct dsort_vsum *s)
     s->first_key = s->last_key = NULL;
 }
 
-/* Classify the step from key a to key b: 1 out of order, 2 duplicate, 0 fine. */
-static inline int step(const unsigned char *a, const unsigned char *b, size_t klen,
+/* Classify the step from a to b (kept bytes: key, or whole record): 1 out of order,
+ * 2 duplicate key, 0 fine. */
+static inline int step(const struct dsort_vsum *s, const unsigned char *a, const unsigned char *b,
                        const struct dsort_order *ord)
 {
-    int c = memcmp(a, b, klen);
+    int c = memcmp(a + s->cmp_off, b + s->cmp_off, s->cmp_len);
     if (ord->reverse)
         c = -c;
     if (c > 0 || (c == 0 && ord->unique))
         return 1;
-    return c == 0 ? 2 : 0;
+    if (c)
+        return 0;
+    if (s->whole) {
+        int t = memcmp(a, b, s->key_len);
+        if (ord->reverse ? t < 0 : t > 0)
+            return 1;
+    }
+    return 2;
 }
 
 static void note(struct dsort_vsum *s, int kind, uint64_t index)
@@ -52,15 +69,15 @@ void dsort_vsum_add(struct dsort_vsum *s, const struct dsort_format *fmt,
 {
     if (n == 0)
         return;
-    const size_t rs = fmt->rec_size, klen = fmt->key_len;
+    const size_t rs = fmt->rec_size, klen = s->key_len, off = s->whole ? 0 : fmt->key_off;
     dsort_checksum_records(&s->checksum, recs, n, rs);
     const unsigned char *prev = s->records ? s->last_key : NULL;
     if (!s->records)
-        memcpy(s->first_key, dsort_format_key(fmt, recs), klen);
+        memcpy(s->first_key, recs + off, klen);
     for (size_t i = 0; i < n; i++) {
-        const unsigned char *k = dsort_format_key(fmt, recs + i * rs);
+        const unsigned char *k = recs + i * rs + off;
         if (prev)
-            note(s, step(prev, k, klen, ord), s->records + i);
+            note(s, step(s, prev, k, ord), s->records + i);
         prev = k;
     }
     memcpy(s->last_key, prev, klen);
@@ -75,7 +92,7 @@ void dsort_vsum_append(struct dsort_vsum *s, const struct dsort_vsum *t,
     if (s->records == 0) {
         memcpy(s->first_key, t->first_key, s->key_len);
     } else {
-        note(s, step(s->last_key, t->first_key, s->key_len, ord), s->records);
+        note(s, step(s, s->last_key, t->first_key, ord), s->records);
     }
     if (t->unordered) {
         if (s->unordered == 0)

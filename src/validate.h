@@ -28,13 +28,21 @@ struct dsort_vsum {
     uint64_t first_unordered; /* index of the first one, or DSORT_VALIDATE_NONE */
     uint64_t duplicates;
     struct dsort_sum128 checksum;
-    size_t key_len;
+    size_t key_len; /* bytes kept of the first and last record: the key, or (whole) all */
+    size_t cmp_off; /* where the key lies within those bytes */
+    size_t cmp_len;
+    int whole;                           /* compare whole records after equal keys */
     unsigned char *first_key, *last_key; /* key_len bytes each; valid when records > 0 */
 };
 
 /* Initialise an empty summary for keys of fmt->key_len bytes. */
 enum dsort_status dsort_vsum_init(struct dsort_vsum *s, const struct dsort_format *fmt,
                                   struct dsort_error *err);
+/* The same; with whole != 0, records with equal keys must also be in whole-record order
+ * (reversed with -r): GNU sort's last resort, which dsort -c checks. Equal keys still count as
+ * duplicates when the records are in order. */
+enum dsort_status dsort_vsum_init_ex(struct dsort_vsum *s, const struct dsort_format *fmt,
+                                     int whole, struct dsort_error *err);
 void dsort_vsum_destroy(struct dsort_vsum *s);
 
 /* Append n records (contiguous, fixed size) to the stretch that s describes. */
@@ -45,7 +53,7 @@ void dsort_vsum_add(struct dsort_vsum *s, const struct dsort_format *fmt,
 void dsort_vsum_append(struct dsort_vsum *s, const struct dsort_vsum *t,
                        const struct dsort_order *ord);
 
-/* Serialise to / from a flat buffer of dsort_vsum_packed_size bytes (for MPI). */
+/* Serialise to / from a flat buffer of dsort_vsum_packed_size(s->key_len) bytes (for MPI). */
 size_t dsort_vsum_packed_size(size_t key_len);
 void dsort_vsum_pack(const struct dsort_vsum *s, unsigned char *buf);
 void dsort_vsum_unpack(struct dsort_vsum *s, const unsigned char *buf);

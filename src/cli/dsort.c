@@ -381,7 +381,9 @@ static int run_check(const struct dsort_comm *c, const struct dsort_job_options 
 {
     struct dsort_error err = {0};
     struct dsort_vsum total;
-    enum dsort_status st = dsort_vsum_init(&total, &o->fmt, &err);
+    /* Like sort -c: equal keys must also be in last-resort (whole record) order. */
+    enum dsort_status st =
+        dsort_vsum_init_ex(&total, &o->fmt, dsort_order_last_resort(&o->ord), &err);
     if ((st = dsort_comm_agree(c, st, &err)))
         return 2;
     st = dsort_check_inputs(c, in, &o->fmt, &o->ord, (size_t)16 << 20, &total, &err);

@@ -1,0 +1,35 @@
+#!/bin/bash
+# Balance: with --stats, the largest rank's output is at most 1.05 x the average + 1 record, on
+# uniform, skewed (dsort-gen -s), all-keys-equal and three-keys inputs, also with -r and -s;
+# the stats account for every record; the output is correct. Usage: balance.sh NRANKS
+. "$(dirname "$0")/lib.sh"
+e2e_init "$1"
+
+# balanced NAME RECORDS OPTIONS INPUT: sort with --stats, check the balance and the output.
+balanced() {
+    local name=$1 records=$2 opts=$3 input=$4
+    rm -f "$T/stats.json"
+    sort_cmp "$N" gensort "$opts --stats $T/stats.json" "$input" || return
+    LAST_CMD=$SORT_CMD
+    local fig max avg
+    fig=$(py stats "$T/stats.json" "$N" "$records" 2>&1)
+    check $? "$name ($opts): --stats figures are wrong: $fig"
+    read -r max avg _ <<<"$fig"
+    awk -v m="$max" -v a="$avg" 'BEGIN { exit !(m <= 1.05 * a + 1) }'
+    check $? "$name ($opts): unbalanced: largest rank writes $max records, average $avg (limit 1.05 x average + 1); records_out per rank: $(echo "$fig" | cut -d' ' -f3-)"
+}
+
+gen "$N" -b $((SEED % 1000000)) 20000 "$T/uniform.dat"
+balanced uniform 20000 "" "$T/uniform.dat"
+gen "$N" -s 20000 "$T/skew.dat"
+balanced skewed 20000 "" "$T/skew.dat"
+balanced skewed 20000 "-r" "$T/skew.dat"
+py mk "$T/equal.dat" 100 0 10 20000 equal "$SEED"
+balanced all-keys-equal 20000 "" "$T/equal.dat"
+balanced all-keys-equal 20000 "-s" "$T/equal.dat"
+balanced all-keys-equal 20000 "-r" "$T/equal.dat"
+py mk "$T/few.dat" 100 0 10 20000 few "$SEED"
+balanced three-keys 20000 "" "$T/few.dat"
+balanced three-keys 20000 "-r -s" "$T/few.dat"
+
+e2e_finish

@@ -1,0 +1,46 @@
+#!/bin/bash
+# The exchange in many rounds: --exchange-chunk 1000 (bytes), and chunks that are smaller than
+# a record or not a multiple of it (1, 150), on gensort, skewed and fixed:8:0:8 data; the
+# stats' exchange_rounds must be at least what the traffic needs at that chunk, and the
+# output correct. Usage: exchange.sh NRANKS
+. "$(dirname "$0")/lib.sh"
+e2e_init "$1"
+
+# chunked CHUNK FORMAT OPTIONS INPUT [any]: sort with the chunk; check the rounds and the
+# output. Unless "any" is given, the data must need several rounds when N > 1 (records move).
+chunked() {
+    local chunk=$1 format=$2 opts=$3 input=$4 any=${5:-}
+    rm -f "$T/stats.json"
+    sort_check "$N" "$format" "$opts --exchange-chunk $chunk --stats $T/stats.json" "$input" || return
+    LAST_CMD=$SORT_CMD
+    local r rounds lower
+    r=$(py rounds "$T/stats.json" "$chunk" 2>&1)
+    check $? "--exchange-chunk $chunk: $r"
+    read -r rounds lower <<<"$r"
+    [ "${rounds:-0}" -ge "${lower:-1}" ]
+    check $? "--exchange-chunk $chunk: exchange_rounds is $rounds; the bytes sent need at least $lower"
+    if [ "$N" -gt 1 ] && [ -z "$any" ]; then
+        [ "${lower:-0}" -ge 2 ]
+        check $? "--exchange-chunk $chunk: the test data needs only ${lower:-?} exchange rounds; it should need several"
+    fi
+}
+
+gen "$N" -b $((SEED % 1000000)) 8000 "$T/bin.dat"
+sum=$GEN_SUM
+chunked 1000 gensort "" "$T/bin.dat"
+sums_equal "--exchange-chunk 1000 vs dsort-gen -c" 100 "8000 $sum" "$T/sorted.out"
+chunked 150 gensort "-r" "$T/bin.dat"
+head -c 100000 "$T/bin.dat" >"$T/small.dat"
+chunked 1 gensort "" "$T/small.dat"
+gen "$N" -s 8000 "$T/skew.dat"
+chunked 1000 gensort "" "$T/skew.dat"
+py mk "$T/f8.dat" 8 0 8 20000 dup "$SEED"
+chunked 1000 fixed:8:0:8 "" "$T/f8.dat"
+py mk "$T/equal.dat" 100 0 10 5000 equal "$SEED"
+chunked 1000 gensort "-s" "$T/equal.dat" any  # in place already: may send nothing
+# -O with a small chunk.
+rm -rf "$T/d"
+ok "$N" "$DSORT" --exchange-chunk 1000 -O "$T/d" "$T/bin.dat" &&
+    { errs=$(py manifest "$T/d" "$N" 100 8000 "$sum"); check $? "-O with --exchange-chunk 1000: $errs"; }
+
+e2e_finish
