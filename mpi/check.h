@@ -25,9 +25,8 @@ enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct ds
  * the summaries in order. A name found on two nodes, or a path found on none, is an error.
  * Collective; agrees. */
 enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *paths, size_t n,
-                                    const struct dsort_format *fmt,
-                                    const struct dsort_order *ord, size_t block,
-                                    struct dsort_vsum *total, uint64_t *files,
+                                    const struct dsort_format *fmt, const struct dsort_order *ord,
+                                    size_t block, struct dsort_vsum *total, uint64_t *files,
                                     struct dsort_error *err);
 
 #endif

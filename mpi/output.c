@@ -85,7 +85,9 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
     if (!mkdtemp(o->stage))
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot create output directory '%s'", o->final);
     chmod(o->stage, 0755);
-    return dsort_cleanup_add(o->stage, 1, err);
+    /* The owner removes every rank's part on a signal, so that it can remove the stage. */
+    enum dsort_status st = dsort_cleanup_add_series(o->stage, "part-", 5, &o->nparts, err);
+    return st ? st : dsort_cleanup_add(o->stage, DSORT_CLEANUP_DIR, err);
 }
 
 static void fix_umask_mode(int fd)
@@ -122,6 +124,7 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
     memset(o, 0, sizeof *o);
     o->mode = mode;
     o->fd = o->dfd = -1;
+    o->nparts = (unsigned)c->size;
     o->bytes = my_bytes;
     enum dsort_status st = DSORT_OK;
     if (snprintf(o->final, sizeof o->final, "%s", path) >= (int)sizeof o->final)

@@ -34,11 +34,12 @@ struct dsort_output {
     char stage[4096]; /* temp file (FILE) or staging directory (DIR) */
     char part[4096];  /* DIR: this rank's part inside stage */
     int fd;
-    int dfd;               /* the same file opened with O_DIRECT, or -1 */
-    unsigned char *bounce; /* aligned buffer for dfd */
-    uint64_t offset;       /* FILE: this rank's first byte in the file */
-    uint64_t bytes;        /* this rank's share */
-    int owns_stage;        /* rank 0: created stage, removes it on failure */
+    int dfd;                  /* the same file opened with O_DIRECT, or -1 */
+    unsigned char *bounce;    /* aligned buffer for dfd */
+    uint64_t offset;          /* FILE: this rank's first byte in the file */
+    uint64_t bytes;           /* this rank's share */
+    int owns_stage;           /* rank 0: created stage, removes it on failure */
+    volatile unsigned nparts; /* part-NNNNN names to remove with the stage */
 };
 
 /* What one rank wrote, for the manifest. */

@@ -5,12 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct slot {
     volatile sig_atomic_t used;
     int is_dir;
     char path[DSORT_CLEANUP_PATH_MAX];
+    /* DSORT_CLEANUP_SERIES: path/<name><N> for N in [0, *count), N with `digits` digits */
+    char name[16];
+    int digits;
+    const volatile unsigned *count;
 };
 
 static struct slot slots[DSORT_CLEANUP_SLOTS];
@@ -28,8 +33,35 @@ static void block(sigset_t *old)
     sigprocmask(SIG_BLOCK, &set, old);
 }
 
+/* Unlink path/<name><i> for every i of a series. Async-signal-safe. */
+static void unlink_series(const struct slot *s)
+{
+    char p[DSORT_CLEANUP_PATH_MAX + 32];
+    size_t n = strlen(s->path);
+    memcpy(p, s->path, n);
+    p[n++] = '/';
+    size_t k = strlen(s->name);
+    memcpy(p + n, s->name, k);
+    n += k;
+    unsigned count = *s->count;
+    for (unsigned i = 0; i < count; i++) {
+        unsigned v = i;
+        for (int d = s->digits - 1; d >= 0; d--) {
+            p[n + (size_t)d] = (char)('0' + v % 10);
+            v /= 10;
+        }
+        p[n + (size_t)s->digits] = '\0';
+        unlink(p);
+    }
+}
+
 void dsort_cleanup_run(void)
 {
+    for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++)
+        if (slots[i].used && slots[i].is_dir == DSORT_CLEANUP_SERIES) {
+            unlink_series(&slots[i]);
+            slots[i].used = 0;
+        }
     /* Files, then marker files (so that a directory that lost its files to a SIGKILL midway
      * still says whose it was), then directories. */
     static const int order[] = {DSORT_CLEANUP_FILE, DSORT_CLEANUP_MARKER, DSORT_CLEANUP_DIR};
@@ -85,6 +117,10 @@ static void on_signal(int sig)
         append(line, sizeof line, &n, " phase; temp files removed, no output written\n");
         ssize_t w = write(2, line, n);
         (void)w;
+        /* mpirun SIGKILLs every rank as soon as the first one dies: give the other ranks a
+         * moment to finish removing their files too (mpirun allows a second in all). */
+        struct timespec ts = {0, 300 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
     errno = saved;
     signal(sig, SIG_DFL);
@@ -125,6 +161,33 @@ enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_e
             continue;
         strcpy(slots[i].path, path);
         slots[i].is_dir = is_dir;
+        slots[i].used = 1;
+        st = DSORT_OK;
+        break;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (st)
+        return DSORT_ERR(err, st, 0, "too many temporary files registered");
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_cleanup_add_series(const char *dir, const char *name, int digits,
+                                           const volatile unsigned *count, struct dsort_error *err)
+{
+    if (strlen(dir) >= DSORT_CLEANUP_PATH_MAX - 32 || strlen(name) >= 16 || digits < 1 ||
+        digits > 9)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "bad cleanup series '%s/%s'", dir, name);
+    sigset_t old;
+    block(&old);
+    enum dsort_status st = DSORT_ENOMEM;
+    for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
+        if (slots[i].used)
+            continue;
+        strcpy(slots[i].path, dir);
+        strcpy(slots[i].name, name);
+        slots[i].digits = digits;
+        slots[i].count = count;
+        slots[i].is_dir = DSORT_CLEANUP_SERIES;
         slots[i].used = 1;
         st = DSORT_OK;
         break;

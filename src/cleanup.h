@@ -23,10 +23,18 @@ void dsort_cleanup_install(void);
 #define DSORT_CLEANUP_FILE 0
 #define DSORT_CLEANUP_DIR 1    /* empty by the time it is removed */
 #define DSORT_CLEANUP_MARKER 2 /* a file that must outlive the others (an owner file) */
+#define DSORT_CLEANUP_SERIES 3 /* numbered files in a directory: see add_series */
 
 /* Register a path (is_dir: DSORT_CLEANUP_FILE, _DIR or _MARKER) for removal. DSORT_ENOMEM if
  * all slots are taken. */
 enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_error *err);
+
+/* Register the numbered files dir/<name><N> for N in [0, *count), N written with `digits`
+ * digits (e.g. "run-000042"): however many a job makes, they take one slot. *count is read
+ * when cleaning up, so it may grow; it must stay valid until the series is forgotten (by
+ * dsort_cleanup_forget(dir)). Missing files are fine. Removed before everything else. */
+enum dsort_status dsort_cleanup_add_series(const char *dir, const char *name, int digits,
+                                           const volatile unsigned *count, struct dsort_error *err);
 
 /* Forget a path (it was committed or removed by its owner). Unknown paths are ignored. */
 void dsort_cleanup_forget(const char *path);

@@ -76,14 +76,10 @@ enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *pa
     snprintf(w->path, sizeof w->path, "%s", path);
     if (!(w->last = malloc(rec_size)))
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    enum dsort_status st = dsort_cleanup_add(path, 0, err);
-    if (st) {
-        dsort_runwriter_free(w);
-        return st;
-    }
+    /* Run files are removed on signals through their temp directory's series (tempdir.h). */
+    enum dsort_status st;
     w->fd = open_maybe_direct(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (w->fd < 0) {
-        dsort_cleanup_forget(path);
         dsort_runwriter_free(w);
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot create run file '%s'", path);
     }
@@ -160,6 +156,11 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
     struct dsort_runreader *r = c->ctx;
     if (!r->pending) {
         c->cur = c->end; /* end of run */
+        if (r->expected != UINT64_MAX && r->records != r->expected)
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "run file '%s' ends after %" PRIu64 " of its %" PRIu64
+                             " records (truncated on the temp disk?)",
+                             r->path, r->records, r->expected);
         return DSORT_OK;
     }
     enum dsort_status st = r->pf ? dsort_prefetch_wait(r->pf, &r->rq, err) : r->rq.st;
@@ -200,9 +201,10 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
 
 enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,
                                        size_t block, unsigned char *buf, struct dsort_prefetch *pf,
-                                       struct dsort_error *err)
+                                       uint64_t expected, struct dsort_error *err)
 {
     memset(r, 0, sizeof *r);
+    r->expected = expected;
     snprintf(r->path, sizeof r->path, "%s", path);
     r->rec_size = rec_size;
     r->payload = dsort_run_payload(rec_size, block);

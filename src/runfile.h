@@ -42,10 +42,11 @@ struct dsort_runwriter {
     char path[4096];
 };
 
-/* Create the run file (O_EXCL, mode 0600) and register it for cleanup. */
+/* Create the run file (O_EXCL, mode 0600). Its removal on signals is the caller's (a run
+ * file named by dsort_tempdirs_run_path is covered by its directory's cleanup series). */
 enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path, size_t rec_size,
                                        size_t block, struct dsort_error *err);
-/* Write the last block, wait for the writer, close. The file stays registered for cleanup. */
+/* Write the last block, wait for the writer, close. */
 enum dsort_status dsort_runwriter_close(struct dsort_runwriter *w, struct dsort_error *err);
 /* Give up: stop the writer, close and remove the file. */
 void dsort_runwriter_abort(struct dsort_runwriter *w);
@@ -63,6 +64,7 @@ struct dsort_runreader {
     struct dsort_preq rq;
     struct dsort_prefetch *pf; /* NULL: read synchronously */
     uint64_t records, bytes_read;
+    uint64_t expected; /* records the writer wrote, or UINT64_MAX if unknown */
     char path[4096];
 };
 
@@ -70,10 +72,12 @@ struct dsort_runreader {
 size_t dsort_runreader_buf_len(size_t rec_size, size_t block);
 
 /* Open a run and load its first block (an empty run is exhausted at once). buf must be
- * 4 KiB-aligned and dsort_runreader_buf_len bytes long. pf may be NULL. */
+ * 4 KiB-aligned and dsort_runreader_buf_len bytes long. pf may be NULL. expected is the
+ * number of records the writer wrote (UINT64_MAX: unknown): a run that ends early (a file
+ * cut at a block boundary) is then DSORT_EFORMAT instead of silently short. */
 enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,
                                        size_t block, unsigned char *buf, struct dsort_prefetch *pf,
-                                       struct dsort_error *err);
+                                       uint64_t expected, struct dsort_error *err);
 /* Close (waiting for a request still in flight). */
 void dsort_runreader_close(struct dsort_runreader *r);
 

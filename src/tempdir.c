@@ -31,15 +31,19 @@ void dsort_tempdirs_destroy(struct dsort_tempdirs *t)
     memset(t, 0, sizeof *t);
 }
 
-static enum dsort_status make_one(const char *dir, int *created, struct dsort_error *err)
+static enum dsort_status make_one(const char *dir, int *created, const volatile unsigned *runs,
+                                  struct dsort_error *err)
 {
     *created = 0;
     if (mkdir(dir, 0700))
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot create temp directory '%s'", dir);
     *created = 1;
-    enum dsort_status st = dsort_cleanup_add(dir, 1, err);
+    enum dsort_status st = dsort_cleanup_add(dir, DSORT_CLEANUP_DIR, err);
+    if (!st)
+        st = dsort_cleanup_add_series(dir, "run-", 6, runs, err);
     if (st) {
         rmdir(dir);
+        dsort_cleanup_forget(dir);
         return st;
     }
     char p[4200], host[256] = "unknown";
@@ -74,7 +78,7 @@ enum dsort_status dsort_tempdirs_create(struct dsort_tempdirs *t, char *const *b
         snprintf(d, len, "%s/dsort-%s-r%d", bases[i], job, rank);
         t->dirs[t->count++] = d;
         int created;
-        enum dsort_status st = make_one(d, &created, err);
+        enum dsort_status st = make_one(d, &created, &t->runs, err);
         if (st) {
             if (!created) { /* never remove what may be another job's */
                 free(d);
@@ -126,6 +130,32 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
+/* "dsort-HOST-PID-rR" (or "dsort-slurmJ.S-HOST-PID-rR") -> HOST, PID. 0 if not that form. */
+static int name_owner(const char *name, char *host, size_t len, long *pid)
+{
+    const char *r = strrchr(name, '-');
+    if (!r || r[1] != 'r')
+        return 0;
+    const char *p = r - 1;
+    while (p > name && *p != '-')
+        p--;
+    if (p <= name + 6)
+        return 0;
+    char *end;
+    *pid = strtol(p + 1, &end, 10);
+    if (end != r || *pid <= 0)
+        return 0;
+    const char *h = p - 1;
+    while (h > name + 5 && *h != '-')
+        h--;
+    size_t n = (size_t)(p - h - 1);
+    if (*h != '-' || n == 0 || n >= len)
+        return 0;
+    memcpy(host, h + 1, n);
+    host[n] = '\0';
+    return 1;
+}
+
 void dsort_tempdirs_sweep(char *const *bases, size_t n, struct dsort_sweep_report *rep)
 {
     memset(rep, 0, sizeof *rep);
@@ -144,10 +174,15 @@ void dsort_tempdirs_sweep(char *const *bases, size_t n, struct dsort_sweep_repor
             snprintf(dir, sizeof dir, "%s/%s", bases[i], e->d_name);
             owner_path(dir, own, sizeof own);
             FILE *f = fopen(own, "r");
-            if (!f)
-                continue; /* being created or not ours */
-            int ok = fscanf(f, "%255s %ld", host, &pid) == 2;
-            fclose(f);
+            int ok = 0;
+            if (f) {
+                ok = fscanf(f, "%255s %ld", host, &pid) == 2;
+                fclose(f);
+            } else {
+                /* A dir whose owner file went (killed while cleaning up): its name has the
+                 * job's host and the pid of its rank 0, "dsort-HOST-PID-rR". */
+                ok = name_owner(e->d_name, host, sizeof host, &pid);
+            }
             if (!ok)
                 continue;
             if (strcmp(host, myhost)) {

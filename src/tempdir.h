@@ -17,9 +17,9 @@
 
 struct dsort_tempdirs {
     size_t count;
-    char **dirs;   /* this rank's per-job directories */
-    size_t next;   /* round-robin position */
-    unsigned runs; /* run files named so far */
+    char **dirs;            /* this rank's per-job directories */
+    size_t next;            /* round-robin position */
+    volatile unsigned runs; /* run files named so far (the cleanup series reads it) */
 };
 
 /* Create this rank's directory in each of the n bases. job must be a short file-name-safe

@@ -509,8 +509,9 @@ static enum dsort_status open_readers(struct ext *x, size_t from, size_t k,
     for (size_t i = 0; i < k; i++) {
         unsigned char *buf =
             i * blen + blen <= x->abytes ? x->a + i * blen : x->b + (i - x->abytes / blen) * blen;
-        enum dsort_status st = dsort_runreader_open(&rd[i], x->runs[from + i].path, x->irs,
-                                                    x->block, buf, pf, &x->err);
+        enum dsort_status st =
+            dsort_runreader_open(&rd[i], x->runs[from + i].path, x->irs, x->block, buf, pf,
+                                 x->runs[from + i].records, &x->err);
         if (st) {
             for (size_t j = 0; j < i; j++)
                 dsort_runreader_close(&rd[j]);
@@ -595,14 +596,14 @@ static enum dsort_status reduce_runs(struct ext *x, size_t f, struct dsort_runre
 
 /* Write records [0, n) of a run file (plain records) to the output, skipping the first
  * `skip`. Used for -u, whose output size is known only after the final merge. */
-static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t skip,
+static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t records, uint64_t skip,
                                   struct out_sink *os)
 {
     struct dsort_runreader r;
     struct dsort_prefetch *pf = NULL;
     enum dsort_status st = dsort_prefetch_create(&pf, &x->err);
     if (!st)
-        st = dsort_runreader_open(&r, path, x->rs, x->block, x->a, pf, &x->err);
+        st = dsort_runreader_open(&r, path, x->rs, x->block, x->a, pf, records, &x->err);
     if (st) {
         dsort_prefetch_destroy(pf);
         return st;
@@ -676,7 +677,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
         /* The first record: read the run's first block into A (free now); keep it in B. */
         if (!st && total) {
             struct dsort_runreader r;
-            st = dsort_runreader_open(&r, upath, x->rs, x->block, x->a, NULL, &x->err);
+            st = dsort_runreader_open(&r, upath, x->rs, x->block, x->a, NULL, total, &x->err);
             if (!st) {
                 memcpy(x->b, r.cur.cur, x->rs);
                 dsort_runreader_close(&r);
@@ -702,7 +703,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
                   x->o->output_dir || x->o->verify, &x->sum_out, &x->err);
     if (!st) {
         if (x->o->ord.unique) {
-            st = copy_run(x, upath, drop, &os);
+            st = copy_run(x, upath, total, drop, &os);
             unlink(upath);
             dsort_cleanup_forget(upath);
         } else {
@@ -854,6 +855,8 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     struct dsort_part_info info = {nout, nout * x.rs, x.sum_out, ""};
     dsort_job_phase_begin(&pc, PH_COMMIT);
     st = dsort_output_commit(c, &out, &info, &x.err);
+    if (!st) /* the output is published: a signal now must not claim otherwise */
+        dsort_cleanup_set_prefix(NULL);
     dsort_job_phase_end(stats, PH_COMMIT, &pc);
     release(&x);
     return st ? 2 : 0;

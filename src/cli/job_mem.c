@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "exchange.h"
 #include "job.h"
 #include "keysort.h"
@@ -238,6 +239,8 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 
     dsort_job_phase_begin(&pc, PH_COMMIT);
     st = dsort_output_commit(c, &out, &info, &err);
+    if (!st) /* the output is published: a signal now must not claim otherwise */
+        dsort_cleanup_set_prefix(NULL);
     dsort_job_phase_end(stats, PH_COMMIT, &pc);
     free(cuts);
     dsort_mem_free(a, bytes);
