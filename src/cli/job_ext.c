@@ -66,7 +66,7 @@ struct ext {
     uint64_t g0;       /* global position of its first record */
     uint64_t chunk;    /* records per chunk */
     size_t block;
-    size_t abytes, ebytes;
+    size_t abytes, bbytes, ebytes; /* A also receives: 1/16 more than a chunk */
     unsigned char *a, *b;
     struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
     struct dsort_tempdirs td;
@@ -384,7 +384,8 @@ static size_t fan_in(const struct ext *x)
     if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
         files = (size_t)rl.rlim_cur;
     size_t by_files = files > open_now + 8 ? files - open_now - 8 : 2;
-    size_t by_mem = 2 * (x->abytes / dsort_runreader_buf_len(x->irs, x->block));
+    const size_t blen = dsort_runreader_buf_len(x->irs, x->block);
+    size_t by_mem = x->abytes / blen + x->bbytes / blen;
     size_t f = by_files < by_mem ? by_files : by_mem;
     return f < 2 ? 2 : f;
 }
@@ -508,7 +509,7 @@ static enum dsort_status open_readers(struct ext *x, size_t from, size_t k,
     const size_t blen = dsort_runreader_buf_len(x->irs, x->block);
     for (size_t i = 0; i < k; i++) {
         unsigned char *buf =
-            i * blen + blen <= x->abytes ? x->a + i * blen : x->b + (i - x->abytes / blen) * blen;
+            i < x->abytes / blen ? x->a + i * blen : x->b + (i - x->abytes / blen) * blen;
         enum dsort_status st =
             dsort_runreader_open(&rd[i], x->runs[from + i].path, x->irs, x->block, buf, pf,
                                  x->runs[from + i].records, &x->err);
@@ -725,7 +726,7 @@ out:
 static void release(struct ext *x)
 {
     dsort_mem_free(x->a, x->abytes);
-    dsort_mem_free(x->b, x->abytes);
+    dsort_mem_free(x->b, x->bbytes);
     dsort_mem_free(x->ents, x->ebytes);
     dsort_mem_free(x->scratch, x->ebytes);
     x->a = x->b = NULL;
@@ -751,7 +752,7 @@ static enum dsort_status plan_memory(struct ext *x)
         block = 4096;
     x->block = (size_t)block;
     uint64_t writer = 2 * dsort_run_stride(x->irs, x->block);
-    uint64_t per = 2 * x->irs + sizeof(struct dsort_sortent) +
+    uint64_t per = 2 * x->irs + x->irs / 16 + sizeof(struct dsort_sortent) +
                    (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
     uint64_t chunk = budget > writer ? (budget - writer) / per : 0;
     /* A must also hold at least two read buffers for the merge. */
@@ -771,10 +772,13 @@ static enum dsort_status plan_memory(struct ext *x)
     if (chunk > x->n)
         chunk = x->n > floor_chunk ? x->n : floor_chunk;
     x->chunk = chunk;
-    x->abytes = (size_t)(chunk * x->irs);
+    /* A receives a round's pieces: with sampled splitters a rank may get a little more than
+     * a chunk, and a second wave (another run) for a few records is a waste. */
+    x->bbytes = (size_t)(chunk * x->irs);
+    x->abytes = x->bbytes + x->bbytes / 16;
     x->ebytes = (size_t)(chunk * sizeof(struct dsort_sortent));
     x->a = dsort_mem_alloc(x->abytes);
-    x->b = dsort_mem_alloc(x->abytes);
+    x->b = dsort_mem_alloc(x->bbytes);
     x->ents = dsort_mem_alloc(x->ebytes);
     if (x->rs < sizeof(struct dsort_sortent))
         x->scratch = dsort_mem_alloc(x->ebytes);
