@@ -225,8 +225,10 @@ enum dsort_status dsort_inputs_open(struct dsort_inputs *in, char *const *paths,
     return dsort_inputs_open_ex(in, paths, n, fmt, 0, NULL, err);
 }
 
-enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,
-                                    unsigned char *buf, struct dsort_error *err)
+enum dsort_status
+dsort_inputs_segments(const struct dsort_inputs *in, uint64_t first, uint64_t count,
+                      enum dsort_status (*fn)(void *ctx, const struct dsort_input_segment *seg),
+                      void *ctx)
 {
     const size_t rs = in->rec_size;
     for (size_t i = 0; i < in->count && count > 0; i++) {
@@ -235,40 +237,58 @@ enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t firs
             continue;
         uint64_t skip = first - f->first;
         uint64_t take = f->records - skip < count ? f->records - skip : count;
-        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            return DSORT_ERR(err, DSORT_EIO, errno, "cannot open '%s'", f->path);
-        enum dsort_status st =
-            dsort_io_pread_full(fd, buf, (size_t)(take * rs), skip * rs, f->path, err);
-        close(fd);
+        struct dsort_input_segment seg = {f, i, skip * rs, take * rs};
+        enum dsort_status st = fn(ctx, &seg);
         if (st)
             return st;
-        buf += take * rs;
         first += take;
         count -= take;
     }
-    if (count)
+    return count ? DSORT_EINTERNAL : DSORT_OK;
+}
+
+struct read_ctx {
+    unsigned char *buf;
+    struct dsort_error *err;
+};
+
+static enum dsort_status read_segment(void *ctx, const struct dsort_input_segment *seg)
+{
+    struct read_ctx *r = ctx;
+    int fd = open(seg->file->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return DSORT_ERR(r->err, DSORT_EIO, errno, "cannot open '%s'", seg->file->path);
+    enum dsort_status st =
+        dsort_io_pread_full(fd, r->buf, (size_t)seg->length, seg->offset, seg->file->path, r->err);
+    close(fd);
+    r->buf += seg->length;
+    return st;
+}
+
+enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,
+                                    unsigned char *buf, struct dsort_error *err)
+{
+    struct read_ctx r = {buf, err};
+    enum dsort_status st = dsort_inputs_segments(in, first, count, read_segment, &r);
+    if (st == DSORT_EINTERNAL)
         return DSORT_ERR(err, DSORT_EINTERNAL, 0, "read past the end of the inputs");
+    return st;
+}
+
+static enum dsort_status advise_segment(void *ctx, const struct dsort_input_segment *seg)
+{
+    (void)ctx;
+    int fd = open(seg->file->path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        posix_fadvise(fd, (off_t)seg->offset, (off_t)seg->length, POSIX_FADV_WILLNEED);
+        close(fd);
+    }
     return DSORT_OK;
 }
 
 void dsort_inputs_advise(const struct dsort_inputs *in, uint64_t first, uint64_t count)
 {
-    const size_t rs = in->rec_size;
-    for (size_t i = 0; i < in->count && count > 0; i++) {
-        const struct dsort_input *f = &in->files[i];
-        if (first >= f->first + f->records)
-            continue;
-        uint64_t skip = first - f->first;
-        uint64_t take = f->records - skip < count ? f->records - skip : count;
-        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            posix_fadvise(fd, (off_t)(skip * rs), (off_t)(take * rs), POSIX_FADV_WILLNEED);
-            close(fd);
-        }
-        first += take;
-        count -= take;
-    }
+    dsort_inputs_segments(in, first, count, advise_segment, NULL);
 }
 
 int dsort_inputs_contains(const struct dsort_inputs *in, const char *path)

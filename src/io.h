@@ -61,6 +61,21 @@ enum dsort_status dsort_inputs_open_ex(struct dsort_inputs *in, char *const *pat
                                        const struct dsort_format *fmt, int flags, int *found,
                                        struct dsort_error *err);
 
+/* One piece of a record range that lies in one file: bytes [offset, offset + length) of
+ * in->files[index]. */
+struct dsort_input_segment {
+    const struct dsort_input *file;
+    size_t index;
+    uint64_t offset, length;
+};
+
+/* Call fn(ctx, seg) for the pieces of records [first, first + count), in order. Stops at and
+ * returns fn's first non-OK status. */
+enum dsort_status
+dsort_inputs_segments(const struct dsort_inputs *in, uint64_t first, uint64_t count,
+                      enum dsort_status (*fn)(void *ctx, const struct dsort_input_segment *seg),
+                      void *ctx);
+
 /* Read records [first, first + count) of the concatenated inputs into buf. */
 enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,
                                     unsigned char *buf, struct dsort_error *err);

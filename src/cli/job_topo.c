@@ -37,22 +37,19 @@ struct dsort_job_topo {
     char note[400]; /* what discovery could not tell, for -v */
 };
 
-static void add_reads(const struct dsort_inputs *in, uint64_t first, uint64_t count, int32_t rank,
-                      struct dsort_plan_read_in *out, size_t *n)
+struct reads_ctx {
+    struct dsort_plan_read_in *out;
+    size_t n;
+    int32_t rank;
+};
+
+static enum dsort_status add_read(void *ctx, const struct dsort_input_segment *seg)
 {
-    const size_t rs = in->rec_size;
-    for (size_t i = 0; i < in->count && count > 0; i++) {
-        const struct dsort_input *f = &in->files[i];
-        if (first >= f->first + f->records)
-            continue;
-        uint64_t skip = first - f->first;
-        uint64_t take = f->records - skip < count ? f->records - skip : count;
-        out[*n] = (struct dsort_plan_read_in){f->path,       skip * rs,     take * rs,
-                                              major(f->dev), minor(f->dev), rank};
-        (*n)++;
-        first += take;
-        count -= take;
-    }
+    struct reads_ctx *r = ctx;
+    r->out[r->n++] =
+        (struct dsort_plan_read_in){seg->file->path,       seg->offset,           seg->length,
+                                    major(seg->file->dev), minor(seg->file->dev), r->rank};
+    return DSORT_OK;
 }
 
 void dsort_job_topo_destroy(struct dsort_job_topo *t)
@@ -96,15 +93,17 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
         snprintf(t->note, sizeof t->note, "no hwloc topology (%s); NUMA locality unknown",
                  herr.msg);
     /* Every node rank's reads: its share is a function of the sizes (see dsort_job_share). */
-    size_t nreads = 0;
+    struct reads_ctx rc = {reads, 0, 0};
     for (int k = 0; k < c->node_size; k++) {
         uint64_t first, n;
         if (o->local_inputs)
             dsort_io_split(in->total_records, k, c->node_size, &first, &n);
         else
             dsort_io_split(in->total_records, ranks[k], c->size, &first, &n);
-        add_reads(in, first, n, ranks[k], reads, &nreads);
+        rc.rank = ranks[k];
+        dsort_inputs_segments(in, first, n, add_read, &rc);
     }
+    size_t nreads = rc.n;
     for (size_t i = 0; i < o->ntemp; i++) {
         struct stat sb;
         temps[i].path = o->temp_dirs[i];
@@ -225,27 +224,32 @@ static void lock_after(const char *key, int ok, void *arg)
     pthread_mutex_unlock(&la->mu);
 }
 
+struct req_ctx {
+    const struct dsort_job_topo *t;
+    struct dsort_devread_req *reqs;
+    size_t n;
+    unsigned char *dest;
+};
+
+static enum dsort_status add_req(void *ctx, const struct dsort_input_segment *seg)
+{
+    struct req_ctx *r = ctx;
+    r->reqs[r->n++] = (struct dsort_devread_req){
+        seg->file->path, -1, seg->offset, (size_t)seg->length, r->dest, r->t->file_key[seg->index]};
+    r->dest += seg->length;
+    return DSORT_OK;
+}
+
 enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dsort_inputs *in,
                                       uint64_t first, uint64_t count, unsigned char *dest,
                                       struct dsort_error *err)
 {
-    const size_t rs = in->rec_size;
     struct dsort_devread_req *reqs = calloc(in->count + 1, sizeof *reqs);
     if (!reqs)
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    size_t n = 0;
-    for (size_t i = 0; i < in->count && count > 0; i++) {
-        const struct dsort_input *f = &in->files[i];
-        if (first >= f->first + f->records)
-            continue;
-        uint64_t skip = first - f->first;
-        uint64_t take = f->records - skip < count ? f->records - skip : count;
-        reqs[n++] = (struct dsort_devread_req){
-            f->path, -1, skip * rs, (size_t)(take * rs), dest, t->file_key[i]};
-        dest += take * rs;
-        first += take;
-        count -= take;
-    }
+    struct req_ctx rq = {t, reqs, 0, dest};
+    dsort_inputs_segments(in, first, count, add_req, &rq);
+    size_t n = rq.n;
     struct lock_arg *la = calloc(1, sizeof *la);
     if (!la) {
         free(reqs);
