@@ -1,6 +1,6 @@
 #!/bin/bash
 # Small budgets (issue 3, tests "Small budgets"): -S 1M --block-size 16K, so that every rank
-# spills many runs, each rank under `ulimit -n 64` or `ulimit -n 40` (the lower limit cuts
+# spills many runs, each rank under `ulimit -n 64` or `ulimit -n 36` (the lower limit cuts
 # the merge fan-in, so that extra merge passes happen), on uniform, skewed and all-keys-equal
 # gensort ASCII data in every order (default, -r, -s, -u, -r -s, -u -r), and on skewed binary
 # data. Oracles: dsort-validate (order, count, checksum against dsort-gen -c), byte identity
@@ -66,7 +66,7 @@ declare -A SUMS=([uniform]=$sum_uniform [skewed]=$sum_skewed [equal]=$sum_equal)
 for data in uniform skewed equal; do
     sum=${SUMS[$data]}
     for opts in "${orders[@]}"; do
-        limits=(64 40)
+        limits=(64 36)
         lim=${limits[$((k % 2))]}
         k=$((k + 1))
         gnu_sort "$opts" "$T/$data.txt" "$T/want.txt" || die "GNU sort failed"
@@ -88,7 +88,7 @@ for opts in "" "-r -s" "-u"; do
     py sort "$T/want.bin" 100 0 10 "$(oracle_flags "${o[@]}")" "$T/skewed.bin"
     read -r recs usum <<<"$(py sum 100 "$T/want.bin")"
     [[ " $opts " == *" -u "* ]] || eq "python oracle keeps the records" "100000 $sum_bin" "$recs $usum"
-    sort_case binary-skewed 40 "$opts" "$T/skewed.bin" "$T/want.bin" "$recs" "$usum"
+    sort_case binary-skewed 36 "$opts" "$T/skewed.bin" "$T/want.bin" "$recs" "$usum"
 done
 
 echo "largest number of extra merge passes: $MAX_PASSES ($LOW_LIMIT_CASES cases under a low ulimit -n)"
