@@ -149,10 +149,10 @@ void dsort_cleanup_install(void)
         sigaction(handled[i], &sa, NULL);
 }
 
-enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_error *err)
+/* Fill a free slot (signals blocked meanwhile, so the handler never sees half a slot). */
+static enum dsort_status add_slot(const char *path, int kind, const char *name, int digits,
+                                  const volatile unsigned *count, struct dsort_error *err)
 {
-    if (strlen(path) >= DSORT_CLEANUP_PATH_MAX)
-        return DSORT_ERR(err, DSORT_EINVAL, 0, "path too long: '%s'", path);
     sigset_t old;
     block(&old);
     enum dsort_status st = DSORT_ENOMEM;
@@ -160,7 +160,10 @@ enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_e
         if (slots[i].used)
             continue;
         strcpy(slots[i].path, path);
-        slots[i].is_dir = is_dir;
+        snprintf(slots[i].name, sizeof slots[i].name, "%s", name);
+        slots[i].digits = digits;
+        slots[i].count = count;
+        slots[i].is_dir = kind;
         slots[i].used = 1;
         st = DSORT_OK;
         break;
@@ -171,31 +174,20 @@ enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_e
     return DSORT_OK;
 }
 
+enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_error *err)
+{
+    if (strlen(path) >= DSORT_CLEANUP_PATH_MAX)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "path too long: '%s'", path);
+    return add_slot(path, is_dir, "", 0, NULL, err);
+}
+
 enum dsort_status dsort_cleanup_add_series(const char *dir, const char *name, int digits,
                                            const volatile unsigned *count, struct dsort_error *err)
 {
     if (strlen(dir) >= DSORT_CLEANUP_PATH_MAX - 32 || strlen(name) >= 16 || digits < 1 ||
         digits > 9)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "bad cleanup series '%s/%s'", dir, name);
-    sigset_t old;
-    block(&old);
-    enum dsort_status st = DSORT_ENOMEM;
-    for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
-        if (slots[i].used)
-            continue;
-        strcpy(slots[i].path, dir);
-        strcpy(slots[i].name, name);
-        slots[i].digits = digits;
-        slots[i].count = count;
-        slots[i].is_dir = DSORT_CLEANUP_SERIES;
-        slots[i].used = 1;
-        st = DSORT_OK;
-        break;
-    }
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (st)
-        return DSORT_ERR(err, st, 0, "too many temporary files registered");
-    return DSORT_OK;
+    return add_slot(dir, DSORT_CLEANUP_SERIES, name, digits, count, err);
 }
 
 void dsort_cleanup_forget(const char *path)

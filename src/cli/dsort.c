@@ -450,9 +450,9 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     int code;
     sweep(c, o);
     if (stats.external) {
-        code = dsort_job_sort_external(c, o, in, &stats);
+        code = dsort_job_sort_external(c, o, in, &sh, &stats);
     } else {
-        code = dsort_job_sort_memory(c, o, in, &stats);
+        code = dsort_job_sort_memory(c, o, in, &sh, &stats);
     }
     if (code == 0)
         report(c, o, &stats, dsort_clock_now() - t0);

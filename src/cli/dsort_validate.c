@@ -1,11 +1,10 @@
 /* dsort-validate - a distributed valsort:
  *   mpirun -n N dsort-validate [--format FMT] [-r] PATH...
  * PATH is a file, several files in order, or an output directory whose part-* files are
- * taken in name order. Prints Records, Checksum and Duplicate keys as valsort does, then
- * SUCCESS or the first unordered record. Exit 0 sorted, 1 not sorted, 2 error.
+ * taken in name order (io.h's DSORT_INPUTS_EXPAND_DIRS). Prints Records, Checksum and Duplicate
+ * keys as valsort does, then SUCCESS or the first unordered record. Exit 0 sorted, 1 not sorted, 2
+ * error.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,63 +30,6 @@ static void usage(void)
            "      --help         display this help and exit\n"
            "      --version      output version information and exit\n\n"
            "Exit status: 0 sorted, 1 not sorted, 2 error.\n");
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-struct path_list {
-    char **v;
-    size_t n, cap;
-};
-
-static int push(struct path_list *l, char *p)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = p;
-    return 0;
-}
-
-/* Expand a directory into its part-* files, sorted by name. */
-static enum dsort_status expand(const char *path, struct path_list *l, struct dsort_error *err)
-{
-    struct stat sb;
-    char *copy;
-    if (stat(path, &sb) || !S_ISDIR(sb.st_mode)) {
-        if (!(copy = strdup(path)) || push(l, copy))
-            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-        return DSORT_OK;
-    }
-    DIR *d = opendir(path);
-    if (!d)
-        return DSORT_ERR(err, DSORT_EIO, errno, "cannot open directory '%s'", path);
-    size_t from = l->n;
-    struct dirent *e;
-    enum dsort_status st = DSORT_OK;
-    while (!st && (e = readdir(d))) {
-        if (strncmp(e->d_name, "part-", 5))
-            continue;
-        size_t len = strlen(path) + strlen(e->d_name) + 2;
-        if (!(copy = malloc(len)) || push(l, copy))
-            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-        else
-            snprintf(copy, len, "%s/%s", path, e->d_name);
-    }
-    closedir(d);
-    if (!st && l->n == from)
-        st = DSORT_ERR(err, DSORT_EINVAL, 0, "directory '%s' has no part-* files", path);
-    if (!st)
-        qsort(l->v + from, l->n - from, sizeof *l->v, cmp_str);
-    return st;
 }
 
 /* Print valsort's figures (rank 0); the exit code: 0 sorted, 1 not. */
@@ -173,17 +115,22 @@ int main(int argc, char **argv)
         dsort_vsum_destroy(&total);
         return dsort_cli_finish(code);
     }
-    struct path_list paths = {0};
-    for (int i = optind; i < argc && !st; i++)
-        st = expand(argv[i], &paths, &err);
+    /* A directory stands for its part-* files in name order (the output of dsort -O). */
     struct dsort_inputs in = {0};
-    if (!st)
-        st = dsort_inputs_open(&in, paths.v, paths.n, &fmt, &err);
-    for (size_t i = 0; i < paths.n; i++)
-        free(paths.v[i]);
-    free(paths.v);
-    if ((st = dsort_comm_agree(&c, st, &err)))
+    st = dsort_inputs_open_ex(&in, argv + optind, (size_t)(argc - optind), &fmt,
+                              DSORT_INPUTS_EXPAND_DIRS, NULL, &err);
+    for (int i = optind; i < argc && !st; i++) {
+        struct stat sb;
+        size_t k = 0;
+        while (k < in.count && in.files[k].arg != (size_t)(i - optind))
+            k++;
+        if (k == in.count && !stat(argv[i], &sb) && S_ISDIR(sb.st_mode))
+            st = DSORT_ERR(&err, DSORT_EINVAL, 0, "directory '%s' has no part-* files", argv[i]);
+    }
+    if ((st = dsort_comm_agree(&c, st, &err))) {
+        dsort_inputs_destroy(&in);
         return dsort_cli_finish(2);
+    }
     struct dsort_vsum total;
     st = dsort_vsum_init(&total, &fmt, &err);
     if ((st = dsort_comm_agree(&c, st, &err)))

@@ -48,6 +48,21 @@ void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
     s->io_write[ph] += w - pc->w;
 }
 
+void dsort_job_put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip)
+{
+    if (flip)
+        for (size_t b = 0; b < len; b++)
+            out[b] = (unsigned char)~in[b];
+    else
+        memcpy(out, in, len);
+}
+
+void dsort_job_put_be64(unsigned char *out, uint64_t v)
+{
+    for (int b = 0; b < 8; b++)
+        out[b] = (unsigned char)(v >> (56 - 8 * b));
+}
+
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n)
 {
     /* A and B hold the share; 16-byte sort entries; their scratch lives in B unless records

@@ -88,14 +88,22 @@ enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort
                                   const struct dsort_inputs *in, struct dsort_share *sh,
                                   struct dsort_error *err);
 
+/* Composite keys (memcmp order = output order): copy len bytes, complemented when flip
+ * (a descending order); and a big-endian 64-bit number. */
+void dsort_job_put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip);
+void dsort_job_put_be64(unsigned char *out, uint64_t v);
+
 /* Bytes of memory the in-memory pipeline needs for n records. */
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n);
 
-/* The pipelines. Collective; return the exit code (0, or 2 after an agreed error). */
+/* The pipelines, over this rank's share sh (dsort_job_share). Collective; return the exit
+ * code (0, or 2 after an agreed error). */
 int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_options *o,
-                          const struct dsort_inputs *in, struct dsort_job_stats *stats);
+                          const struct dsort_inputs *in, const struct dsort_share *sh,
+                          struct dsort_job_stats *stats);
 int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
-                            const struct dsort_inputs *in, struct dsort_job_stats *stats);
+                            const struct dsort_inputs *in, const struct dsort_share *sh,
+                            struct dsort_job_stats *stats);
 
 /* -u across ranks: drop our first record (of n in out, rec_size bytes each) if its key
  * equals the last key of the nearest non-empty rank before us. Collective; agrees. */

@@ -75,33 +75,18 @@ struct ext {
     struct dsort_sum128 sum_in, sum_out;
 };
 
-static void put_be64(unsigned char *p, uint64_t v)
-{
-    for (int b = 0; b < 8; b++)
-        p[b] = (unsigned char)(v >> (56 - 8 * b));
-}
-
-static void put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip)
-{
-    if (flip)
-        for (size_t b = 0; b < len; b++)
-            out[b] = (unsigned char)~in[b];
-    else
-        memcpy(out, in, len);
-}
-
 /* The composite key of an input record at global position g: normalised key, normalised
  * last-resort bytes (default order) or nothing, then g. memcmp order = output order. */
 static void composite(const struct ext *x, const unsigned char *rec, uint64_t g, unsigned char *out)
 {
     const struct dsort_format *f = &x->o->fmt;
-    put_bytes(out, rec + f->key_off, f->key_len, x->cmp.reverse);
+    dsort_job_put_bytes(out, rec + f->key_off, f->key_len, x->cmp.reverse);
     out += f->key_len;
     if (!x->tagged) {
-        put_bytes(out, rec + x->cmp.tie_off, x->cmp.tie_len, x->cmp.tie_reverse);
+        dsort_job_put_bytes(out, rec + x->cmp.tie_off, x->cmp.tie_len, x->cmp.tie_reverse);
         out += x->cmp.tie_len;
     }
-    put_be64(out, g);
+    dsort_job_put_be64(out, g);
 }
 
 static int cmp_keys_size;
@@ -262,7 +247,7 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
         for (uint64_t i = 0; i < m; i++) {
             size_t idx = dsort_sortent_index(&x->ents[i]);
             memcpy(x->b + i * irs, x->a + idx * x->rs, x->rs);
-            put_be64(x->b + i * irs + x->rs, g0 + idx);
+            dsort_job_put_be64(x->b + i * irs + x->rs, g0 + idx);
         }
     }
     dsort_job_phase_end(x->stats, PH_SORT, &pc);
@@ -788,7 +773,8 @@ static enum dsort_status plan_memory(struct ext *x)
 }
 
 int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
-                            const struct dsort_inputs *in, struct dsort_job_stats *stats)
+                            const struct dsort_inputs *in, const struct dsort_share *sh,
+                            struct dsort_job_stats *stats)
 {
     struct ext x;
     memset(&x, 0, sizeof x);
@@ -806,12 +792,9 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         x.cmp.tie_reverse = 0;
     }
     x.ks = o->fmt.key_len + (x.tagged ? 0 : x.cmp.tie_len) + 8;
-    struct dsort_share sh;
-    if (dsort_job_share(c, o, in, &sh, &x.err))
-        return 2;
-    x.first = sh.first;
-    x.n = sh.n;
-    x.g0 = sh.g0;
+    x.first = sh->first;
+    x.n = sh->n;
+    x.g0 = sh->g0;
     stats->records_in = x.n;
 
     struct dsort_output out;

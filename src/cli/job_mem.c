@@ -30,28 +30,17 @@ struct run_keys {
     uint64_t g0;
 };
 
-static void put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip)
-{
-    if (flip)
-        for (size_t b = 0; b < len; b++)
-            out[b] = (unsigned char)~in[b];
-    else
-        memcpy(out, in, len);
-}
-
 static void run_key_at(const void *ctx, uint64_t i, unsigned char *out)
 {
     const struct run_keys *k = ctx;
     const struct dsort_cmp *c = k->cmp;
     const unsigned char *rec = k->run + i * k->rec_size;
-    put_bytes(out, rec + c->key_off, c->key_len, c->reverse);
+    dsort_job_put_bytes(out, rec + c->key_off, c->key_len, c->reverse);
     out += c->key_len;
-    put_bytes(out, rec + c->tie_off, c->tie_len, c->tie_reverse);
+    dsort_job_put_bytes(out, rec + c->tie_off, c->tie_len, c->tie_reverse);
     out += c->tie_len;
-    for (int b = 0; b < 8; b++)
-        *out++ = (unsigned char)(k->g0 >> (56 - 8 * b));
-    for (int b = 0; b < 8; b++)
-        *out++ = (unsigned char)(i >> (56 - 8 * b));
+    dsort_job_put_be64(out, k->g0);
+    dsort_job_put_be64(out + 8, i);
 }
 
 struct source {
@@ -84,8 +73,9 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
     uint64_t *rcount = calloc((size_t)c->size, sizeof *rcount);
     struct dsort_cursor *cur = calloc((size_t)c->size, sizeof *cur);
     struct source *src = calloc((size_t)c->size, sizeof *src);
+    uint64_t *g0s = calloc((size_t)c->size, sizeof *g0s);
     enum dsort_status st = DSORT_OK;
-    if (!scount || !rcount || !cur || !src)
+    if (!scount || !rcount || !cur || !src || !g0s)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     if ((st = dsort_comm_agree(c, st, err)))
         goto out;
@@ -110,7 +100,6 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
 
     /* Merge the pieces in the input order of their sources, so that the merge is stable. */
     dsort_job_phase_begin(&pc, PH_MERGE);
-    uint64_t *g0s = (uint64_t *)(void *)cur; /* borrowed until the cursors are made */
     MPI_Allgather(&g0, 1, MPI_UINT64_T, g0s, 1, MPI_UINT64_T, c->comm);
     uint64_t off = 0;
     for (int r = 0; r < c->size; r++) {
@@ -141,19 +130,19 @@ out:
     free(rcount);
     free(cur);
     free(src);
+    free(g0s);
     return st;
 }
 
 int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_options *o,
-                          const struct dsort_inputs *in, struct dsort_job_stats *stats)
+                          const struct dsort_inputs *in, const struct dsort_share *share,
+                          struct dsort_job_stats *stats)
 {
     struct dsort_error err = {0};
     enum dsort_status st = DSORT_OK;
     const size_t rs = o->fmt.rec_size;
     struct dsort_phase_clock pc;
-    struct dsort_share sh;
-    if (dsort_job_share(c, o, in, &sh, &err))
-        return 2;
+    const struct dsort_share sh = *share;
     const uint64_t first = sh.first, n = sh.n;
     stats->records_in = n;
 

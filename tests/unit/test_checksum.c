@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_rng.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,32 +39,6 @@ static uint32_t ref_crc32c(uint32_t crc, const unsigned char *p, size_t len)
 
 /* Seeded generator for the random tests; the seed is printed so that a
  * failure can be replayed with DSORT_TEST_SEED=<seed>. */
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
-static void rng_seed(void)
-{
-    const char *env = getenv("DSORT_TEST_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-    if (seed == 0)
-        seed = 1;
-    rng_state = seed;
-    print_message("random seed %" PRIu64 " (set DSORT_TEST_SEED to replay)\n", seed);
-}
-
-static void fill_random(unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (unsigned char)(rng_next() >> 56);
-}
-
 static const char check_str[] = "123456789";
 static const char fox[] = "The quick brown fox jumps over the lazy dog";
 

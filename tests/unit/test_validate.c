@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_rng.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,33 +22,6 @@
 #include "checksum.h"
 #include "format.h"
 #include "validate.h"
-
-static uint64_t rng_state, rng_seed_value;
-
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
-static void rng_seed(void)
-{
-    const char *env = getenv("DSORT_TEST_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-    if (seed == 0)
-        seed = 1;
-    rng_seed_value = seed;
-    rng_state = seed;
-    print_message("random seed %" PRIu64 " (set DSORT_TEST_SEED to replay)\n", seed);
-}
-
-static void fill_random(unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (unsigned char)(rng_next() >> 56);
-}
 
 static void parse(const char *spec, struct dsort_format *fmt)
 {
