@@ -227,6 +227,17 @@ job_gone() {
     return 1
 }
 
+# ompi_startup_crash JOB SECONDS: wait for the job's end; true if it failed with a segfault
+# that Open MPI's signal handler reported (exit 139 and its "Process received signal" banner),
+# the start-up crash of Open MPI 4.1 under srun that sbatch.sh submits again. Counts no check.
+ompi_startup_crash() {
+    tb_wait_job "$1" "$2" || return 1
+    [ "$(tb_job_field "$1" ExitCode)" = 139:0 ] || return 1
+    grep -q '\*\*\* Process received signal \*\*\*' "$S/job-$1.out" || return 1
+    note "job $1 hit Open MPI's start-up crash under srun (exit 139); submitting it again:"
+    tail -n 12 "$S/job-$1.out" | sed 's/^/  | /' >&2
+}
+
 # job_ok JOB SECONDS: the job ends COMPLETED with ExitCode 0:0.
 job_ok() {
     job_ends "$1" "$2" || return 1

@@ -25,8 +25,12 @@ j2=$JOB
 DSORT_MEMORY=4M submit "${ALLOC[@]}" "$JOBS/pipeline.sbatch" "$COUNT" "$S/pipe"
 j3=$JOB
 # pipeline.sbatch, srun --mpi=pmix, node-local: data stays on each node's own disk.
-DSORT_LAUNCHER=srun DSORT_NODE_LOCAL=1 DSORT_MEMORY=4M DSORT_OPTS="--out-of-core" \
-    submit "${ALLOC[@]}" "$JOBS/pipeline.sbatch" "$COUNT" "$TB_LAB/local/pipe"
+submit_j4() {
+    DSORT_LAUNCHER=srun DSORT_NODE_LOCAL=1 DSORT_MEMORY=4M DSORT_OPTS="--out-of-core" \
+        submit "${ALLOC[@]}" "$JOBS/pipeline.sbatch" "$COUNT" "$TB_LAB/local/$1"
+}
+P4=pipe
+submit_j4 $P4
 j4=$JOB
 # dsort.sbatch with an input that does not exist: the job must fail with dsort's status 2.
 submit "${ALLOC[@]}" "$JOBS/dsort.sbatch" "$S/no-such-input" "$S/out5"
@@ -39,6 +43,16 @@ if job_ok "$j1" 120; then
     eq "default memory budget per rank in a job with --mem=500M" "209715200 SLURM_MEM_PER_NODE" \
         "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["per_rank"]; print(" ".join(sorted({"%d %s" % (x["memory_budget"], "SLURM_MEM_PER_NODE" if "SLURM_MEM_PER_NODE" in x["memory_budget_reason"] else x["memory_budget_reason"]) for x in r})))' "$S/mem.json")"
 fi
+# Open MPI 4.1.4 under srun --mpi=pmix on this test bed: about 2% of job steps crash inside
+# MPI_Init (a NULL callback in the TCP BTL, seen in a core dump: PMPI_Init -> opal_progress ->
+# mca_btl_tcp), before dsort runs a line of its own. Such a job is submitted again, once; the
+# second run must pass.
+if ompi_startup_crash "$j2" 120; then
+    rm -rf "$S/out2"
+    DSORT_LAUNCHER=srun DSORT_MEMORY=4M DSORT_OPTS="--out-of-core" \
+        submit "${ALLOC[@]}" "$JOBS/dsort.sbatch" "$S/in" "$S/out2/"
+    j2=$JOB
+fi
 if job_ok "$j2" 120; then
     validated "dsort.sbatch with srun" "$sum" "$S/out2"
     contains "dsort.sbatch with srun: the manifest" "$S/out2/_SUCCESS" '"part-00005"'
@@ -49,16 +63,21 @@ if job_ok "$j3" 120; then
         "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["checksum"])' "$S/pipe/input/_SUCCESS")" \
         "$S/pipe/output"
 fi
+if ompi_startup_crash "$j4" 120; then
+    P4=pipe-again
+    submit_j4 $P4
+    j4=$JOB
+fi
 if job_ok "$j4" 120; then
     contains "pipeline.sbatch with srun, node-local: its verdict" "$S/job-$j4.out" '^pipeline: OK: '
-    on n0 cat "$TB_LAB/local/pipe/input/_SUCCESS"
+    on n0 cat "$TB_LAB/local/$P4/input/_SUCCESS"
     validated "pipeline.sbatch with srun, node-local" \
         "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["checksum"])' "$S/.out")" \
-        --local-inputs "$TB_LAB/local/pipe/output"
+        --local-inputs "$TB_LAB/local/$P4/output"
     # Each node holds the parts of its own ranks, in and out.
     for node in n0 n1 n2; do
         i=${node#n}
-        on "$node" sh -c "cd $TB_LAB/local/pipe && echo input/part-* output/part-*"
+        on "$node" sh -c "cd $TB_LAB/local/$P4 && echo input/part-* output/part-*"
         eq "node-local parts on $node" \
             "$(printf 'input/part-%05d input/part-%05d output/part-%05d output/part-%05d' $((2 * i)) $((2 * i + 1)) $((2 * i)) $((2 * i + 1)))" \
             "$(cat "$S/.out")"
