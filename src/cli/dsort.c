@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "exchange.h"
 #include "job.h"
+#include "keys.h"
 #include "mem.h"
 #include "tempdir.h"
 
@@ -48,6 +49,18 @@ static const struct option long_opts[] = {
     {"unique", no_argument, NULL, 'u'},
     {"stable", no_argument, NULL, 's'},
     {"check", no_argument, NULL, 'c'},
+    {"zero-terminated", no_argument, NULL, 'z'},
+    {"field-separator", required_argument, NULL, 't'},
+    {"key", required_argument, NULL, 'k'},
+    {"ignore-leading-blanks", no_argument, NULL, 'b'},
+    {"dictionary-order", no_argument, NULL, 'd'},
+    {"ignore-case", no_argument, NULL, 'f'},
+    {"ignore-nonprinting", no_argument, NULL, 'i'},
+    {"numeric-sort", no_argument, NULL, 'n'},
+    {"general-numeric-sort", no_argument, NULL, 'g'},
+    {"human-numeric-sort", no_argument, NULL, 'h'},
+    {"version-sort", no_argument, NULL, 'V'},
+    {"month-sort", no_argument, NULL, 'M'},
     {"memory", required_argument, NULL, 'S'},
     {"buffer-size", required_argument, NULL, 'S'},
     {"temp-dir", required_argument, NULL, 'T'},
@@ -74,18 +87,26 @@ static void usage(void)
     printf("Usage: mpirun -n N dsort [OPTION]... INPUT... (-o FILE | -O DIR)\n"
            "       mpirun -n N dsort -c [OPTION]... INPUT...\n"
            "Sort fixed-size binary records (default: gensort's 100-byte records with a\n"
-           "10-byte key) across the ranks of an MPI job.\n\n"
+           "10-byte key), or text lines as LC_ALL=C sort does, across the ranks of an MPI job.\n\n"
            "Output:\n"
            "  -o, --output=FILE       write one sorted file (on a file system all ranks see)\n"
            "  -O, --output-dir=DIR    write DIR/part-00000 ... (one per rank, in key order)\n"
            "                          and the manifest DIR/_SUCCESS\n"
            "Records and order:\n"
-           "      --format=FMT        gensort (default) or fixed:SIZE:KEYOFF:KEYLEN\n"
+           "      --format=FMT        gensort (default), fixed:SIZE:KEYOFF:KEYLEN, or lines\n"
+           "                          (text lines, ordered as LC_ALL=C sort orders them)\n"
            "  -r, --reverse           descending order\n"
            "  -u, --unique            keep only the first record of each run of equal keys\n"
            "  -s, --stable            equal keys keep their input order (no last-resort\n"
            "                          comparison of whole records)\n"
            "  -c, --check             check that the input is sorted; exit 1 if not\n"
+           "Lines (--format lines), as in GNU sort:\n"
+           "  -z, --zero-terminated   lines end with NUL, not newline\n"
+           "  -t, --field-separator=SEP  fields are separated by SEP, not by blanks\n"
+           "  -k, --key=POS1[,POS2]   a sort key: F[.C][OPTS], OPTS from bdfghiMnrV\n"
+           "  -b -d -f -i -n -g -h -V -M  ignore leading blanks, dictionary order, fold case,\n"
+           "                          ignore nonprinting, numeric, general numeric, human\n"
+           "                          numeric, version, month order (for keys without options)\n"
            "Resources:\n"
            "  -S, --memory=SIZE       memory budget per rank (K, M, G, T suffixes, or N%%\n"
            "                          of the node's memory shared by its ranks)\n"
@@ -133,8 +154,40 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
     struct dsort_error err = {0};
     int ch;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":o:O:ruscvS:T:", long_opts, NULL)) != -1) {
+    static struct dsort_keys keys;
+    dsort_keys_init(&keys);
+    o->keys = &keys;
+    o->eol = '\n';
+    int key_opts = 0, zero = 0;
+    while ((ch = getopt_long(argc, argv, ":o:O:ruscvS:T:zt:k:bdfinghVM", long_opts, NULL)) != -1) {
         switch (ch) {
+        case 'z':
+            zero = 1;
+            o->eol = '\0';
+            break;
+        case 't':
+            key_opts = 1;
+            if (dsort_keys_set_tab(&keys, optarg, &err))
+                return dsort_cli_usage_error(c, "%s", err.msg);
+            break;
+        case 'k':
+            key_opts = 1;
+            if (dsort_keys_add(&keys, optarg, &err))
+                return dsort_cli_usage_error(c, "%s", err.msg);
+            break;
+        case 'b':
+        case 'd':
+        case 'f':
+        case 'i':
+        case 'n':
+        case 'g':
+        case 'h':
+        case 'V':
+        case 'M':
+            key_opts = 1;
+            if (dsort_keys_set_global(&keys, (char)ch, &err))
+                return dsort_cli_usage_error(c, "%s", err.msg);
+            break;
         case 'o':
             o->output = optarg;
             break;
@@ -142,7 +195,13 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
             o->output_dir = optarg;
             break;
         case OPT_FORMAT:
-            if (dsort_format_parse(optarg, &o->fmt, &err))
+            o->lines = strcmp(optarg, "lines") == 0;
+            if (o->lines) {
+                /* the inputs are read as bytes; lines are found in them */
+                if (dsort_format_parse("fixed:1:0:1", &o->fmt, &err))
+                    return dsort_cli_usage_error(c, "%s", err.msg);
+                snprintf(o->fmt.name, sizeof o->fmt.name, "lines");
+            } else if (dsort_format_parse(optarg, &o->fmt, &err))
                 return dsort_cli_usage_error(c, "%s", err.msg);
             break;
         case 'r':
@@ -251,6 +310,19 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
         return dsort_cli_usage_error(c, "-c does not take --local-inputs (use dsort-validate)");
     if (o->local_output && !o->output_dir)
         return dsort_cli_usage_error(c, "--local-output goes with -O DIR");
+    if (!o->lines && (key_opts || zero))
+        return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnV go with --format lines");
+    if (o->lines) {
+        if (o->check)
+            return dsort_cli_usage_error(
+                c, "-c with --format lines is not supported; use dsort-validate --format lines");
+        if (o->ord.reverse && dsort_keys_set_global(&keys, 'r', &err))
+            return dsort_cli_usage_error(c, "%s", err.msg);
+        keys.stable = o->ord.stable;
+        keys.unique = o->ord.unique;
+        if (dsort_keys_finish(&keys, &err))
+            return dsort_cli_usage_error(c, "%s", err.msg);
+    }
     return -1;
 }
 
@@ -272,8 +344,8 @@ static void json_bytes(FILE *f, const char *name, const uint64_t *v)
 
 /* Rank 0: write the stats file up to (not including) the plan and the closing brace. */
 static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_options *o,
-                         const struct dsort_job_stats *all, uint64_t recs, double total_time,
-                         double balance)
+                         const struct dsort_job_stats *all, uint64_t recs, uint64_t bytes,
+                         double total_time, double balance)
 {
     FILE *f = fopen(o->stats, "w");
     if (!f) {
@@ -286,7 +358,7 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
             "  \"records\": %" PRIu64 ",\n  \"bytes\": %" PRIu64
             ",\n  \"seconds\": %.6f,\n  \"balance\": %.6f,\n  \"out_of_core\": %s,\n"
             "  \"per_rank\": [\n",
-            recs, recs * o->fmt.rec_size, total_time, balance, all[0].external ? "true" : "false");
+            recs, bytes, total_time, balance, all[0].external ? "true" : "false");
     for (int r = 0; r < c->size; r++) {
         const struct dsort_job_stats *s = &all[r];
         fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", ", r, s->host);
@@ -336,6 +408,11 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
         }
     }
     uint64_t bytes = recs * o->fmt.rec_size;
+    if (o->lines) { /* records are lines: count the bytes read */
+        bytes = 0;
+        for (int r = 0; r < c->size; r++)
+            bytes += all[r].bytes_read;
+    }
     double avg = c->size ? (double)outs / c->size : 0, balance = avg > 0 ? maxout / avg : 1.0;
     if (o->verbose) {
         char b1[32], b2[32];
@@ -365,7 +442,7 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
     if (o->verbose && dsort_job_topo_note(o->topo))
         fprintf(stderr, "dsort: topology: %s\n", dsort_job_topo_note(o->topo));
     if (o->stats) {
-        FILE *f = write_stats(c, o, all, recs, total_time, balance);
+        FILE *f = write_stats(c, o, all, recs, bytes, total_time, balance);
         dsort_job_topo_write_stats(c, o->topo, f);
         if (f) {
             fprintf(f, "\n}\n");
@@ -443,6 +520,15 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     }
     if (o->bind)
         dsort_job_topo_bind(o->topo, c, o->verbose);
+    if (o->lines) {
+        sweep(c, o);
+        int code = dsort_job_sort_lines(c, o, in, &sh, &stats);
+        if (code == 0)
+            report(c, o, &stats, dsort_clock_now() - t0);
+        dsort_job_topo_destroy(o->topo);
+        o->topo = NULL;
+        return code;
+    }
     stats.needed = dsort_job_mem_needed(&o->fmt, sh.n);
     /* Every rank takes the same path: out of core if any rank's share does not fit. */
     int fits = stats.needed <= stats.budget && !o->force_external;

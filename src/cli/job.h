@@ -34,8 +34,13 @@ enum dsort_phase {
 };
 extern const char *const dsort_phase_names[PH_COUNT];
 
+struct dsort_keys;
+
 struct dsort_job_options {
-    struct dsort_format fmt;
+    struct dsort_format fmt; /* --format lines: 1-byte "records" (the inputs as bytes) */
+    int lines;               /* --format lines */
+    unsigned char eol;       /* lines: '\n', or '\0' with -z */
+    struct dsort_keys *keys; /* lines: GNU sort's keys and options */
     struct dsort_order ord;
     const char *output, *output_dir, *stats;
     int check, verbose, verify, no_direct;
@@ -104,6 +109,12 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
                             const struct dsort_inputs *in, const struct dsort_share *sh,
                             struct dsort_job_stats *stats);
+
+/* Text lines (job_lines.c): sample, then rounds of read, sort, exchange and spill; merge.
+ * Collective; returns the exit code. */
+int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_options *o,
+                         const struct dsort_inputs *in, const struct dsort_share *sh,
+                         struct dsort_job_stats *stats);
 
 /* -u across ranks: drop our first record (of n in out, rec_size bytes each) if its key
  * equals the last key of the nearest non-empty rank before us. Collective; agrees. */

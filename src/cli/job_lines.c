@@ -1,0 +1,940 @@
+/* The pipeline for text lines (--format lines): variable-length records in GNU sort's order.
+ *
+ *   sample: lines from evenly spaced windows of every rank's share -> p-1 splitter lines
+ *   per round (every rank, until all are done): read a chunk of whole lines -> index + sort
+ *     -> cut by the splitters -> exchange (in waves that fit the receive allowance)
+ *     -> merge the received pieces: into the output directly when everything arrived in
+ *        one round and one wave (in memory), else into a spilled run
+ *   final: merge the runs (extra passes beyond the fan-in) -> output -> commit
+ *
+ * A rank owns the lines that start in its byte range of the input (the first line of a range
+ * that begins mid-line belongs to the rank before, as Hadoop's line reader does); a file's
+ * last line always ends at the file's end and gets an eol if it had none. Equal keys always go
+ * to one rank, so -u needs no look across ranks; with -s and -u lines carry their input
+ * position through the exchange and spills, so that ties keep input order.
+ * Memory: thirds of the budget (the smallest of all ranks'): the chunk (lines and their
+ * 16-byte index entries), the framed send buffer, the receive buffer; the sort's scratch
+ * entries are allocated while the send buffer is not.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "exchange.h"
+#include "job.h"
+#include "lines.h"
+#include "mem.h"
+#include "output.h"
+#include "tempdir.h"
+
+struct lrun {
+    char path[4096];
+    uint64_t lines, bytes; /* lines and line + eol bytes (without positions) */
+};
+
+struct lx {
+    const struct dsort_comm *c;
+    const struct dsort_job_options *o;
+    const struct dsort_inputs *in;
+    struct dsort_share sh;
+    struct dsort_job_stats *stats;
+    struct dsort_lines_order ord;
+    struct dsort_error err;
+    int with_pos;
+    uint64_t budget;    /* the smallest budget of all ranks */
+    uint64_t third;     /* each of chunk, send and receive */
+    uint64_t end;       /* lines starting at or after this byte are not ours */
+    uint64_t pos;       /* the next byte to read (index into the inputs) */
+    unsigned char *spl; /* gathered samples; the splitters point into them */
+    const unsigned char **split;
+    size_t *split_len;
+    struct dsort_tempdirs td;
+    int have_td;
+    char job[256];   /* the temp directories' job name (the same on every rank) */
+    double avg_line; /* bytes a line (with its eol) in the samples of all ranks */
+    struct lrun *runs;
+    size_t nruns, cap;
+    struct dsort_sum128 sum_in, sum_out;
+    uint64_t lines_in;
+};
+
+/* ---- reading whole lines of the share ---- */
+
+/* The file that holds byte x (the first non-empty one at or after x), or in->count. */
+static size_t file_at(const struct dsort_inputs *in, uint64_t x)
+{
+    size_t lo = 0, hi = in->count;
+    while (lo < hi) { /* first file whose end is beyond x */
+        size_t m = (lo + hi) / 2;
+        if (in->files[m].first + in->files[m].records > x)
+            hi = m;
+        else
+            lo = m + 1;
+    }
+    return lo;
+}
+
+/* The first line start at or after x (within [x, limit]): x itself if it starts a file or
+ * follows an eol, else just after the next eol (or the file's end). */
+static enum dsort_status align_start(const struct lx *x, uint64_t at, uint64_t *out,
+                                     struct dsort_error *err)
+{
+    const struct dsort_inputs *in = x->in;
+    size_t f = file_at(in, at);
+    if (f == in->count || at == in->files[f].first) {
+        *out = at;
+        return DSORT_OK;
+    }
+    unsigned char buf[65536];
+    uint64_t p = at - 1, fend = in->files[f].first + in->files[f].records;
+    while (p < fend) {
+        size_t want = fend - p < sizeof buf ? (size_t)(fend - p) : sizeof buf;
+        enum dsort_status st = dsort_inputs_read(in, p, want, buf, err);
+        if (st)
+            return st;
+        const unsigned char *e = memchr(buf, x->ord.eol, want);
+        if (e) {
+            *out = p + (uint64_t)(e - buf) + 1;
+            return DSORT_OK;
+        }
+        p += want;
+    }
+    *out = fend;
+    return DSORT_OK;
+}
+
+/* A chunk: lines at the front of an arena, their index entries at the back (growing down).
+ * segs map data offsets to input positions (data is contiguous input but for the eols added at
+ * files' ends). */
+struct seg {
+    uint64_t off, pos;
+};
+struct chunk {
+    unsigned char *a;
+    uint64_t size;
+    uint64_t used; /* data bytes */
+    size_t n;      /* lines indexed */
+    struct seg *segs;
+    size_t nsegs, segcap;
+};
+
+static struct dsort_line_ent *chunk_ents(const struct chunk *k)
+{
+    return (struct dsort_line_ent *)(void *)(k->a + k->size) - k->n;
+}
+
+static uint64_t seg_pos(const struct chunk *k, uint64_t off);
+
+/* The job-wide input position (for ties under -s and -u) of data offset off. */
+static uint64_t chunk_pos(const struct lx *x, const struct chunk *k, uint64_t off)
+{
+    return x->sh.g0 + (seg_pos(k, off) - x->sh.first);
+}
+
+static enum dsort_status add_seg(struct chunk *k, uint64_t off, uint64_t pos,
+                                 struct dsort_error *err)
+{
+    if (k->nsegs == k->segcap) {
+        size_t cap = k->segcap ? 2 * k->segcap : 64;
+        struct seg *s = realloc(k->segs, cap * sizeof *s);
+        if (!s)
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        k->segs = s;
+        k->segcap = cap;
+    }
+    k->segs[k->nsegs++] = (struct seg){off, pos};
+    return DSORT_OK;
+}
+
+/* The input position of data offset off of the chunk. */
+static uint64_t seg_pos(const struct chunk *k, uint64_t off)
+{
+    size_t lo = 0, hi = k->nsegs;
+    while (hi - lo > 1) {
+        size_t m = (lo + hi) / 2;
+        if (k->segs[m].off <= off)
+            lo = m;
+        else
+            hi = m;
+    }
+    return k->segs[lo].pos + (off - k->segs[lo].off);
+}
+
+/* Fill the chunk with whole lines from x->pos on (those that start before x->end), indexing
+ * them as they arrive. Stops when the arena is full (a partial line at the end is given back
+ * and read again next time); a line that cannot fit in an empty arena is an error. */
+static enum dsort_status fill_chunk(struct lx *x, struct chunk *k, struct dsort_error *err)
+{
+    const struct dsort_inputs *in = x->in;
+    const unsigned char eol = x->ord.eol;
+    const uint64_t ent = sizeof(struct dsort_line_ent);
+    enum dsort_status st = DSORT_OK;
+    uint64_t scan = 0; /* data offset of the first byte not indexed */
+    k->used = 0;
+    k->n = 0;
+    k->nsegs = 0;
+    for (;;) {
+        while (scan < k->used) {
+            uint64_t lpos = seg_pos(k, scan);
+            if (lpos >= x->end) { /* the next rank's lines */
+                x->pos = x->end;
+                k->used = scan;
+                goto done;
+            }
+            const unsigned char *e = memchr(k->a + scan, eol, (size_t)(k->used - scan));
+            if (!e)
+                break;
+            if (k->used + (k->n + 1) * ent > k->size) { /* no room for its entry */
+                x->pos = lpos;
+                k->used = scan;
+                goto done;
+            }
+            size_t len = (size_t)(e - (k->a + scan));
+            struct dsort_line_ent *slot =
+                (struct dsort_line_ent *)(void *)(k->a + k->size) - (k->n + 1);
+            dsort_line_set(slot, scan, len, dsort_lines_prefix(&x->ord, k->a + scan, len));
+            k->n++;
+            scan += len + 1;
+        }
+        uint64_t next = scan < k->used ? seg_pos(k, scan) : x->pos;
+        if (scan == k->used && (x->pos >= x->end || file_at(in, x->pos) == in->count))
+            goto done;
+        size_t f = file_at(in, x->pos);
+        uint64_t fend = in->files[f].first + in->files[f].records;
+        uint64_t used_room = k->used + k->n * ent;
+        uint64_t room = k->size > used_room ? k->size - used_room : 0;
+        if (room < ent + 2) {
+            if (k->n == 0) {
+                size_t i = file_at(in, next);
+                return DSORT_ERR(err, DSORT_ENOMEM, 0,
+                                 "'%s': the line at byte %" PRIu64 " is longer than the %" PRIu64
+                                 " bytes this rank can hold of one line (a third of its memory "
+                                 "budget of %" PRIu64 " bytes; raise -S)",
+                                 in->files[i].path, next - in->files[i].first, k->size, x->budget);
+            }
+            x->pos = next;
+            k->used = scan;
+            goto done;
+        }
+        /* leave room for the entries of the lines read: share the room in proportion to the
+         * line length seen so far (or in the samples) */
+        double avg = k->n ? (double)scan / (double)k->n : x->avg_line;
+        if (avg < 1)
+            avg = 1;
+        uint64_t want = (uint64_t)((double)(room - ent - 1) * avg / (avg + (double)ent));
+        if (want == 0)
+            want = 1;
+        if (want > fend - x->pos)
+            want = fend - x->pos;
+        if (want > ((uint64_t)4 << 20))
+            want = (uint64_t)4 << 20;
+        if ((st = add_seg(k, k->used, x->pos, err)) ||
+            (st = dsort_inputs_read(in, x->pos, (size_t)want, k->a + k->used, err)))
+            return st;
+        k->used += want;
+        x->pos += want;
+        if (x->pos == fend && k->a[k->used - 1] != eol) /* the file's last line */
+            k->a[k->used++] = eol;
+    }
+done:;
+    /* the entries sit at the back in reverse input order: put them in input order */
+    struct dsort_line_ent *e = chunk_ents(k);
+    for (size_t i = 0, j = k->n ? k->n - 1 : 0; i < j; i++, j--) {
+        struct dsort_line_ent t = e[i];
+        e[i] = e[j];
+        e[j] = t;
+    }
+    return DSORT_OK;
+}
+
+/* ---- splitters ---- */
+
+static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outlen,
+                                struct dsort_error *err)
+{
+    const uint64_t win = 16384;
+    const unsigned char eol = x->ord.eol;
+    uint64_t cap_bytes = ((uint64_t)64 << 20) / (uint64_t)x->c->size;
+    if (cap_bytes < 65536)
+        cap_bytes = 65536;
+    if (cap_bytes > ((uint64_t)1 << 20))
+        cap_bytes = (uint64_t)1 << 20;
+    uint64_t first = x->sh.first, n = x->sh.n, lo = first;
+    size_t windows = n / win + 1 > 256 ? 256 : (size_t)(n / win + 1);
+    unsigned char *buf = malloc(win + 1), *s = malloc(cap_bytes);
+    size_t used = 0;
+    enum dsort_status st = DSORT_OK;
+    if (!buf || !s)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (size_t w = 0; w < windows && !st && n; w++) {
+        uint64_t at = first + n / windows * w, start;
+        if (at < lo)
+            continue;
+        if ((st = align_start(x, at, &start, err)))
+            break;
+        if (start >= first + n)
+            break;
+        size_t f = file_at(x->in, start);
+        if (f == x->in->count)
+            break;
+        uint64_t fend = x->in->files[f].first + x->in->files[f].records;
+        size_t len = fend - start < win ? (size_t)(fend - start) : (size_t)win;
+        if ((st = dsort_inputs_read(x->in, start, len, buf, err)))
+            break;
+        if (start + len == fend && (len == 0 || buf[len - 1] != eol))
+            buf[len++] = eol;
+        size_t p = 0;
+        for (int taken = 0; taken < 8 && p < len && start + p < first + n; taken++) {
+            const unsigned char *e = memchr(buf + p, eol, len - p);
+            if (!e)
+                break;
+            size_t l = (size_t)(e - (buf + p)) + 1;
+            if (used + l > cap_bytes)
+                break;
+            memcpy(s + used, buf + p, l);
+            used += l;
+            p += l;
+        }
+        lo = start + p;
+    }
+    free(buf);
+    if (st) {
+        free(s);
+        return st;
+    }
+    *out = s;
+    *outlen = used;
+    return DSORT_OK;
+}
+
+static enum dsort_status choose_splitters(struct lx *x)
+{
+    const struct dsort_comm *c = x->c;
+    unsigned char *mine = NULL;
+    size_t mlen = 0;
+    enum dsort_status st = sample(x, &mine, &mlen, &x->err);
+    if ((st = dsort_comm_agree(c, st, &x->err))) {
+        free(mine);
+        return st;
+    }
+    int len = (int)mlen, *lens = calloc((size_t)c->size, sizeof *lens),
+        *displs = calloc((size_t)c->size, sizeof *displs);
+    MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, c->comm);
+    size_t total = 0;
+    for (int r = 0; r < c->size; r++) {
+        displs[r] = (int)total;
+        total += (size_t)lens[r];
+    }
+    x->spl = malloc(total + 1);
+    struct dsort_line_ent *ents = malloc((total + 1) * sizeof *ents),
+                          *tmp = malloc((total + 1) * sizeof *tmp);
+    x->split = calloc((size_t)c->size, sizeof *x->split);
+    x->split_len = calloc((size_t)c->size, sizeof *x->split_len);
+    if (!lens || !displs || !x->spl || !ents || !tmp || !x->split || !x->split_len)
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+    MPI_Allgatherv(mine, len, MPI_BYTE, x->spl, lens, displs, MPI_BYTE, c->comm);
+    /* Every rank sorts the same samples the same way: the splitters agree. */
+    size_t n = dsort_lines_index(&x->ord, x->spl, total, ents);
+    dsort_lines_sort(&x->ord, x->spl, ents, n, tmp);
+    x->avg_line = n ? (double)total / (double)n : 100.0;
+    for (int d = 0; d + 1 < c->size && n; d++) {
+        size_t i = (size_t)((uint64_t)(d + 1) * n / (uint64_t)c->size);
+        if (i >= n)
+            i = n - 1;
+        x->split[d] = x->spl + dsort_line_off(&ents[i]);
+        x->split_len[d] = dsort_line_len(&ents[i], x->spl, x->ord.eol);
+    }
+    if (!n) /* no lines anywhere: everything (nothing) goes to rank 0 */
+        for (int d = 0; d + 1 < c->size; d++)
+            x->split[d] = NULL;
+out:
+    free(mine);
+    free(lens);
+    free(displs);
+    free(ents);
+    free(tmp);
+    return st;
+}
+
+/* Number of sorted entries [lo, n) that belong at or before splitter d. */
+static size_t cut_after(const struct lx *x, const unsigned char *buf,
+                        const struct dsort_line_ent *e, size_t lo, size_t n, int d)
+{
+    if (!x->split[d])
+        return n;
+    size_t hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        int r =
+            dsort_lines_cmp(&x->ord, buf + dsort_line_off(&e[m]),
+                            dsort_line_len(&e[m], buf, x->ord.eol), x->split[d], x->split_len[d]);
+        if (r <= 0)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+/* ---- runs ---- */
+
+static enum dsort_status add_run(struct lx *x, const char *path, uint64_t lines, uint64_t bytes)
+{
+    if (x->nruns == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 16;
+        struct lrun *r = realloc(x->runs, cap * sizeof *r);
+        if (!r)
+            return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+        x->runs = r;
+        x->cap = cap;
+    }
+    snprintf(x->runs[x->nruns].path, sizeof x->runs[0].path, "%s", path);
+    x->runs[x->nruns].lines = lines;
+    x->runs[x->nruns++].bytes = bytes;
+    return DSORT_OK;
+}
+
+static size_t io_block(const struct lx *x, size_t parts)
+{
+    uint64_t b = x->budget / 4 / (parts ? parts : 1);
+    if (b > x->o->block)
+        b = x->o->block;
+    if (b < 4096)
+        b = 4096;
+    return (size_t)b;
+}
+
+/* Merge cursors into a new run file. */
+static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cur, size_t n)
+{
+    char path[4096];
+    dsort_tempdirs_run_path(&x->td, path, sizeof path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot create run '%s'", path);
+    struct dsort_line_writer w = {
+        .fd = fd, .path = path, .cap = io_block(x, 1), .frame_pos = x->with_pos, .eol = x->ord.eol};
+    w.buf = malloc(w.cap);
+    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
+    enum dsort_status st =
+        w.buf ? DSORT_OK : DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st)
+        st = dsort_lines_merge(&x->ord, cur, n, x->o->ord.unique, &sink, &x->err);
+    if (!st)
+        st = dsort_line_writer_flush(&w, &x->err);
+    free(w.buf);
+    if (close(fd) && !st)
+        st = DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot write run '%s'", path);
+    if (!st)
+        st = add_run(x, path, sink.lines, sink.bytes);
+    if (st) {
+        unlink(path);
+        return st;
+    }
+    x->stats->runs++;
+    x->stats->spill_bytes += w.off;
+    return DSORT_OK;
+}
+
+/* Open cursors over runs [from, from + k). */
+static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
+                                   struct dsort_line_cursor *cur)
+{
+    size_t block = io_block(x, k + 1);
+    for (size_t i = 0; i < k; i++) {
+        int fd = open(x->runs[from + i].path, O_RDONLY | O_CLOEXEC);
+        enum dsort_status st =
+            fd < 0 ? DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot open run '%s'",
+                               x->runs[from + i].path)
+                   : dsort_line_cursor_file(&cur[i], &x->ord, fd, x->runs[from + i].path, block,
+                                            (size_t)x->third + 64, x->with_pos, &x->err);
+        if (st) {
+            for (size_t j = 0; j < i; j++)
+                dsort_line_cursor_close(&cur[j]);
+            return st;
+        }
+    }
+    return DSORT_OK;
+}
+
+static void drop_runs(struct lx *x, size_t from, size_t k)
+{
+    for (size_t i = from; i < from + k; i++)
+        unlink(x->runs[i].path);
+    memmove(x->runs + from, x->runs + from + k, (x->nruns - from - k) * sizeof *x->runs);
+    x->nruns -= k;
+}
+
+static size_t fan_in(const struct lx *x)
+{
+    struct rlimit rl;
+    uint64_t f = x->budget / 4 / 4096; /* at least a 4 KiB block per run */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < f + 64)
+        f = rl.rlim_cur > 96 ? rl.rlim_cur - 64 : 32;
+    if (f > 1024)
+        f = 1024;
+    return f < 2 ? 2 : (size_t)f;
+}
+
+/* ---- the rounds ---- */
+
+struct out_ctx {
+    struct dsort_output *out;
+};
+
+static enum dsort_status out_flush(void *ctx, const unsigned char *buf, size_t len, uint64_t off,
+                                   struct dsort_error *err)
+{
+    return dsort_output_write(ctx, buf, len, off, err);
+}
+
+/* A sink that only counts (for the size of -u output). */
+static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t len, uint64_t pos,
+                                    struct dsort_error *err)
+{
+    (void)ctx, (void)line, (void)len, (void)pos, (void)err;
+    return DSORT_OK;
+}
+
+/* Merge cursors into the output at this rank's offset 0; sets the share first (collective).
+ * cursors are re-opened by reopen() for the second pass that -u needs. */
+static enum dsort_status
+write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *cur, size_t n,
+             uint64_t known_bytes,
+             enum dsort_status (*reopen)(struct lx *, struct dsort_line_cursor *, size_t, void *),
+             void *rctx)
+{
+    const struct dsort_comm *c = x->c;
+    enum dsort_status st = DSORT_OK;
+    uint64_t bytes = known_bytes;
+    if (x->o->ord.unique && x->o->output) { /* the size after -u: count first */
+        struct dsort_line_sink cs = {count_emit, NULL, 0, 0};
+        st = dsort_lines_merge(&x->ord, cur, n, 1, &cs, &x->err);
+        bytes = cs.bytes;
+        if (!st)
+            st = reopen(x, cur, n, rctx);
+    }
+    if ((st = dsort_comm_agree(c, st, &x->err)))
+        return st;
+    if ((st = dsort_output_set_share(c, out, bytes, &x->err)))
+        return st;
+    struct dsort_phase_clock pc;
+    dsort_job_phase_begin(&pc, PH_WRITE);
+    struct dsort_line_writer w = {.fd = -1,
+                                  .cap = io_block(x, 1),
+                                  .flush = out_flush,
+                                  .ctx = out,
+                                  .eol = x->ord.eol,
+                                  .sum = &x->sum_out};
+    w.buf = malloc(w.cap);
+    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
+    st = w.buf ? DSORT_OK : DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st)
+        st = dsort_lines_merge(&x->ord, cur, n, x->o->ord.unique, &sink, &x->err);
+    if (!st)
+        st = dsort_line_writer_flush(&w, &x->err);
+    if (!st && sink.bytes != bytes)
+        st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
+                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, sink.bytes, bytes);
+    free(w.buf);
+    x->stats->records_out = sink.lines;
+    x->stats->bytes_written = sink.bytes;
+    dsort_job_phase_end(x->stats, PH_WRITE, &pc);
+    return st;
+}
+
+struct mem_pieces {
+    const unsigned char *buf;
+    const uint64_t *off, *len;
+};
+
+static enum dsort_status reopen_memory(struct lx *x, struct dsort_line_cursor *cur, size_t n,
+                                       void *ctx)
+{
+    const struct mem_pieces *m = ctx;
+    for (size_t i = 0; i < n; i++)
+        dsort_line_cursor_memory(&cur[i], &x->ord, m->buf + m->off[i], (size_t)m->len[i],
+                                 x->with_pos);
+    return DSORT_OK;
+}
+
+static enum dsort_status reopen_runs(struct lx *x, struct dsort_line_cursor *cur, size_t n,
+                                     void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++)
+        dsort_line_cursor_close(&cur[i]);
+    return open_runs(x, 0, n, cur);
+}
+
+/* Build the framed send buffer of the sorted chunk, cut by the splitters. */
+static enum dsort_status frame_chunk(struct lx *x, const struct chunk *k, unsigned char **sbuf,
+                                     uint64_t *sbytes, uint64_t *scount, uint64_t *sdispl)
+{
+    const struct dsort_line_ent *e = chunk_ents(k);
+    const int p = x->c->size;
+    const uint64_t hdr = x->with_pos ? 8 : 0;
+    uint64_t total = k->used + hdr * k->n;
+    unsigned char *s = dsort_mem_alloc(total ? (size_t)total : 1);
+    if (!s)
+        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno,
+                         "cannot allocate %" PRIu64 " bytes for the exchange", total);
+    size_t lo = 0;
+    uint64_t at = 0;
+    for (int d = 0; d < p; d++) {
+        size_t hi = d + 1 < p ? cut_after(x, k->a, e, lo, k->n, d) : k->n;
+        sdispl[d] = at;
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t off = dsort_line_off(&e[i]);
+            size_t len = dsort_line_len(&e[i], k->a, x->ord.eol);
+            if (hdr) {
+                uint64_t pos = chunk_pos(x, k, off);
+                for (int b = 0; b < 8; b++)
+                    s[at + (uint64_t)b] = (unsigned char)(pos >> (56 - 8 * b));
+                at += 8;
+            }
+            memcpy(s + at, k->a + off, len + 1); /* the line and its eol */
+            at += len + 1;
+        }
+        scount[d] = at - sdispl[d];
+        lo = hi;
+    }
+    *sbuf = s;
+    *sbytes = total;
+    return DSORT_OK;
+}
+
+/* One round: this rank's chunk (possibly empty) goes out; what comes in is merged into runs,
+ * or, when direct (one round for everyone), into the output. */
+static enum dsort_status make_tempdirs(struct lx *x);
+
+static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
+                                    struct dsort_output *out, int *wrote)
+{
+    const struct dsort_comm *c = x->c;
+    const int p = c->size;
+    enum dsort_status st = DSORT_OK;
+    struct dsort_phase_clock pc;
+    uint64_t *v = calloc((size_t)p * 8, sizeof *v);
+    int *wave_of = calloc((size_t)p * 2, sizeof *wave_of);
+    struct dsort_line_cursor *cur = calloc((size_t)p, sizeof *cur);
+    unsigned char *sbuf = NULL, *rbuf = NULL;
+    uint64_t sbytes = 0, rsize = 0;
+    if (!v || !wave_of || !cur)
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    uint64_t *scount = v, *sdispl = v + p, *rcount = v + 2 * p, *sc = v + 3 * p, *rc = v + 4 * p,
+             *rd = v + 5 * p, *off = v + 6 * p, *len = v + 7 * p;
+    int *swave = wave_of + p;
+
+    dsort_job_phase_begin(&pc, PH_SORT);
+    if (!st && k->n > 1) {
+        struct dsort_line_ent *tmp = dsort_mem_alloc(k->n * sizeof *tmp);
+        if (!tmp)
+            st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
+        else {
+            dsort_lines_sort(&x->ord, k->a, chunk_ents(k), k->n, tmp);
+            dsort_mem_free(tmp, k->n * sizeof *tmp);
+        }
+    }
+    if (!st)
+        st = frame_chunk(x, k, &sbuf, &sbytes, scount, sdispl);
+    dsort_job_phase_end(x->stats, PH_SORT, &pc);
+    if ((st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+
+    dsort_job_phase_begin(&pc, PH_EXCHANGE);
+    if ((st = dsort_exchange_counts(c->comm, scount, rcount, &x->err)) ||
+        (st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+    /* Waves: sources in rank order, as many as fit the receive allowance at a time. */
+    int w = 0;
+    uint64_t acc = 0, most = 0, rtotal = 0;
+    for (int s = 0; s < p; s++) {
+        if (acc && acc + rcount[s] > x->third) {
+            w++;
+            acc = 0;
+        }
+        wave_of[s] = w;
+        acc += rcount[s];
+        most = acc > most ? acc : most;
+        rtotal += rcount[s];
+    }
+    MPI_Alltoall(wave_of, 1, MPI_INT, swave, 1, MPI_INT, c->comm);
+    int waves = (int)dsort_comm_max(c, (uint64_t)w + 1);
+    rsize = most ? most : 1;
+    rbuf = dsort_mem_alloc((size_t)rsize);
+    if (!rbuf)
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes to receive",
+                       rsize);
+    if ((st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+    dsort_job_phase_end(x->stats, PH_EXCHANGE, &pc);
+    *wrote = direct && waves == 1;
+    if (!*wrote && !x->have_td && (st = make_tempdirs(x)))
+        goto out;
+    const uint64_t hdr = x->with_pos ? 8 : 0;
+    for (int wv = 0; wv < waves; wv++) {
+        dsort_job_phase_begin(&pc, PH_EXCHANGE);
+        uint64_t at = 0;
+        size_t npieces = 0;
+        for (int d = 0; d < p; d++) {
+            sc[d] = swave[d] == wv ? scount[d] : 0;
+            rc[d] = wave_of[d] == wv ? rcount[d] : 0;
+            rd[d] = at;
+            if (rc[d]) {
+                off[npieces] = at;
+                len[npieces++] = rc[d];
+            }
+            at += rc[d];
+        }
+        int rounds = 0;
+        st = dsort_exchange_runv(c->comm, sbuf, sc, sdispl, rbuf, rc, rd, (size_t)x->o->chunk,
+                                 &rounds, &x->err);
+        x->stats->exchange_rounds += rounds;
+        for (int d = 0; d < p; d++)
+            if (d != c->rank) {
+                x->stats->bytes_sent += sc[d];
+                x->stats->bytes_received += rc[d];
+            }
+        if ((st = dsort_comm_agree(c, st, &x->err)))
+            goto out;
+        dsort_job_phase_end(x->stats, PH_EXCHANGE, &pc);
+        struct mem_pieces mp = {rbuf, off, len};
+        reopen_memory(x, cur, npieces, &mp);
+        if (*wrote) {
+            /* everything is here: straight to the output (bytes without positions) */
+            uint64_t lines = 0;
+            for (size_t i = 0; i < npieces && hdr; i++)
+                for (const unsigned char *q = rbuf + off[i], *qe = q + len[i]; q < qe;) {
+                    const unsigned char *e = memchr(q + 8, x->ord.eol, (size_t)(qe - q - 8));
+                    if (!e)
+                        break;
+                    q = e + 1;
+                    lines++;
+                }
+            dsort_job_phase_begin(&pc, PH_MERGE);
+            st = write_output(x, out, cur, npieces, rtotal - hdr * lines, reopen_memory, &mp);
+            dsort_job_phase_end(x->stats, PH_MERGE, &pc);
+        } else {
+            dsort_job_phase_begin(&pc, PH_SPILL);
+            st = npieces ? merge_to_run(x, cur, npieces) : DSORT_OK;
+            dsort_job_phase_end(x->stats, PH_SPILL, &pc);
+        }
+        if ((st = dsort_comm_agree(c, st, &x->err)))
+            goto out;
+    }
+out:
+    dsort_mem_free(sbuf, sbytes ? (size_t)sbytes : 1);
+    dsort_mem_free(rbuf, (size_t)rsize);
+    free(v);
+    free(wave_of);
+    free(cur);
+    return st;
+}
+
+/* Merge the runs down to the fan-in, then into the output. */
+static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
+{
+    const struct dsort_comm *c = x->c;
+    enum dsort_status st = DSORT_OK;
+    struct dsort_phase_clock pc;
+    size_t f = fan_in(x);
+    struct dsort_line_cursor *cur = calloc(f + 1, sizeof *cur);
+    if (!cur)
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
+    while (!st && x->nruns > f) {
+        size_t k = f;
+        if ((st = open_runs(x, 0, k, cur)))
+            break;
+        st = merge_to_run(x, cur, k);
+        for (size_t i = 0; i < k; i++)
+            dsort_line_cursor_close(&cur[i]);
+        if (!st) {
+            x->stats->merge_passes++;
+            x->stats->extra_merge_bytes += x->runs[x->nruns - 1].bytes;
+            drop_runs(x, 0, k);
+        }
+    }
+    if ((st = dsort_comm_agree(c, st, &x->err))) {
+        free(cur);
+        return st;
+    }
+    x->stats->fan_in = (int)f;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < x->nruns; i++)
+        bytes += x->runs[i].bytes;
+    size_t n = x->nruns;
+    st = open_runs(x, 0, n, cur);
+    if ((st = dsort_comm_agree(c, st, &x->err))) {
+        free(cur);
+        return st;
+    }
+    st = write_output(x, out, cur, n, bytes, reopen_runs, NULL);
+    for (size_t i = 0; i < n; i++)
+        dsort_line_cursor_close(&cur[i]);
+    dsort_job_phase_end(x->stats, PH_FINAL_MERGE, &pc);
+    free(cur);
+    if (!st)
+        drop_runs(x, 0, x->nruns);
+    return st;
+}
+
+/* Collective: this rank's temp directories (for spilled runs). Agrees. */
+static enum dsort_status make_tempdirs(struct lx *x)
+{
+    const struct dsort_job_options *o = x->o;
+    enum dsort_status st = DSORT_OK;
+    char **temps = calloc(o->ntemp + 1, sizeof *temps);
+    size_t ntemps = 0;
+    if (!temps)
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    else {
+        /* Spill to a device this rank does not read, where the node has one. */
+        dsort_job_topo_temp_dirs(o->topo, o, temps, &ntemps);
+        st = dsort_tempdirs_create(&x->td, temps, ntemps, x->job, x->c->rank, &x->err);
+        x->have_td = !st;
+    }
+    free(temps);
+    return dsort_comm_agree(x->c, st, &x->err);
+}
+
+static void release(struct lx *x)
+{
+    for (size_t i = 0; i < x->nruns; i++)
+        unlink(x->runs[i].path);
+    free(x->runs);
+    x->runs = NULL;
+    x->nruns = 0;
+    if (x->have_td)
+        dsort_tempdirs_destroy(&x->td);
+    x->have_td = 0;
+    free(x->spl);
+    free(x->split);
+    free(x->split_len);
+    x->spl = NULL;
+    x->split = NULL;
+    x->split_len = NULL;
+}
+
+int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_options *o,
+                         const struct dsort_inputs *in, const struct dsort_share *sh,
+                         struct dsort_job_stats *stats)
+{
+    struct lx x;
+    memset(&x, 0, sizeof x);
+    x.c = c;
+    x.o = o;
+    x.in = in;
+    x.sh = *sh;
+    x.stats = stats;
+    dsort_lines_order_init(&x.ord, o->keys, o->eol);
+    x.with_pos = x.ord.tie_pos && c->size > 1;
+    x.budget = stats->budget;
+    MPI_Allreduce(MPI_IN_PLACE, &x.budget, 1, MPI_UINT64_T, MPI_MIN, c->comm);
+    x.third = x.budget / 3;
+    if (x.third < 4096)
+        x.third = 4096;
+    x.end = sh->first + sh->n;
+    stats->external = 1;
+
+    struct dsort_output out;
+    enum dsort_status st =
+        dsort_output_open(c, &out,
+                          o->output         ? DSORT_OUTPUT_FILE
+                          : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
+                                            : DSORT_OUTPUT_DIR,
+                          o->output ? o->output : o->output_dir, 0, !o->no_direct, &x.err);
+    if (st)
+        return 2;
+    struct chunk k;
+    memset(&k, 0, sizeof k);
+    if (c->rank == 0)
+        dsort_tempdirs_job_name(x.job, sizeof x.job);
+    MPI_Bcast(x.job, sizeof x.job, MPI_CHAR, 0, c->comm);
+    struct dsort_phase_clock pc;
+    dsort_job_phase_begin(&pc, PH_SAMPLE);
+    st = align_start(&x, sh->first, &x.pos, &x.err);
+    if ((st = dsort_comm_agree(c, st, &x.err)))
+        goto fail;
+    if ((st = choose_splitters(&x)))
+        goto fail;
+    dsort_job_phase_end(stats, PH_SAMPLE, &pc);
+
+    /* The chunk: this rank's share if every share fits (one round: no spill), else a third
+     * of the budget. */
+    /* lines and their entries (estimated from the samples' line length) */
+    double per = 1.0 + (double)sizeof(struct dsort_line_ent) / (x.avg_line > 1 ? x.avg_line : 1);
+    uint64_t need = (uint64_t)((double)sh->n * per * 1.05) + 4096;
+    int fits = need <= x.third && !o->force_external;
+    int direct = dsort_comm_all_ok(c, fits);
+    k.size = direct ? (need > 65536 ? need : 65536) : x.third;
+    k.size = (k.size + 15) / 16 * 16;
+    k.a = dsort_mem_alloc((size_t)k.size);
+    if (!k.a)
+        st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes", k.size);
+    if ((st = dsort_comm_agree(c, st, &x.err)))
+        goto fail;
+    if (!direct && (st = make_tempdirs(&x)))
+        goto fail;
+
+    int wrote = 0;
+    for (;;) {
+        dsort_job_phase_begin(&pc, PH_READ);
+        st = fill_chunk(&x, &k, &x.err);
+        stats->bytes_read += k.used;
+        stats->records_in += k.n;
+        if (!st && o->verify) {
+            const struct dsort_line_ent *e = chunk_ents(&k);
+            for (size_t i = 0; i < k.n; i++) {
+                size_t len = dsort_line_len(&e[i], k.a, x.ord.eol);
+                dsort_sum128_add(
+                    &x.sum_in,
+                    dsort_crc32(dsort_crc32(0, k.a + dsort_line_off(&e[i]), len), &x.ord.eol, 1));
+            }
+        }
+        dsort_job_phase_end(stats, PH_READ, &pc);
+        if ((st = dsort_comm_agree(c, st, &x.err)))
+            goto fail;
+        int more = !dsort_comm_all_ok(c, x.pos >= x.end || file_at(in, x.pos) == in->count);
+        if (direct && more) { /* the estimate was wrong (very short lines): spill after all */
+            direct = 0;
+        }
+        stats->external = !direct;
+        if ((st = round_trip(&x, &k, direct, &out, &wrote)))
+            goto fail;
+        if (!more)
+            break;
+    }
+    dsort_mem_free(k.a, (size_t)k.size);
+    k.a = NULL;
+    free(k.segs);
+    k.segs = NULL;
+    if (!wrote && (st = final_merge(&x, &out)))
+        goto fail;
+    if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, stats->records_in, &x.sum_out,
+                                            stats->records_out, &x.err)))
+        goto fail;
+    struct dsort_part_info info = {stats->records_out, stats->bytes_written, x.sum_out, ""};
+    dsort_job_phase_begin(&pc, PH_COMMIT);
+    st = dsort_output_commit(c, &out, &info, &x.err);
+    if (!st)
+        dsort_cleanup_set_prefix(NULL);
+    dsort_job_phase_end(stats, PH_COMMIT, &pc);
+    release(&x);
+    return st ? 2 : 0;
+fail:
+    dsort_output_abandon(&out);
+    dsort_mem_free(k.a, (size_t)k.size);
+    free(k.segs);
+    release(&x);
+    return 2;
+}

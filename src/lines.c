@@ -1,0 +1,420 @@
+/* lines.c - the line index, its sort, line streams and their merge (see lines.h). */
+#include "lines.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io.h"
+
+void dsort_lines_order_init(struct dsort_lines_order *o, const struct dsort_keys *k,
+                            unsigned char eol)
+{
+    o->keys = k;
+    o->plain = dsort_keys_plain(k);
+    o->has_prefix = o->plain || dsort_keys_has_prefix(k);
+    o->tie_pos = k->stable || k->unique;
+    o->eol = eol;
+}
+
+size_t dsort_lines_index(const struct dsort_lines_order *o, const unsigned char *buf, size_t size,
+                         struct dsort_line_ent *ents)
+{
+    size_t n = 0, off = 0;
+    while (off < size) {
+        const unsigned char *e = memchr(buf + off, o->eol, size - off);
+        size_t len = (size_t)(e - (buf + off));
+        dsort_line_set(&ents[n++], off, len, dsort_lines_prefix(o, buf + off, len));
+        off += len + 1;
+    }
+    return n;
+}
+
+/* Entry order: prefix, then the order's comparison; 0 for ties (the caller keeps them in
+ * their current order). */
+static inline int ent_cmp(const struct dsort_lines_order *o, const unsigned char *buf,
+                          const struct dsort_line_ent *a, const struct dsort_line_ent *b)
+{
+    if (a->prefix != b->prefix)
+        return a->prefix < b->prefix ? -1 : 1;
+    return dsort_lines_cmp(o, buf + dsort_line_off(a), dsort_line_len(a, buf, o->eol),
+                           buf + dsort_line_off(b), dsort_line_len(b, buf, o->eol));
+}
+
+static void insertion_sort(const struct dsort_lines_order *o, const unsigned char *buf,
+                           struct dsort_line_ent *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        struct dsort_line_ent x = a[i];
+        size_t j = i;
+        while (j > 0 && ent_cmp(o, buf, &a[j - 1], &x) > 0) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+}
+
+/* Stable bottom-up merge sort of a[0, n) with scratch t (n entries). */
+static void merge_sort(const struct dsort_lines_order *o, const unsigned char *buf,
+                       struct dsort_line_ent *a, size_t n, struct dsort_line_ent *t)
+{
+    const size_t run = 16;
+    for (size_t i = 0; i < n; i += run)
+        insertion_sort(o, buf, a + i, n - i < run ? n - i : run);
+    struct dsort_line_ent *src = a, *dst = t;
+    for (size_t w = run; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            if (mid == hi || ent_cmp(o, buf, &src[mid - 1], &src[mid]) <= 0) {
+                memcpy(dst + lo, src + lo, (hi - lo) * sizeof *src); /* already in order */
+                continue;
+            }
+            while (i < mid && j < hi)
+                dst[k++] = ent_cmp(o, buf, &src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        struct dsort_line_ent *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+}
+
+/* Stable LSD radix sort of a[0, n) by prefix, one byte a pass, skipping bytes that are the
+ * same in every entry. */
+static void radix_prefix(struct dsort_line_ent *a, size_t n, struct dsort_line_ent *t)
+{
+    static const int bytes = 8;
+    size_t(*count)[256] = calloc((size_t)bytes, sizeof *count);
+    if (!count) { /* no room for the counters: fall back to the comparison sort's order */
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t p = a[i].prefix;
+        for (int b = 0; b < bytes; b++)
+            count[b][(p >> (8 * b)) & 0xFF]++;
+    }
+    struct dsort_line_ent *src = a, *dst = t;
+    for (int b = 0; b < bytes; b++) {
+        size_t *c = count[b];
+        if (c[(src[0].prefix >> (8 * b)) & 0xFF] == n)
+            continue;
+        size_t sum = 0;
+        for (int v = 0; v < 256; v++) {
+            size_t x = c[v];
+            c[v] = sum;
+            sum += x;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[(src[i].prefix >> (8 * b)) & 0xFF]++] = src[i];
+        struct dsort_line_ent *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    free(count);
+}
+
+void dsort_lines_sort(const struct dsort_lines_order *o, const unsigned char *buf,
+                      struct dsort_line_ent *ents, size_t n, struct dsort_line_ent *tmp)
+{
+    if (n < 2)
+        return;
+    if (!o->has_prefix) {
+        merge_sort(o, buf, ents, n, tmp);
+        return;
+    }
+    radix_prefix(ents, n, tmp);
+    /* Groups of equal prefixes: order them by the full comparison. (If the radix sort could
+     * not run, the merge sort over everything does the whole job.) */
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i + 1;
+        while (j < n && ents[j].prefix == ents[i].prefix)
+            j++;
+        if (j - i > 1)
+            merge_sort(o, buf, ents + i, j - i, tmp);
+        i = j;
+    }
+    for (size_t k = 1; k < n; k++)
+        if (ents[k - 1].prefix > ents[k].prefix) { /* the radix sort did not run */
+            merge_sort(o, buf, ents, n, tmp);
+            break;
+        }
+}
+
+/* ---- cursors ---- */
+
+static uint64_t get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void dsort_line_cursor_memory(struct dsort_line_cursor *c, const struct dsort_lines_order *o,
+                              const unsigned char *p, size_t size, int with_pos)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    c->p = p;
+    c->end = p + size;
+    c->with_pos = with_pos;
+    c->ord = o;
+}
+
+enum dsort_status dsort_line_cursor_file(struct dsort_line_cursor *c,
+                                         const struct dsort_lines_order *o, int fd,
+                                         const char *path, size_t cap, size_t max_cap, int with_pos,
+                                         struct dsort_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->path = path;
+    c->ord = o;
+    c->with_pos = with_pos;
+    c->cap = cap < 64 ? 64 : cap;
+    c->max_cap = max_cap < c->cap ? c->cap : max_cap;
+    c->buf = malloc(c->cap);
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (!c->buf || size < 0) {
+        close(fd);
+        c->fd = -1;
+        return DSORT_ERR(err, c->buf ? DSORT_EIO : DSORT_ENOMEM, errno, "cannot read run '%s'",
+                         path);
+    }
+    c->file_size = (uint64_t)size;
+    c->p = c->end = c->buf;
+    return DSORT_OK;
+}
+
+/* File cursor: keep the unread rest, read more behind it (growing the buffer when the rest
+ * fills it). Returns DSORT_OK with no new bytes at the end of the file. */
+static enum dsort_status refill(struct dsort_line_cursor *c, struct dsort_error *err)
+{
+    size_t rest = (size_t)(c->end - c->p);
+    if (rest && c->p != c->buf)
+        memmove(c->buf, c->p, rest);
+    if (rest == c->cap) {
+        if (c->cap >= c->max_cap)
+            return DSORT_ERR(err, DSORT_ENOMEM, 0,
+                             "a line in run '%s' is longer than the %zu bytes allowed", c->path,
+                             c->max_cap);
+        size_t ncap = c->cap * 2 < c->max_cap ? c->cap * 2 : c->max_cap;
+        unsigned char *nb = realloc(c->buf, ncap);
+        if (!nb)
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot grow the buffer of run '%s'",
+                             c->path);
+        c->buf = nb;
+        c->cap = ncap;
+    }
+    c->p = c->buf;
+    c->end = c->buf + rest;
+    uint64_t left = c->file_size - c->file_off;
+    size_t want = c->cap - rest < left ? c->cap - rest : (size_t)left;
+    if (want) {
+        enum dsort_status st =
+            dsort_io_pread_full(c->fd, c->buf + rest, want, c->file_off, c->path, err);
+        if (st)
+            return st;
+        c->file_off += want;
+        c->end += want;
+    }
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_line_cursor_next(struct dsort_line_cursor *c, struct dsort_error *err)
+{
+    const size_t hdr = c->with_pos ? 8 : 0;
+    for (;;) {
+        size_t avail = (size_t)(c->end - c->p);
+        if (avail == 0 && (c->fd < 0 || c->file_off == c->file_size)) {
+            c->done = 1;
+            c->line = NULL;
+            c->len = 0;
+            return DSORT_OK;
+        }
+        const unsigned char *e = avail > hdr ? memchr(c->p + hdr, c->ord->eol, avail - hdr) : NULL;
+        if (e) {
+            c->pos = hdr ? get_be64(c->p) : 0;
+            c->line = c->p + hdr;
+            c->len = (size_t)(e - c->line);
+            c->prefix = dsort_lines_prefix(c->ord, c->line, c->len);
+            c->p = e + 1;
+            return DSORT_OK;
+        }
+        if (c->fd < 0 || c->file_off == c->file_size)
+            return DSORT_ERR(err, DSORT_EFORMAT, 0, "%s%s%s ends inside a line",
+                             c->path ? "run '" : "a received piece", c->path ? c->path : "",
+                             c->path ? "'" : "");
+        enum dsort_status st = refill(c, err);
+        if (st)
+            return st;
+    }
+}
+
+void dsort_line_cursor_close(struct dsort_line_cursor *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    free(c->buf);
+    c->buf = NULL;
+}
+
+/* ---- merge ---- */
+
+static inline int cur_less(const struct dsort_lines_order *o, const struct dsort_line_cursor *cur,
+                           size_t a, size_t b)
+{
+    const struct dsort_line_cursor *x = &cur[a], *y = &cur[b];
+    if (x->prefix != y->prefix)
+        return x->prefix < y->prefix;
+    int r = dsort_lines_cmp(o, x->line, x->len, y->line, y->len);
+    if (r)
+        return r < 0;
+    if (o->tie_pos && x->pos != y->pos)
+        return x->pos < y->pos;
+    return a < b;
+}
+
+static void sift_down(const struct dsort_lines_order *o, const struct dsort_line_cursor *cur,
+                      size_t *heap, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && cur_less(o, cur, heap[l], heap[m]))
+            m = l;
+        if (l + 1 < n && cur_less(o, cur, heap[l + 1], heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        size_t x = heap[i];
+        heap[i] = heap[m];
+        heap[m] = x;
+        i = m;
+    }
+}
+
+enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
+                                    struct dsort_line_cursor *cur, size_t n, int unique,
+                                    struct dsort_line_sink *sink, struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    size_t *heap = malloc((n ? n : 1) * sizeof *heap), h = 0;
+    unsigned char *last = NULL;
+    size_t last_len = 0, last_cap = 0;
+    int have_last = 0;
+    if (!heap)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (size_t i = 0; i < n && !st; i++) {
+        if (!cur[i].line && !cur[i].done)
+            st = dsort_line_cursor_next(&cur[i], err);
+        if (!st && !cur[i].done)
+            heap[h++] = i;
+    }
+    for (size_t i = h / 2; i-- > 0;)
+        sift_down(o, cur, heap, h, i);
+    while (!st && h) {
+        struct dsort_line_cursor *c = &cur[heap[0]];
+        int skip = unique && have_last && dsort_lines_cmp(o, last, last_len, c->line, c->len) == 0;
+        if (!skip) {
+            st = sink->emit(sink->ctx, c->line, c->len, c->pos, err);
+            sink->lines++;
+            sink->bytes += c->len + 1;
+            if (unique && !st) {
+                if (c->len > last_cap) {
+                    size_t ncap = c->len * 2 + 64;
+                    unsigned char *nl = realloc(last, ncap);
+                    if (!nl) {
+                        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+                        break;
+                    }
+                    last = nl;
+                    last_cap = ncap;
+                }
+                if (c->len)
+                    memcpy(last, c->line, c->len);
+                last_len = c->len;
+                have_last = 1;
+            }
+        }
+        if (!st)
+            st = dsort_line_cursor_next(c, err);
+        if (st)
+            break;
+        if (c->done)
+            heap[0] = heap[--h];
+        sift_down(o, cur, heap, h, 0);
+    }
+    free(heap);
+    free(last);
+    return st;
+}
+
+/* ---- writer ---- */
+
+static enum dsort_status put(struct dsort_line_writer *w, const void *p, size_t len,
+                             struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    if (w->used + len > w->cap && (st = dsort_line_writer_flush(w, err)))
+        return st;
+    if (len > w->cap) { /* longer than the buffer: straight through */
+        st = w->flush ? w->flush(w->ctx, p, len, w->off, err)
+                      : dsort_io_pwrite_full(w->fd, p, len, w->off, w->path, err);
+        w->off += len;
+        return st;
+    }
+    memcpy(w->buf + w->used, p, len);
+    w->used += len;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, size_t len,
+                                         uint64_t pos, struct dsort_error *err)
+{
+    struct dsort_line_writer *w = ctx;
+    enum dsort_status st = DSORT_OK;
+    if (w->frame_pos) {
+        unsigned char h[8];
+        for (int i = 0; i < 8; i++)
+            h[i] = (unsigned char)(pos >> (56 - 8 * i));
+        st = put(w, h, 8, err);
+    }
+    if (!st && w->used + len + 1 <= w->cap) { /* the common case: one copy */
+        memcpy(w->buf + w->used, line, len);
+        w->buf[w->used + len] = w->eol;
+        w->used += len + 1;
+    } else if (!st) {
+        st = put(w, line, len, err);
+        if (!st)
+            st = put(w, &w->eol, 1, err);
+    }
+    if (w->sum)
+        dsort_sum128_add(w->sum, dsort_crc32(dsort_crc32(0, line, len), &w->eol, 1));
+    w->lines++;
+    return st;
+}
+
+enum dsort_status dsort_line_writer_flush(struct dsort_line_writer *w, struct dsort_error *err)
+{
+    if (!w->used)
+        return DSORT_OK;
+    enum dsort_status st = w->flush
+                               ? w->flush(w->ctx, w->buf, w->used, w->off, err)
+                               : dsort_io_pwrite_full(w->fd, w->buf, w->used, w->off, w->path, err);
+    w->off += w->used;
+    w->used = 0;
+    return st;
+}

@@ -1,0 +1,170 @@
+/* lines.h - text-line records: the sort index, line streams and their merge.
+ *
+ * A line is the bytes before its terminator (eol: '\n', or '\0' with -z); the terminator is
+ * not part of the line but travels with it. The order is struct dsort_keys' (GNU sort's, C
+ * locale). Lines are never copied to sort them: an index of 16-byte entries (a cached 64-bit
+ * key prefix, the offset and the length of the line in its buffer) is sorted instead, and most
+ * comparisons end at the prefixes (see dsort_keys_prefix).
+ *
+ * A line stream ("framed lines") is what the exchange sends and a spilled run holds: each line
+ * as [8-byte big-endian input position, when with_pos] line bytes, eol. The position is the
+ * line's place in the job's input (a byte offset); it breaks ties between equal keys when the
+ * order must keep input order (-s, -u). Without positions, ties are identical lines.
+ *
+ * All functions are local. Nothing here allocates per line.
+ */
+#ifndef DSORT_LINES_H
+#define DSORT_LINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "error.h"
+#include "keys.h"
+
+/* The order of lines: keys, their cached prefixes, and the framing. */
+struct dsort_lines_order {
+    const struct dsort_keys *keys;
+    int plain;      /* whole-line byte order: memcmp, then length */
+    int has_prefix; /* prefixes carry information */
+    int tie_pos;    /* equal keys keep input order: compare keys only, then positions */
+    unsigned char eol;
+};
+void dsort_lines_order_init(struct dsort_lines_order *o, const struct dsort_keys *k,
+                            unsigned char eol);
+
+/* Keys only (tie_pos) or the full order (keys, then the last resort): <0, 0, >0. */
+static inline int dsort_lines_cmp(const struct dsort_lines_order *o, const unsigned char *a,
+                                  size_t alen, const unsigned char *b, size_t blen)
+{
+    if (o->plain) {
+        size_t n = alen < blen ? alen : blen;
+        int r = n ? memcmp(a, b, n) : 0;
+        if (r)
+            return r;
+        return alen < blen ? -1 : alen > blen;
+    }
+    return o->tie_pos ? dsort_keys_compare_keys(o->keys, a, alen, b, blen)
+                      : dsort_keys_compare(o->keys, a, alen, b, blen);
+}
+
+static inline uint64_t dsort_lines_prefix(const struct dsort_lines_order *o,
+                                          const unsigned char *line, size_t len)
+{
+    return o->has_prefix ? dsort_keys_prefix(o->keys, line, len) : 0;
+}
+
+/* One line of a buffer. off: 40 bits, len: 24 bits (DSORT_LINE_LONG: look for the eol). */
+struct dsort_line_ent {
+    uint64_t prefix;
+    uint64_t ol;
+};
+#define DSORT_LINE_LONG 0xFFFFFFu
+#define DSORT_LINE_MAX_BUFFER ((uint64_t)1 << 40)
+
+static inline uint64_t dsort_line_off(const struct dsort_line_ent *e)
+{
+    return e->ol >> 24;
+}
+
+/* The line's length; buf is the buffer the entry indexes. */
+static inline size_t dsort_line_len(const struct dsort_line_ent *e, const unsigned char *buf,
+                                    unsigned char eol)
+{
+    size_t len = (size_t)(e->ol & DSORT_LINE_LONG);
+    if (len == DSORT_LINE_LONG) {
+        const unsigned char *p = buf + dsort_line_off(e) + DSORT_LINE_LONG, *q = p;
+        while (*q != eol) /* lines of 16 MiB and more: rare, and the eol is there */
+            q++;
+        len = DSORT_LINE_LONG + (size_t)(q - p);
+    }
+    return len;
+}
+
+static inline void dsort_line_set(struct dsort_line_ent *e, uint64_t off, size_t len,
+                                  uint64_t prefix)
+{
+    e->prefix = prefix;
+    e->ol = off << 24 | (len < DSORT_LINE_LONG ? len : DSORT_LINE_LONG);
+}
+
+/* Index the lines of buf[0, size), which must end with eol (or be empty): fill ents (room for
+ * every line) and return the count. */
+size_t dsort_lines_index(const struct dsort_lines_order *o, const unsigned char *buf, size_t size,
+                         struct dsort_line_ent *ents);
+
+/* Sort n entries of buf's lines: stable (equal lines keep their entry order, which is input
+ * order). tmp has room for n entries. */
+void dsort_lines_sort(const struct dsort_lines_order *o, const unsigned char *buf,
+                      struct dsort_line_ent *ents, size_t n, struct dsort_line_ent *tmp);
+
+/* A line being read from a stream: a cursor. */
+struct dsort_line_cursor {
+    const unsigned char *line;
+    size_t len;
+    uint64_t pos;
+    uint64_t prefix;
+    int done;
+    /* where the data comes from */
+    const unsigned char *p, *end; /* framed lines in memory (the unread rest) */
+    int fd;                       /* or a run file (-1: memory) */
+    const char *path;
+    unsigned char *buf; /* file buffer (owned), cap bytes */
+    size_t cap, max_cap;
+    uint64_t file_off, file_size;
+    int with_pos;
+    const struct dsort_lines_order *ord;
+};
+/* A cursor over framed lines in memory [p, p + size). */
+void dsort_line_cursor_memory(struct dsort_line_cursor *c, const struct dsort_lines_order *o,
+                              const unsigned char *p, size_t size, int with_pos);
+/* A cursor over a run file of framed lines, read in blocks of cap bytes; a line longer than the
+ * buffer grows it up to max_cap. Takes ownership of fd. */
+enum dsort_status dsort_line_cursor_file(struct dsort_line_cursor *c,
+                                         const struct dsort_lines_order *o, int fd,
+                                         const char *path, size_t cap, size_t max_cap, int with_pos,
+                                         struct dsort_error *err);
+/* Step to the next line (c->done at the end). */
+enum dsort_status dsort_line_cursor_next(struct dsort_line_cursor *c, struct dsort_error *err);
+void dsort_line_cursor_close(struct dsort_line_cursor *c);
+
+/* Where merged lines go: emit(ctx, line, len, pos) writes one line (the sink adds the eol and,
+ * when it frames, the position). */
+struct dsort_line_sink {
+    enum dsort_status (*emit)(void *ctx, const unsigned char *line, size_t len, uint64_t pos,
+                              struct dsort_error *err);
+    void *ctx;
+    uint64_t lines, bytes; /* counted by dsort_lines_merge: lines and line + eol bytes */
+};
+
+/* Merge n sorted cursors into sink, in the order o (ties: positions when o->tie_pos, else
+ * cursor order). With unique, only the first line of each run of equal keys is emitted.
+ * Cursors are stepped until done; they are not closed. */
+enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
+                                    struct dsort_line_cursor *cur, size_t n, int unique,
+                                    struct dsort_line_sink *sink, struct dsort_error *err);
+
+/* A buffered writer of bytes to a file descriptor at increasing offsets. */
+struct dsort_line_writer {
+    int fd;
+    const char *path;
+    unsigned char *buf;
+    size_t cap, used;
+    uint64_t off;
+    /* or a callback that takes full buffers (e.g. the job's output) */
+    enum dsort_status (*flush)(void *ctx, const unsigned char *buf, size_t len, uint64_t off,
+                               struct dsort_error *err);
+    void *ctx;
+    int frame_pos;     /* write [position] before each line */
+    unsigned char eol; /* added after each line */
+    uint64_t lines;
+    struct dsort_sum128 *sum; /* when not NULL: add the CRC-32 of line + eol */
+};
+/* Sink callback for a writer (ctx: the writer). */
+enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, size_t len,
+                                         uint64_t pos, struct dsort_error *err);
+enum dsort_status dsort_line_writer_flush(struct dsort_line_writer *w, struct dsort_error *err);
+
+#endif

@@ -1,0 +1,526 @@
+/* Unit tests for keys.h: option parsing and its errors, GNU's inheritance rules, hand-checked
+ * orders for each option, and the prefix contract on random lines. (keys_diff.py compares
+ * whole sorts with GNU sort.) */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "keys.h"
+#include "test_rng.h"
+
+/* Apply sort-style options ("-k", "SPEC", "-t", "SEP", "-s", "-u", "-nr", ...; NULL-ended),
+ * then finish. Returns the first failing status, with its message in err. */
+static enum dsort_status setup_v(struct dsort_keys *k, struct dsort_error *err,
+                                 const char *const *args)
+{
+    dsort_keys_init(k);
+    dsort_error_clear(err);
+    for (; *args; args++) {
+        const char *a = *args;
+        enum dsort_status st = DSORT_OK;
+        if (strcmp(a, "-k") == 0)
+            st = dsort_keys_add(k, *++args, err);
+        else if (strcmp(a, "-t") == 0)
+            st = dsort_keys_set_tab(k, *++args, err);
+        else if (strcmp(a, "-s") == 0)
+            k->stable = 1;
+        else if (strcmp(a, "-u") == 0)
+            k->unique = 1;
+        else
+            for (const char *c = a + 1; *c && st == DSORT_OK; c++)
+                st = dsort_keys_set_global(k, *c, err);
+        if (st != DSORT_OK)
+            return st;
+    }
+    return dsort_keys_finish(k, err);
+}
+
+#define SETUP(k, err, ...) setup_v((k), (err), (const char *const[]){__VA_ARGS__, NULL})
+
+static void setup_ok_v(struct dsort_keys *k, const char *const *args)
+{
+    struct dsort_error err;
+    enum dsort_status st = setup_v(k, &err, args);
+    if (st != DSORT_OK)
+        print_error("setup failed: %s\n", err.msg);
+    assert_int_equal(st, DSORT_OK);
+}
+
+#define SETUP_OK(k, ...) setup_ok_v((k), (const char *const[]){__VA_ARGS__, NULL})
+
+static void expect_error_v(const char *msg, const char *const *args)
+{
+    struct dsort_keys k;
+    struct dsort_error err;
+    enum dsort_status st = setup_v(&k, &err, args);
+    if (st != DSORT_EINVAL || strcmp(err.msg, msg) != 0)
+        print_error("expected '%s', got status %d '%s'\n", msg, (int)st, err.msg);
+    assert_int_equal(st, DSORT_EINVAL);
+    assert_string_equal(err.msg, msg);
+}
+
+#define EXPECT_ERROR(msg, ...) expect_error_v((msg), (const char *const[]){__VA_ARGS__, NULL})
+
+static int sgn(int v)
+{
+    return (v > 0) - (v < 0);
+}
+
+/* compare(a, b) has sign s, and compare(b, a) the opposite (lengths from strlen). */
+static void expect_cmp(const struct dsort_keys *k, const char *a, const char *b, int s)
+{
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    int ab = sgn(dsort_keys_compare(k, x, strlen(a), y, strlen(b)));
+    int ba = sgn(dsort_keys_compare(k, y, strlen(b), x, strlen(a)));
+    if (ab != s || ba != -s)
+        print_error("compare('%s', '%s') = %d, reversed %d; expected %d\n", a, b, ab, ba, s);
+    assert_int_equal(ab, s);
+    assert_int_equal(ba, -s);
+}
+
+/* compare_keys(a, b) has sign s (with explicit lengths: the strings may hold NUL). */
+static void expect_keys_n(const struct dsort_keys *k, const char *a, size_t alen, const char *b,
+                          size_t blen, int s)
+{
+    int d = sgn(
+        dsort_keys_compare_keys(k, (const unsigned char *)a, alen, (const unsigned char *)b, blen));
+    if (d != s)
+        print_error("compare_keys('%.*s', '%.*s') = %d, expected %d\n", (int)alen, a, (int)blen, b,
+                    d, s);
+    assert_int_equal(d, s);
+}
+
+static void expect_keys(const struct dsort_keys *k, const char *a, const char *b, int s)
+{
+    expect_keys_n(k, a, strlen(a), b, strlen(b), s);
+    expect_keys_n(k, b, strlen(b), a, strlen(a), -s);
+}
+
+/* Every adjacent pair of the NULL-ended list is in ascending (keys) order. */
+static void expect_ascending_v(const struct dsort_keys *k, const char *const *lines)
+{
+    for (; lines[0] && lines[1]; lines++)
+        expect_keys(k, lines[0], lines[1], -1);
+}
+
+#define EXPECT_ASCENDING(k, ...) expect_ascending_v((k), (const char *const[]){__VA_ARGS__, NULL})
+
+static void test_spec_errors(void **state)
+{
+    (void)state;
+    EXPECT_ERROR("field number is zero: invalid field specification '0'", "-k", "0");
+    EXPECT_ERROR("character offset is zero: invalid field specification '1.0'", "-k", "1.0");
+    EXPECT_ERROR("field number is zero: invalid field specification '1,0'", "-k", "1,0");
+    EXPECT_ERROR("invalid number at field start: invalid count at start of 'a'", "-k", "a");
+    EXPECT_ERROR("invalid number at field start: invalid count at start of ''", "-k", "");
+    EXPECT_ERROR("invalid number at field start: invalid count at start of '-1'", "-k", "-1");
+    EXPECT_ERROR("invalid number after '.': invalid count at start of ''", "-k", "1.");
+    EXPECT_ERROR("invalid number after ',': invalid count at start of 'x'", "-k", "1,x");
+    EXPECT_ERROR("invalid number after '.': invalid count at start of 'b'", "-k", "1,2.b");
+    EXPECT_ERROR("stray character in field spec: invalid field specification '1x'", "-k", "1x");
+    EXPECT_ERROR("stray character in field spec: invalid field specification '1.2.3'", "-k",
+                 "1.2.3");
+    EXPECT_ERROR("stray character in field spec: invalid field specification '1,2bq'", "-k",
+                 "1,2bq");
+    /* Messages quote as gnulib's quote() does in the C locale. */
+    EXPECT_ERROR("stray character in field spec: invalid field specification '1\\'\\t\\200'", "-k",
+                 "1'\t\x80");
+    EXPECT_ERROR("empty tab", "-t", "");
+    EXPECT_ERROR("multi-character tab 'ab'", "-t", "ab");
+    EXPECT_ERROR("multi-character tab '\\\\t'", "-t", "\\t");
+    EXPECT_ERROR("incompatible tabs", "-t", ":", "-t", ",");
+    EXPECT_ERROR("invalid ordering option -- 'x'", "-x");
+    EXPECT_ERROR("random sort (-R) is not supported", "-R");
+
+    /* Accepted: what xstrtoumax accepts, huge counts, a repeated identical tab. */
+    struct dsort_keys k;
+    SETUP_OK(&k, "-k", " 2", "-k", "+3,4", "-k", "99999999999999999999999", "-t", ":", "-t", ":");
+    assert_int_equal(k.n, 3);
+    assert_int_equal(k.key[0].sfield, 1);
+    assert_int_equal(k.key[1].sfield, 2);
+    assert_int_equal(k.key[1].efield, 3);
+    assert_int_equal(k.key[2].sfield, SIZE_MAX - 1);
+    assert_int_equal(k.tab, ':');
+    SETUP_OK(&k, "-t", "\\0");
+    assert_int_equal(k.tab, 0);
+}
+
+static void test_too_many_keys(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    struct dsort_error err;
+    dsort_keys_init(&k);
+    for (int i = 0; i < DSORT_KEYS_MAX; i++)
+        assert_int_equal(dsort_keys_add(&k, "1,1", &err), DSORT_OK);
+    assert_int_equal(dsort_keys_add(&k, "2", &err), DSORT_EINVAL);
+    assert_int_equal(k.n, DSORT_KEYS_MAX);
+}
+
+static void test_positions(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    SETUP_OK(&k, "-k", "2.3b,4.5bn");
+    const struct dsort_key *key = &k.key[0];
+    assert_int_equal(key->sfield, 1);
+    assert_int_equal(key->schar, 2);
+    assert_int_equal(key->efield, 3);
+    assert_int_equal(key->echar, 5);
+    assert_int_equal(key->flags,
+                     DSORT_KEY_SKIP_START_BLANKS | DSORT_KEY_SKIP_END_BLANKS | DSORT_KEY_NUMERIC);
+    SETUP_OK(&k, "-k", "3");
+    assert_int_equal(k.key[0].efield, DSORT_KEY_EOL);
+    assert_int_equal(k.key[0].flags, 0);
+    SETUP_OK(&k, "-k", "1b,1");
+    assert_int_equal(k.key[0].flags, DSORT_KEY_SKIP_START_BLANKS);
+    SETUP_OK(&k, "-k", "1,1b");
+    assert_int_equal(k.key[0].flags, DSORT_KEY_SKIP_END_BLANKS);
+}
+
+static void test_inheritance(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    /* A key without options takes all the global ones, -r included. */
+    SETUP_OK(&k, "-k", "2,2", "-n", "-r", "-b");
+    assert_int_equal(k.key[0].flags, DSORT_KEY_NUMERIC | DSORT_KEY_REVERSE |
+                                         DSORT_KEY_SKIP_START_BLANKS | DSORT_KEY_SKIP_END_BLANKS);
+    assert_true(k.reverse);
+    /* A key with any option, even only r or b, takes none. */
+    SETUP_OK(&k, "-n", "-k", "2,2r", "-k", "3b", "-k", "4");
+    assert_int_equal(k.key[0].flags, DSORT_KEY_REVERSE);
+    assert_int_equal(k.key[1].flags, DSORT_KEY_SKIP_START_BLANKS);
+    assert_int_equal(k.key[2].flags, DSORT_KEY_NUMERIC);
+    assert_false(k.reverse);
+    /* No -k: global options make one whole-line key... */
+    SETUP_OK(&k, "-f");
+    assert_int_equal(k.n, 1);
+    assert_int_equal(k.key[0].sfield, 0);
+    assert_int_equal(k.key[0].schar, 0);
+    assert_int_equal(k.key[0].efield, DSORT_KEY_EOL);
+    assert_int_equal(k.key[0].flags, DSORT_KEY_FOLD);
+    /* ... but -r alone only reverses the last resort. */
+    SETUP_OK(&k, "-r");
+    assert_int_equal(k.n, 0);
+    assert_true(k.reverse);
+    assert_false(dsort_keys_plain(&k));
+    SETUP_OK(&k, "-s", "-u");
+    assert_true(dsort_keys_plain(&k));
+    /* d wins over i, in either order. */
+    SETUP_OK(&k, "-k", "1id");
+    assert_int_equal(k.key[0].flags, DSORT_KEY_DICT);
+    SETUP_OK(&k, "-d", "-i");
+    assert_int_equal(k.key[0].flags, DSORT_KEY_DICT);
+}
+
+static void test_incompatible(void **state)
+{
+    (void)state;
+    EXPECT_ERROR("options '-gn' are incompatible", "-g", "-n");
+    EXPECT_ERROR("options '-gn' are incompatible", "-ng");
+    EXPECT_ERROR("options '-dn' are incompatible", "-k", "1,1bnrd");
+    EXPECT_ERROR("options '-dfn' are incompatible", "-k", "1,1fdn");
+    EXPECT_ERROR("options '-in' are incompatible", "-k", "1n,1i");
+    EXPECT_ERROR("options '-dM' are incompatible", "-k", "1Mid");
+    EXPECT_ERROR("options '-hM' are incompatible", "-k", "1Mh");
+    EXPECT_ERROR("options '-nV' are incompatible", "-k", "1Vn");
+    EXPECT_ERROR("options '-dn' are incompatible", "-n", "-d", "-k", "1,1");
+    /* Allowed: V with d or i, M with f; global options no key inherits are not checked. */
+    struct dsort_keys k;
+    SETUP_OK(&k, "-k", "1Vd");
+    SETUP_OK(&k, "-k", "1Vif");
+    SETUP_OK(&k, "-k", "1Mf");
+    SETUP_OK(&k, "-g", "-n", "-k", "1,1r");
+}
+
+static void test_plain_and_last_resort(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    SETUP_OK(&k, "-s");
+    assert_true(dsort_keys_plain(&k));
+    expect_cmp(&k, "a", "b", -1);
+    expect_cmp(&k, "a", "ab", -1);
+    expect_cmp(&k, "", "a", -1);
+    expect_cmp(&k, "z", "\x80", -1);
+    expect_cmp(&k, "same", "same", 0);
+    expect_keys_n(&k, "a", 1, "a\0", 2, -1);
+
+    /* Equal keys fall back to the whole line, reversed only by the global -r. */
+    SETUP_OK(&k, "-k", "2,2");
+    expect_cmp(&k, "b x", "a x", 1);
+    expect_keys(&k, "b x", "a x", 0);
+    SETUP_OK(&k, "-k", "2,2", "-r");
+    expect_cmp(&k, "b x", "a x", -1);
+    expect_cmp(&k, "a y", "a x", -1);
+    SETUP_OK(&k, "-k", "2,2r");
+    expect_cmp(&k, "b x", "a x", 1);
+    expect_cmp(&k, "a y", "a x", -1);
+    SETUP_OK(&k, "-k", "2,2", "-s");
+    expect_cmp(&k, "b x", "a x", 0);
+    SETUP_OK(&k, "-k", "2,2", "-u");
+    expect_cmp(&k, "b x", "a x", 0);
+    /* With no keys, -s and -u leave the whole-line comparison in place. */
+    SETUP_OK(&k, "-r", "-u");
+    expect_cmp(&k, "a", "b", 1);
+    expect_keys(&k, "a", "b", 1);
+}
+
+static void test_fields(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    /* Default fields include their leading blanks: " b" < "a" unless b is given. */
+    SETUP_OK(&k, "-k", "2,2");
+    expect_keys(&k, "x  b", "x a", -1);
+    expect_keys(&k, "x  a", "y a", -1);
+    SETUP_OK(&k, "-k", "2b,2");
+    expect_keys(&k, "x  b", "x a", 1);
+    expect_keys(&k, "x  a", "y a", 0);
+    /* Tab and newline are blanks too. */
+    expect_keys(&k, "x\t\na", "x a", 0);
+    /* Characters within fields; an end before the start is an empty key. */
+    SETUP_OK(&k, "-k", "1.2,1.3");
+    expect_keys(&k, "abcz", "xbcy", 0);
+    expect_keys(&k, "abd", "xbc", 1);
+    SETUP_OK(&k, "-k", "2,1");
+    expect_keys(&k, "a b", "c d", 0);
+    /* -t: empty fields count, separators at the ends. */
+    SETUP_OK(&k, "-t", ":", "-k", "2,2");
+    expect_keys(&k, "a::b", "c:a:d", -1);
+    expect_keys(&k, "a:x", "b:x:", 0);
+    expect_keys(&k, ":x", "x", 1);
+    SETUP_OK(&k, "-t", ":", "-k", "2");
+    expect_keys(&k, "a:x:y", "b:x", 1);
+    /* POS2 with a character offset may run into the next field. */
+    SETUP_OK(&k, "-t", ":", "-k", "1,1.4");
+    expect_keys(&k, "ab:cd", "ab:ce", 0);
+    expect_keys(&k, "a:cd", "a:ce", -1);
+    /* NUL as the separator. */
+    SETUP_OK(&k, "-t", "\\0", "-k", "2,2");
+    expect_keys_n(&k, "a\0b", 3, "b\0a", 3, 1);
+}
+
+static void test_numeric(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    SETUP_OK(&k, "-n");
+    EXPECT_ASCENDING(&k, "-10", "-9.5", "-1", "0", "0.001", ".5", "1", "1.5", "2", "10");
+    expect_keys(&k, "-0", "0", 0);
+    expect_keys(&k, "abc", "0", 0);
+    expect_keys(&k, "", "-", 0);
+    expect_keys(&k, "+5", "0", 0);  /* '+' is not a sign */
+    expect_keys(&k, "  7", "7", 0); /* leading blanks */
+    expect_keys(&k, "007.50", "7.5", 0);
+    expect_keys(&k, "1,000", "1", 0); /* no thousands separator in C */
+    expect_keys(&k, "-.5", "-0.50", 0);
+    expect_keys(&k, "1e3", "1", 0);
+    /* Byte 0x80 acts as a thousands separator (GNU's NON_CHAR is 128). */
+    expect_keys(&k,
+                "1\x80"
+                "2",
+                "12", 0);
+    expect_keys(&k,
+                "1\x80"
+                "2\x80.5",
+                "12.5", 0);
+    /* A NUL ends the number, as in GNU's C strings. */
+    expect_keys_n(&k,
+                  "5\0"
+                  "9",
+                  3, "5", 1, 0);
+    /* Reversed per key, with the last resort still ascending. */
+    SETUP_OK(&k, "-k", "1,1nr");
+    expect_cmp(&k, "2", "10", 1);
+    expect_cmp(&k, "1 b", "01 a", 1);
+}
+
+static void test_general(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    SETUP_OK(&k, "-g");
+    EXPECT_ASCENDING(&k, "abc", "nan", "-inf", "-1e308", "-1", "0", "1e-5", "0x10p-8", "1", "9",
+                     "1e3", "0x1p20", "1e400", "inf");
+    expect_keys(&k, "0x10", "16", 0);
+    expect_keys(&k, "+1.5", " 1.50", 0);
+    expect_keys(&k, "-0", "0", 0);
+    expect_keys(&k, "\v\r 2", "2", 0); /* strtold skips all white space */
+    expect_keys(&k, "xyz", "", 0);
+    expect_keys(&k, "INFINITY", "inf", 0);
+    /* NaNs by their bits: payload first (x86), then -nan after nan. */
+    EXPECT_ASCENDING(&k, "nan", "-nan", "nan(1)", "nan(2)");
+    expect_keys_n(&k,
+                  "5\0"
+                  "9",
+                  3, "5", 1, 0);
+
+    /* Numbers too long for the short copy are rewritten without changing their value. */
+    char a[400], b[400];
+    snprintf(a, sizeof a, "0.%0200d1", 0);
+    expect_keys(&k, a, "1e-201", 0);
+    memset(a, '9', 300);
+    a[300] = '\0';
+    expect_keys(&k, a, "1e300", 0);
+    memset(b, '9', 300);
+    strcpy(b + 300, "e-10");
+    expect_keys(&k, b, "1e290", 0);
+    memset(a, '0', 350);
+    a[0] = '1';
+    strcpy(a + 350, "e-5000");
+    expect_keys(&k, a, "1e-4651", 0);
+    memset(a, '0', 380);
+    memcpy(a, "0x1", 3);
+    a[380] = '\0';
+    expect_keys(&k, a, "0x1p1508", 0);
+    snprintf(a, sizeof a, "%0100d", 7);
+    expect_keys(&k, a, "7", 0);
+    snprintf(a, sizeof a, "nan(%0100d)", 3);
+    expect_keys(&k, a, "nan(3)", 0);
+    snprintf(a, sizeof a, "1%0100d", 0);
+    snprintf(b, sizeof b, "1%0100d1", 0);
+    expect_keys(&k, a, b, -1);
+}
+
+static void test_human(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    SETUP_OK(&k, "-h");
+    EXPECT_ASCENDING(&k, "-1G", "-5K", "-10", "0", "5", "999", "1K", "1.5K", "2K", "1M", "1G", "1T",
+                     "1P", "1E", "1Z", "1Y");
+    expect_keys(&k, "1k", "1K", 0);
+    expect_keys(&k, "0K", "0", 0);
+    expect_keys(&k, "2000", "1K", -1); /* the suffix decides first */
+    expect_keys(&k, "1m", "1", 0);     /* only k in lower case */
+    expect_keys(&k, "1Q", "1", 0);     /* R and Q came after coreutils 9.1 */
+    /* With f the suffix is folded first. */
+    SETUP_OK(&k, "-h", "-f");
+    expect_keys(&k, "1m", "1M", 0);
+}
+
+static void test_month(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    SETUP_OK(&k, "-M");
+    EXPECT_ASCENDING(&k, "xyz", "jan", "FEB", " Mar", "apr", "May", "jun", "JUL", "aug", "sep",
+                     "oct", "nov", "dec");
+    expect_keys(&k, "January", "JAN", 0);
+    expect_keys(&k, "Ja", "", 0);
+    expect_keys(&k, "\tjun", "JUNE", 0);
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    SETUP_OK(&k, "-V");
+    EXPECT_ASCENDING(&k, "", ".", "..", ".a", ".0", "..a", "1.2.9", "1.2.10", "1.10",
+                     "file-1.0.tar.gz", "file-1.0a.tar.gz", "file-1.1.tar.gz");
+    EXPECT_ASCENDING(&k, "1.0~rc1", "1.0", "1.0a", "1.0.1");
+    expect_keys(&k, "a01", "a1", 0);
+    expect_keys(&k, "1.2.9a", "1.2.10", -1);
+    /* NUL is an ordinary (non-letter) byte for -V. */
+    expect_keys_n(&k, "a\0", 2, "a", 1, 1);
+    /* d drops punctuation before the comparison. */
+    SETUP_OK(&k, "-k", "1Vd");
+    expect_keys(&k, "1-2", "12", 0);
+    SETUP_OK(&k, "-k", "1Vf");
+    expect_keys(&k, "a", "B", -1);
+    expect_keys(&k, "1.0A", "1.0a", 0);
+}
+
+static void test_text_options(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    SETUP_OK(&k, "-f");
+    expect_keys(&k, "abc", "ABC", 0);
+    expect_keys(&k, "a", "B", -1);
+    expect_keys(&k, "_", "a", 1); /* 'A' < '_' < 'a' */
+    SETUP_OK(&k, "-d");
+    expect_keys(&k, "a-b c", "ab c", 0);
+    expect_keys(&k, "a\tb", "ab", -1); /* blanks count */
+    SETUP_OK(&k, "-i");
+    expect_keys(&k,
+                "a\x01\x80"
+                "b",
+                "ab", 0);
+    expect_keys(&k, "a\tb", "ab", 0); /* tab is not printable */
+    SETUP_OK(&k, "-df");
+    expect_keys(&k, "A.b", "ab", 0);
+    SETUP_OK(&k, "-b");
+    expect_keys(&k, "  x", "x", 0);
+}
+
+/* prefix(a) < prefix(b) must mean compare(a, b) < 0, and equal keys equal prefixes. */
+static void test_prefix_contract(void **state)
+{
+    (void)state;
+    static const char *const sets[][8] = {
+        {NULL},
+        {"-r", NULL},
+        {"-f", NULL},
+        {"-b", "-r", NULL},
+        {"-k", "2,2", NULL},
+        {"-k", "2bfr,2", "-k", "1n", NULL},
+        {"-t", "a", "-k", "2.2", "-s", NULL},
+        {"-u", "-k", "1.3,1.4f", NULL},
+        {"-n", NULL},
+        {"-k", "1d", NULL},
+    };
+    static const char alphabet[] = "aAbB \t01-.\x80";
+    rng_seed();
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        struct dsort_keys k;
+        setup_ok_v(&k, sets[s]);
+        unsigned char lines[64][12];
+        size_t len[64];
+        uint64_t pre[64];
+        for (int i = 0; i < 64; i++) {
+            len[i] = rng_next() % 13;
+            for (size_t j = 0; j < len[i]; j++)
+                lines[i][j] = (unsigned char)alphabet[rng_next() % (sizeof alphabet - 1)];
+            pre[i] = dsort_keys_prefix(&k, lines[i], len[i]);
+            if (!dsort_keys_has_prefix(&k))
+                assert_true(pre[i] == 0);
+        }
+        for (int i = 0; i < 64; i++)
+            for (int j = 0; j < 64; j++) {
+                int c = dsort_keys_compare(&k, lines[i], len[i], lines[j], len[j]);
+                int ck = dsort_keys_compare_keys(&k, lines[i], len[i], lines[j], len[j]);
+                if ((pre[i] < pre[j] && c >= 0) || (ck == 0 && pre[i] != pre[j])) {
+                    print_error("set %zu, seed %" PRIu64 ": lines %d %d\n", s, rng_seed_value, i,
+                                j);
+                    fail();
+                }
+            }
+    }
+    struct dsort_keys k;
+    SETUP_OK(&k, "-k", "1,1");
+    assert_true(dsort_keys_has_prefix(&k));
+    SETUP_OK(&k, "-k", "1,1V");
+    assert_false(dsort_keys_has_prefix(&k));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spec_errors),  cmocka_unit_test(test_too_many_keys),
+        cmocka_unit_test(test_positions),    cmocka_unit_test(test_inheritance),
+        cmocka_unit_test(test_incompatible), cmocka_unit_test(test_plain_and_last_resort),
+        cmocka_unit_test(test_fields),       cmocka_unit_test(test_numeric),
+        cmocka_unit_test(test_general),      cmocka_unit_test(test_human),
+        cmocka_unit_test(test_month),        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_text_options), cmocka_unit_test(test_prefix_contract),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
