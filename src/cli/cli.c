@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "keys.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -62,4 +63,40 @@ const char *dsort_cli_norm_path(const char *path, char *buf, size_t len)
         return path;
     snprintf(buf, len, "./%s", path);
     return buf;
+}
+
+int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int ch, const char *arg,
+                         unsigned char *eol)
+{
+    struct dsort_error err = {0};
+    enum dsort_status st = DSORT_OK;
+    switch (ch) {
+    case 'z':
+        *eol = '\0';
+        return 1;
+    case 't':
+        st = dsort_keys_set_tab(k, arg, &err);
+        break;
+    case 'k':
+        st = dsort_keys_add(k, arg, &err);
+        break;
+    case 'b':
+    case 'd':
+    case 'f':
+    case 'i':
+    case 'n':
+    case 'g':
+    case 'h':
+    case 'V':
+    case 'M':
+        st = dsort_keys_set_global(k, (char)ch, &err);
+        break;
+    default:
+        return 0;
+    }
+    if (st) {
+        dsort_cli_usage_error(c, "%s", err.msg);
+        return -1;
+    }
+    return 1;
 }

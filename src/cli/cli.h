@@ -22,6 +22,26 @@ int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
 /* Parse a non-negative decimal count; -1 on a bad value. */
 int dsort_cli_parse_u64(const char *s, uint64_t *out);
 
+struct dsort_keys;
+/* GNU sort's key options, shared by dsort and dsort-validate: ch is one of z t k b d f i n g h
+ * V M (optarg for t and k). Returns 1 if ch was one of them (*eol set by z), -1 after a usage
+ * error (printed), 0 if ch is something else. */
+int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int ch, const char *arg,
+                         unsigned char *eol);
+/* The getopt letters and long options of dsort_cli_key_option. */
+#define DSORT_CLI_KEY_LETTERS "zt:k:bdfinghVM"
+#define DSORT_CLI_KEY_LONG_OPTIONS                                                                 \
+    {"zero-terminated", no_argument, NULL, 'z'},                                                   \
+        {"field-separator", required_argument, NULL, 't'}, {"key", required_argument, NULL, 'k'},  \
+        {"ignore-leading-blanks", no_argument, NULL, 'b'},                                         \
+        {"dictionary-order", no_argument, NULL, 'd'}, {"ignore-case", no_argument, NULL, 'f'},     \
+        {"ignore-nonprinting", no_argument, NULL, 'i'}, {"numeric-sort", no_argument, NULL, 'n'},  \
+        {"general-numeric-sort", no_argument, NULL, 'g'},                                          \
+        {"human-numeric-sort", no_argument, NULL, 'h'}, {"version-sort", no_argument, NULL, 'V'},  \
+    {                                                                                              \
+        "month-sort", no_argument, NULL, 'M'                                                       \
+    }
+
 /* MPI-IO and some file systems mishandle one-character relative names; "./f" is safe. */
 const char *dsort_cli_norm_path(const char *path, char *buf, size_t len);
 

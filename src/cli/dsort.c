@@ -49,18 +49,7 @@ static const struct option long_opts[] = {
     {"unique", no_argument, NULL, 'u'},
     {"stable", no_argument, NULL, 's'},
     {"check", no_argument, NULL, 'c'},
-    {"zero-terminated", no_argument, NULL, 'z'},
-    {"field-separator", required_argument, NULL, 't'},
-    {"key", required_argument, NULL, 'k'},
-    {"ignore-leading-blanks", no_argument, NULL, 'b'},
-    {"dictionary-order", no_argument, NULL, 'd'},
-    {"ignore-case", no_argument, NULL, 'f'},
-    {"ignore-nonprinting", no_argument, NULL, 'i'},
-    {"numeric-sort", no_argument, NULL, 'n'},
-    {"general-numeric-sort", no_argument, NULL, 'g'},
-    {"human-numeric-sort", no_argument, NULL, 'h'},
-    {"version-sort", no_argument, NULL, 'V'},
-    {"month-sort", no_argument, NULL, 'M'},
+    DSORT_CLI_KEY_LONG_OPTIONS,
     {"memory", required_argument, NULL, 'S'},
     {"buffer-size", required_argument, NULL, 'S'},
     {"temp-dir", required_argument, NULL, 'T'},
@@ -158,36 +147,17 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
     dsort_keys_init(&keys);
     o->keys = &keys;
     o->eol = '\n';
-    int key_opts = 0, zero = 0;
-    while ((ch = getopt_long(argc, argv, ":o:O:ruscvS:T:zt:k:bdfinghVM", long_opts, NULL)) != -1) {
+    int key_opts = 0;
+    while ((ch = getopt_long(argc, argv, ":o:O:ruscvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
+                             NULL)) != -1) {
+        int kr = dsort_cli_key_option(c, &keys, ch, optarg, &o->eol);
+        if (kr < 0)
+            return 2;
+        if (kr > 0) {
+            key_opts = 1;
+            continue;
+        }
         switch (ch) {
-        case 'z':
-            zero = 1;
-            o->eol = '\0';
-            break;
-        case 't':
-            key_opts = 1;
-            if (dsort_keys_set_tab(&keys, optarg, &err))
-                return dsort_cli_usage_error(c, "%s", err.msg);
-            break;
-        case 'k':
-            key_opts = 1;
-            if (dsort_keys_add(&keys, optarg, &err))
-                return dsort_cli_usage_error(c, "%s", err.msg);
-            break;
-        case 'b':
-        case 'd':
-        case 'f':
-        case 'i':
-        case 'n':
-        case 'g':
-        case 'h':
-        case 'V':
-        case 'M':
-            key_opts = 1;
-            if (dsort_keys_set_global(&keys, (char)ch, &err))
-                return dsort_cli_usage_error(c, "%s", err.msg);
-            break;
         case 'o':
             o->output = optarg;
             break;
@@ -310,7 +280,7 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
         return dsort_cli_usage_error(c, "-c does not take --local-inputs (use dsort-validate)");
     if (o->local_output && !o->output_dir)
         return dsort_cli_usage_error(c, "--local-output goes with -O DIR");
-    if (!o->lines && (key_opts || zero))
+    if (!o->lines && key_opts)
         return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnV go with --format lines");
     if (o->lines) {
         if (o->check)

@@ -15,6 +15,8 @@
 #include "check.h"
 #include "cli.h"
 #include "io.h"
+#include "keys.h"
+#include "lines_check.h"
 
 static void usage(void)
 {
@@ -22,9 +24,13 @@ static void usage(void)
            "Check that records are in order and print their count, checksum and duplicate\n"
            "keys, as valsort does. PATH is a file, or a directory of part-* files; several\n"
            "PATHs are checked as one sequence, in the order given.\n\n"
-           "      --format=FMT   gensort (default) or fixed:SIZE:KEYOFF:KEYLEN\n"
+           "      --format=FMT   gensort (default), fixed:SIZE:KEYOFF:KEYLEN, or lines\n"
            "  -r, --reverse      expect descending order\n"
            "  -u, --unique       equal keys count as disorder\n"
+           "Lines (--format lines): the order of LC_ALL=C sort with the same options:\n"
+           "  -s -z -t SEP -k POS1[,POS2] -b -d -f -i -n -g -h -V -M  as in sort; a record\n"
+           "                     is a line, its checksum the CRC-32 of the line and its\n"
+           "                     terminator\n"
            "      --local-inputs each node checks the PATHs it has (node-local parts);\n"
            "                     files are taken in (PATH, name) order across nodes\n"
            "      --help         display this help and exit\n"
@@ -62,6 +68,8 @@ int main(int argc, char **argv)
                                          {"local-inputs", no_argument, NULL, OPT_LOCAL},
                                          {"reverse", no_argument, NULL, 'r'},
                                          {"unique", no_argument, NULL, 'u'},
+                                         {"stable", no_argument, NULL, 's'},
+                                         DSORT_CLI_KEY_LONG_OPTIONS,
                                          {"help", no_argument, NULL, OPT_HELP},
                                          {"version", no_argument, NULL, OPT_VERSION},
                                          {NULL, 0, NULL, 0}};
@@ -69,13 +77,27 @@ int main(int argc, char **argv)
     struct dsort_order ord = {0, 0, 0};
     struct dsort_error err = {0};
     dsort_format_gensort(&fmt);
-    int ch, local = 0;
+    int ch, local = 0, lines = 0, key_opts = 0, stable = 0;
+    static struct dsort_keys keys;
+    dsort_keys_init(&keys);
+    unsigned char eol = '\n';
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":ru", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":rus" DSORT_CLI_KEY_LETTERS, opts, NULL)) != -1) {
+        int kr = dsort_cli_key_option(&c, &keys, ch, optarg, &eol);
+        if (kr < 0)
+            return dsort_cli_finish(2);
+        if (kr > 0) {
+            key_opts = 1;
+            continue;
+        }
         switch (ch) {
         case OPT_FORMAT:
-            if (dsort_format_parse(optarg, &fmt, &err))
+            lines = strcmp(optarg, "lines") == 0;
+            if (dsort_format_parse(lines ? "fixed:1:0:1" : optarg, &fmt, &err))
                 return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
+            break;
+        case 's':
+            stable = 1;
             break;
         case 'r':
             ord.reverse = 1;
@@ -104,6 +126,20 @@ int main(int argc, char **argv)
     }
     if (optind == argc)
         return dsort_cli_finish(dsort_cli_usage_error(&c, "no input"));
+    if (!lines && (key_opts || stable))
+        return dsort_cli_finish(
+            dsort_cli_usage_error(&c, "-s, -k, -t, -z and -bdfghiMnV go with --format lines"));
+    if (lines) {
+        if (local)
+            return dsort_cli_finish(
+                dsort_cli_usage_error(&c, "--local-inputs does not take --format lines"));
+        if (ord.reverse && dsort_keys_set_global(&keys, 'r', &err))
+            return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
+        keys.stable = stable;
+        keys.unique = ord.unique;
+        if (dsort_keys_finish(&keys, &err))
+            return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
+    }
     enum dsort_status st = DSORT_OK;
     if (local) {
         struct dsort_vsum total;
@@ -130,6 +166,11 @@ int main(int argc, char **argv)
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_inputs_destroy(&in);
         return dsort_cli_finish(2);
+    }
+    if (lines) {
+        int code = dsort_lines_validate(&c, &in, &keys, eol);
+        dsort_inputs_destroy(&in);
+        return dsort_cli_finish(code);
     }
     struct dsort_vsum total;
     st = dsort_vsum_init(&total, &fmt, &err);

@@ -1,0 +1,264 @@
+/* lines_check.c - dsort-validate --format lines: valsort's figures for text lines.
+ *
+ * The inputs, as one sequence of bytes, are cut evenly over the ranks; a rank checks the lines
+ * that start in its range (as dsort reads them: a range that begins mid-line leaves that line
+ * to the rank before). Each line is compared with the one before it in GNU sort's order under
+ * the same options (sort -c's rule: with -u equal keys are disorder too, with -s and -u only
+ * the keys count). The checksum is valsort's, applied to lines: the 128-bit sum of the CRC-32
+ * of every line with its terminator (for gensort -a records that is the record itself, so the
+ * figure equals valsort's and dsort-gen -c's). Rank 0 joins the ranks' summaries and checks
+ * the boundaries between them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "lines_check.h"
+
+struct lsum {
+    uint64_t lines, unordered, first_unordered, duplicates;
+    struct dsort_sum128 sum;
+    unsigned char *first, *last; /* copies of the first and last line */
+    size_t first_len, last_len, last_cap;
+};
+
+static enum dsort_status keep(unsigned char **buf, size_t *cap, size_t *len,
+                              const unsigned char *line, size_t n, struct dsort_error *err)
+{
+    if (n + 1 > *cap) {
+        size_t c = n * 2 + 64;
+        unsigned char *b = realloc(*buf, c);
+        if (!b)
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        *buf = b;
+        *cap = c;
+    }
+    if (n)
+        memcpy(*buf, line, n);
+    *len = n;
+    return DSORT_OK;
+}
+
+/* Is b out of order after a? Duplicate (equal keys)? */
+static void judge(const struct dsort_keys *k, const unsigned char *a, size_t alen,
+                  const unsigned char *b, size_t blen, int *bad, int *dup)
+{
+    int rk = dsort_keys_compare_keys(k, a, alen, b, blen);
+    *dup = rk == 0;
+    if (k->unique)
+        *bad = rk >= 0;
+    else if (k->stable)
+        *bad = rk > 0;
+    else
+        *bad = rk > 0 || (rk == 0 && dsort_keys_compare(k, a, alen, b, blen) > 0);
+}
+
+static void see(struct lsum *s, const struct dsort_keys *k, const unsigned char *line, size_t len,
+                unsigned char eol, struct dsort_error *err, enum dsort_status *st)
+{
+    if (s->lines) {
+        int bad, dup;
+        judge(k, s->last, s->last_len, line, len, &bad, &dup);
+        if (bad && !s->unordered++)
+            s->first_unordered = s->lines;
+        s->duplicates += (uint64_t)dup;
+    } else {
+        size_t cap = 0;
+        if ((*st = keep(&s->first, &cap, &s->first_len, line, len, err)))
+            return;
+    }
+    if ((*st = keep(&s->last, &s->last_cap, &s->last_len, line, len, err)))
+        return;
+    dsort_sum128_add(&s->sum, dsort_crc32(dsort_crc32(0, line, len), &eol, 1));
+    s->lines++;
+}
+
+/* The file holding byte x (the first non-empty one at or after x), or in->count. */
+static size_t file_at(const struct dsort_inputs *in, uint64_t x)
+{
+    size_t i = 0;
+    while (i < in->count && in->files[i].first + in->files[i].records <= x)
+        i++;
+    return i;
+}
+
+/* Check the lines that start in [first, first + n) of the inputs. */
+static enum dsort_status check_range(const struct dsort_inputs *in, uint64_t first, uint64_t n,
+                                     const struct dsort_keys *k, unsigned char eol, struct lsum *s,
+                                     struct dsort_error *err)
+{
+    const uint64_t end = first + n;
+    size_t cap = (size_t)16 << 20;
+    unsigned char *buf = malloc(cap + 1);
+    if (!buf)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    enum dsort_status st = DSORT_OK;
+    uint64_t pos = first;
+    /* a range that begins mid-line: that line is the previous rank's */
+    size_t f = file_at(in, pos);
+    if (f < in->count && pos > in->files[f].first) {
+        unsigned char c;
+        if ((st = dsort_inputs_read(in, pos - 1, 1, &c, err)))
+            goto out;
+        uint64_t fend = in->files[f].first + in->files[f].records;
+        while (c != eol && pos < fend) {
+            size_t want = fend - pos < cap ? (size_t)(fend - pos) : cap;
+            if ((st = dsort_inputs_read(in, pos, want, buf, err)))
+                goto out;
+            unsigned char *e = memchr(buf, eol, want);
+            if (e) {
+                pos += (uint64_t)(e - buf) + 1;
+                break;
+            }
+            pos += want;
+        }
+    }
+    size_t have = 0; /* bytes in buf, starting at input byte `pos` */
+    while (pos < end) {
+        f = file_at(in, pos + have);
+        uint64_t fend = f < in->count ? in->files[f].first + in->files[f].records : pos + have;
+        if (have == cap) { /* one line fills the buffer: grow it */
+            unsigned char *b = realloc(buf, cap * 2 + 1);
+            if (!b) {
+                st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+                goto out;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        size_t want = fend - (pos + have) < cap - have ? (size_t)(fend - (pos + have)) : cap - have;
+        if (want && (st = dsort_inputs_read(in, pos + have, want, buf + have, err)))
+            goto out;
+        have += want;
+        int at_file_end = pos + have == fend;
+        size_t p = 0;
+        while (pos + p < end) {
+            unsigned char *e = memchr(buf + p, eol, have - p);
+            size_t len;
+            if (e)
+                len = (size_t)(e - (buf + p));
+            else if (at_file_end && p < have) /* the file's last line, unterminated */
+                len = have - p;
+            else
+                break;
+            see(s, k, buf + p, len, eol, err, &st);
+            if (st)
+                goto out;
+            p += len + (e ? 1 : 0);
+        }
+        memmove(buf, buf + p, have - p);
+        pos += p;
+        have -= p;
+        if (at_file_end && have == 0 && f == in->count)
+            break;
+        if (f == in->count)
+            break;
+    }
+out:
+    free(buf);
+    return st;
+}
+
+static enum dsort_status gather_lines(const struct dsort_comm *c, const unsigned char *line,
+                                      size_t len, unsigned char **all, size_t **lens, size_t **offs,
+                                      struct dsort_error *err)
+{
+    int n = (int)len, *ns = NULL, *ds = NULL;
+    if (c->rank == 0) {
+        ns = calloc((size_t)c->size, sizeof *ns);
+        ds = calloc((size_t)c->size, sizeof *ds);
+        *lens = calloc((size_t)c->size, sizeof **lens);
+        *offs = calloc((size_t)c->size, sizeof **offs);
+    }
+    MPI_Gather(&n, 1, MPI_INT, ns, 1, MPI_INT, 0, c->comm);
+    size_t total = 0;
+    if (c->rank == 0) {
+        for (int r = 0; r < c->size; r++) {
+            ds[r] = (int)total;
+            (*lens)[r] = (size_t)ns[r];
+            (*offs)[r] = total;
+            total += (size_t)ns[r];
+        }
+        *all = malloc(total + 1);
+    }
+    MPI_Gatherv(line, n, MPI_BYTE, c->rank == 0 ? *all : NULL, ns, ds, MPI_BYTE, 0, c->comm);
+    free(ns);
+    free(ds);
+    (void)err;
+    return DSORT_OK;
+}
+
+int dsort_lines_validate(const struct dsort_comm *c, const struct dsort_inputs *in,
+                         const struct dsort_keys *k, unsigned char eol)
+{
+    struct dsort_error err = {0};
+    struct lsum s;
+    memset(&s, 0, sizeof s);
+    uint64_t first, n;
+    dsort_io_split(in->total_records, c->rank, c->size, &first, &n);
+    enum dsort_status st = check_range(in, first, n, k, eol, &s, &err);
+    if ((st = dsort_comm_agree(c, st, &err))) {
+        free(s.first);
+        free(s.last);
+        return 2;
+    }
+    /* rank 0: join the summaries in rank order */
+    uint64_t mine[6] = {s.lines, s.unordered, s.first_unordered, s.duplicates, s.sum.lo, s.sum.hi};
+    uint64_t *all = c->rank == 0 ? calloc((size_t)c->size * 6, sizeof *all) : NULL;
+    MPI_Gather(mine, 6, MPI_UINT64_T, all, 6, MPI_UINT64_T, 0, c->comm);
+    unsigned char *fl = NULL, *ll = NULL;
+    size_t *flen = NULL, *foff = NULL, *llen = NULL, *loff = NULL;
+    gather_lines(c, s.first, s.first_len, &fl, &flen, &foff, &err);
+    gather_lines(c, s.last, s.last_len, &ll, &llen, &loff, &err);
+    int code = 0;
+    if (c->rank == 0) {
+        uint64_t lines = 0, unordered = 0, first_bad = 0, dups = 0;
+        struct dsort_sum128 sum = {0, 0};
+        int prev = -1;
+        for (int r = 0; r < c->size; r++) {
+            uint64_t *v = all + 6 * r;
+            if (!v[0])
+                continue;
+            if (prev >= 0) {
+                int bad, dup;
+                judge(k, ll + loff[prev], llen[prev], fl + foff[r], flen[r], &bad, &dup);
+                if (bad && !unordered++)
+                    first_bad = lines;
+                dups += (uint64_t)dup;
+            }
+            if (v[1] && !unordered)
+                first_bad = lines + v[2];
+            unordered += v[1];
+            dups += v[3];
+            struct dsort_sum128 t = {v[4], v[5]};
+            dsort_sum128_merge(&sum, &t);
+            lines += v[0];
+            prev = r;
+        }
+        char hex[33];
+        dsort_sum128_hex(&sum, hex);
+        if (unordered)
+            printf("First unordered record is record %" PRIu64 "\n", first_bad);
+        printf("Records: %" PRIu64 "\nChecksum: %s\n", lines, hex);
+        if (unordered)
+            printf("ERROR - there are %" PRIu64 " unordered records\n", unordered);
+        else
+            printf("Duplicate keys: %" PRIu64 "\nSUCCESS - all records are in order\n", dups);
+        fflush(stdout);
+        code = unordered ? 1 : 0;
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
+    free(all);
+    free(fl);
+    free(ll);
+    free(flen);
+    free(foff);
+    free(llen);
+    free(loff);
+    free(s.first);
+    free(s.last);
+    return code;
+}
