@@ -582,11 +582,7 @@ static enum dsort_status frame_chunk(struct lx *x, const struct chunk *k, unsign
     const struct dsort_line_ent *e = chunk_ents(k);
     const int p = x->c->size;
     const uint64_t hdr = x->with_pos ? 8 : 0;
-    uint64_t total = k->used + hdr * k->n;
-    unsigned char *s = dsort_mem_alloc(total ? (size_t)total : 1);
-    if (!s)
-        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno,
-                         "cannot allocate %" PRIu64 " bytes for the exchange", total);
+    unsigned char *s = *sbuf;
     size_t lo = 0;
     uint64_t at = 0;
     for (int d = 0; d < p; d++) {
@@ -607,8 +603,7 @@ static enum dsort_status frame_chunk(struct lx *x, const struct chunk *k, unsign
         scount[d] = at - sdispl[d];
         lo = hi;
     }
-    *sbuf = s;
-    *sbytes = total;
+    (void)sbytes;
     return DSORT_OK;
 }
 
@@ -635,13 +630,22 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
     int *swave = wave_of + p;
 
     dsort_job_phase_begin(&pc, PH_SORT);
+    /* The send buffer is the sort's scratch first (when it is large enough: lines of 8 bytes
+     * and more), so that no memory is touched for the first time twice. */
+    sbytes = k->used + (x->with_pos ? 8 : 0) * k->n;
+    if (!st && !(sbuf = dsort_mem_alloc(sbytes ? (size_t)sbytes : 1)))
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno,
+                       "cannot allocate %" PRIu64 " bytes for the exchange", sbytes);
     if (!st && k->n > 1) {
-        struct dsort_line_ent *tmp = dsort_mem_alloc(k->n * sizeof *tmp);
+        size_t tbytes = k->n * sizeof(struct dsort_line_ent);
+        struct dsort_line_ent *tmp =
+            tbytes <= sbytes ? (struct dsort_line_ent *)(void *)sbuf : dsort_mem_alloc(tbytes);
         if (!tmp)
             st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
         else {
             dsort_lines_sort(&x->ord, k->a, chunk_ents(k), k->n, tmp);
-            dsort_mem_free(tmp, k->n * sizeof *tmp);
+            if ((void *)tmp != (void *)sbuf)
+                dsort_mem_free(tmp, tbytes);
         }
     }
     if (!st)
@@ -669,8 +673,10 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
     }
     MPI_Alltoall(wave_of, 1, MPI_INT, swave, 1, MPI_INT, c->comm);
     int waves = (int)dsort_comm_max(c, (uint64_t)w + 1);
+    /* Receive into the chunk's arena (its lines are all in the send buffer now) when they
+     * fit, else into new memory. */
     rsize = most ? most : 1;
-    rbuf = dsort_mem_alloc((size_t)rsize);
+    rbuf = rsize > k->size ? dsort_mem_alloc((size_t)rsize) : k->a;
     if (!rbuf)
         st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes to receive",
                        rsize);
@@ -733,7 +739,8 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
     }
 out:
     dsort_mem_free(sbuf, sbytes ? (size_t)sbytes : 1);
-    dsort_mem_free(rbuf, (size_t)rsize);
+    if (rbuf != k->a)
+        dsort_mem_free(rbuf, (size_t)rsize);
     free(v);
     free(wave_of);
     free(cur);
@@ -837,7 +844,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     x.sh = *sh;
     x.stats = stats;
     dsort_lines_order_init(&x.ord, o->keys, o->eol);
-    x.with_pos = x.ord.tie_pos && c->size > 1;
+    x.with_pos = x.ord.tie_pos; /* runs and pieces merge in any order */
     x.budget = stats->budget;
     MPI_Allreduce(MPI_IN_PLACE, &x.budget, 1, MPI_UINT64_T, MPI_MIN, c->comm);
     x.third = x.budget / 3;
