@@ -881,6 +881,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     /* lines and their entries (estimated from the samples' line length) */
     double per = 1.0 + (double)sizeof(struct dsort_line_ent) / (x.avg_line > 1 ? x.avg_line : 1);
     uint64_t need = (uint64_t)((double)sh->n * per * 1.05) + 4096;
+    stats->needed = need * 3; /* arena, send and receive */
     int fits = need <= x.third && !o->force_external;
     int direct = dsort_comm_all_ok(c, fits);
     k.size = direct ? (need > 65536 ? need : 65536) : x.third;

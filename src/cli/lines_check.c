@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ struct lsum {
 static enum dsort_status keep(unsigned char **buf, size_t *cap, size_t *len,
                               const unsigned char *line, size_t n, struct dsort_error *err)
 {
+    if (n > SIZE_MAX / 4)
+        return DSORT_ERR(err, DSORT_ENOMEM, 0, "a line of %zu bytes", n);
     if (n + 1 > *cap) {
         size_t c = n * 2 + 64;
         unsigned char *b = realloc(*buf, c);
