@@ -9,7 +9,9 @@
 
 typedef unsigned char uchar;
 
-enum { PREFIX_NONE, PREFIX_LINE, PREFIX_KEY };
+/* What dsort_keys_prefix encodes: nothing; the whole line's first 8 bytes; the first key's
+ * first 8 bytes; the first key's -n value; the first key's -h suffix order and value. */
+enum { PREFIX_NONE, PREFIX_LINE, PREFIX_KEY, PREFIX_NUMERIC, PREFIX_HUMAN };
 
 /* The flags that make a key differ from plain byte comparison (GNU's default_key_compare);
  * r is not among them. */
@@ -318,6 +320,10 @@ enum dsort_status dsort_keys_finish(struct dsort_keys *k, struct dsort_error *er
         k->prefix_mode = PREFIX_LINE;
     else if (!(k->key[0].flags & (KEY_KIND_FLAGS | KEY_IGNORE_FLAGS)))
         k->prefix_mode = PREFIX_KEY;
+    else if ((k->key[0].flags & KEY_KIND_FLAGS) == DSORT_KEY_NUMERIC)
+        k->prefix_mode = PREFIX_NUMERIC;
+    else if ((k->key[0].flags & KEY_KIND_FLAGS) == DSORT_KEY_HUMAN)
+        k->prefix_mode = PREFIX_HUMAN;
     else
         k->prefix_mode = PREFIX_NONE;
     k->finished = 1;
@@ -1063,6 +1069,68 @@ int dsort_keys_compare(const struct dsort_keys *k, const unsigned char *a, size_
     return last_resort(k, a, alen, b, blen);
 }
 
+/* ---- Prefixes ----------------------------------------------------------------------------
+ * A -n value as an unsigned number of 2 + EBITS + MBITS bits (at most 64) that grows with the
+ * value and is the same for equal values:
+ *
+ *   class (2 bits)   00 negative, 01 zero, 10 positive;
+ *   exponent (EBITS) E + BIAS, BIAS = 2^(EBITS-1) - 1, where E is the number of integer
+ *                    digits after the leading zeros, or, when there are none, minus the
+ *                    number of zeros that start the fraction (1 has E = 1, 0.5 has E = 0,
+ *                    0.05 has E = -1). E in [1 - BIAS, BIAS] is exact; a larger E is coded
+ *                    2^EBITS - 1 and a smaller one 0, both with a mantissa of 0, so that all
+ *                    numbers beyond a clamp share one code whatever their digits;
+ *   mantissa (MBITS) the first DIGITS significant digits as a decimal integer, padded with
+ *                    zeros (10^DIGITS <= 2^MBITS).
+ *
+ * Two magnitudes with different E compare as their E (clamped codes tie); with the same E,
+ * as their digit strings padded with zeros, which the truncated mantissa keeps in order (and
+ * trailing zeros, "1.50" against "1.5", cannot tell). A negative number has class 00 and the
+ * complement of its magnitude's exponent and mantissa: larger magnitudes go lower. A number
+ * that num_parse reads as zero ("-0", "-", ".", "0.000", "", "abc") is class 01 with zeros.
+ * Byte 0x80 among the integer digits is skipped, as num_mag_cmp skips it. */
+struct num_layout {
+    unsigned ebits, mbits, digits;
+};
+static const struct num_layout numeric_layout = {8, 54, 16}; /* 64 bits */
+static const struct num_layout human_layout = {7, 50, 15};   /* 59 bits, under 5 of order */
+
+static uint64_t num_prefix(const struct num *n, const struct num_layout *l)
+{
+    unsigned shift = l->ebits + l->mbits;
+    uint64_t low = ((uint64_t)1 << shift) - 1;
+    if (n->idigits == 0 && n->flen == 0)
+        return (uint64_t)1 << shift;
+    size_t top = ((size_t)1 << l->ebits) - 1, bias = ((size_t)1 << (l->ebits - 1)) - 1;
+    size_t code;
+    const uchar *d = n->ip, *de = n->ip + n->ilen; /* integer digits, then the fraction's */
+    const uchar *f = n->fp, *fe = n->fp + n->flen;
+    if (n->idigits) {
+        code = n->idigits > top - 1 - bias ? top : bias + n->idigits;
+    } else {
+        size_t z = 0;
+        while (f[z] == '0') /* flen > 0: a nonzero digit ends the fraction */
+            z++;
+        f += z;
+        code = z > bias - 1 ? 0 : bias - z;
+    }
+    uint64_t mant = 0;
+    unsigned left = l->digits;
+    if (code != 0 && code != top) {
+        for (; d < de && left; d++)
+            if (*d != THOUSANDS_SEP) {
+                mant = mant * 10 + (uint64_t)(*d - '0');
+                left--;
+            }
+        for (; f < fe && left; f++, left--)
+            mant = mant * 10 + (uint64_t)(*f - '0');
+    }
+    for (; left; left--)
+        mant *= 10;
+    uint64_t mag = (uint64_t)code << l->mbits | mant;
+    return n->neg ? ~mag & low : (uint64_t)2 << shift | mag;
+}
+
 uint64_t dsort_keys_prefix(const struct dsort_keys *k, const unsigned char *line, size_t len)
 {
     const uchar *p = line;
@@ -1070,7 +1138,7 @@ uint64_t dsort_keys_prefix(const struct dsort_keys *k, const unsigned char *line
     bool rev = k->reverse, f = false;
     if (k->prefix_mode == PREFIX_NONE)
         return 0;
-    if (k->prefix_mode == PREFIX_KEY) {
+    if (k->prefix_mode != PREFIX_LINE) {
         size_t b, e;
         key_range(k, &k->key[0], line, len, &b, &e);
         p = line + b;
@@ -1079,7 +1147,21 @@ uint64_t dsort_keys_prefix(const struct dsort_keys *k, const unsigned char *line
         f = k->key[0].flags & DSORT_KEY_FOLD;
     }
     uint64_t v = 0;
-    for (size_t i = 0; i < 8; i++)
-        v = v << 8 | (i < n ? (f ? fold(p[i]) : p[i]) : 0);
+    if (k->prefix_mode == PREFIX_NUMERIC || k->prefix_mode == PREFIX_HUMAN) {
+        /* As numeric_cmp and human_cmp read the key. */
+        const uchar *q = skip_blanks_p(p, p + n);
+        struct num x;
+        num_parse(q, p + n, &x);
+        if (k->prefix_mode == PREFIX_NUMERIC) {
+            v = num_prefix(&x, &numeric_layout);
+        } else {
+            /* The suffix order, -8..8, first; then the value in the low 59 bits. */
+            unsigned shift = 2 + human_layout.ebits + human_layout.mbits;
+            v = (uint64_t)(human_order(q, p + n, f) + 8) << shift | num_prefix(&x, &human_layout);
+        }
+    } else {
+        for (size_t i = 0; i < 8; i++)
+            v = v << 8 | (i < n ? (f ? fold(p[i]) : p[i]) : 0);
+    }
     return rev ? ~v : v;
 }

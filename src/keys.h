@@ -89,7 +89,7 @@ struct dsort_keys {
     /* Set by dsort_keys_finish: */
     int finished;
     int reverse;     /* the last resort is reversed (global -r) */
-    int prefix_mode; /* what dsort_keys_prefix encodes; see keys.c */
+    int prefix_mode; /* what dsort_keys_prefix encodes (PREFIX_* in keys.c) */
 };
 
 /* An empty order: no keys, default field splitting, no options. Never fails. */
@@ -130,8 +130,13 @@ int dsort_keys_compare(const struct dsort_keys *k, const unsigned char *a, size_
  *   dsort_keys_compare_keys(a, b) == 0 implies prefix(a) == prefix(b).
  * So prefix(a) < prefix(b) decides compare(a, b) < 0 without reading the lines. It holds the
  * first 8 bytes of the line (no keys) or of the first key when that key compares plain bytes
- * (possibly with b, f or r), complemented when descending. For other first keys (n, g, h,
- * M, V, d, i) it is 0 for every line. */
+ * (possibly with b, f or r); for a first -n key, its value: the sign, the count of integer
+ * digits (or of zeros after the point) and the first 16 significant digits; for a first -h
+ * key, the signed SI suffix order, then the value as for -n with 15 digits. It is
+ * complemented when the first key (or, with no keys, the order) is descending. Values that
+ * agree in those digits, and numbers with more than 127 integer digits (-h: 63) or more
+ * than 126 zeros after the point (-h: 62), share prefixes. For other first keys (g, M, V, d,
+ * i) it is 0 for every line. */
 uint64_t dsort_keys_prefix(const struct dsort_keys *k, const unsigned char *line, size_t len);
 
 /* Does dsort_keys_prefix carry information (is it not constant)? */

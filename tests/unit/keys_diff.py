@@ -4,8 +4,13 @@
 Each iteration draws an input profile (tests/lines_gen.py) and an option set (-k specs with
 per-key options, global -bdfghiMnrV, -t, -s, -u, -z), runs GNU sort and keys_tool on the same
 bytes, and requires byte-identical output. Some iterations use options GNU rejects; then
-both must fail, with the same message. On a failure the input is shrunk to a minimal one,
-and the seed, iteration, options and a diff are printed; --seed S --only I replays it.
+both must fail, with the same message. keys_tool also runs with --check-prefix, which sorts
+without trusting the cached key prefixes and then checks their contract on the result
+(it must exit 0 with the same output). Some option sets favour a numeric (-n) or human (-h)
+first key, whose prefixes encode values, and some iterations draw their lines from
+number_case(): numbers built around the prefix encoding's corners. On a failure the input
+is shrunk to a minimal one, and the seed, iteration, options and a diff are printed;
+--seed S --only I replays it.
 
   python3 keys_diff.py --tool build/tests/unit/keys_tool [--seed N] [--iterations N]
                        [--max-seconds S] [--only I] [--sort /usr/bin/sort]
@@ -100,6 +105,41 @@ def key_spec(rng, kinds):
     return spec
 
 
+def numeric_first(rng, profile):
+    """Options whose first key is -n or -h: global letters alone, or a -k with n or h and some
+    of b, f, r, followed by other keys and global options."""
+    kind = rng.choice("nnh")
+    opts = []
+    if profile == "csv" or rng.random() < 0.3:
+        opts += ["-t", rng.choice([",", ",", ":", " ", "\t", "."])]
+    if rng.random() < 0.25:
+        letters = kind + "".join(c for c in "bfr" if rng.random() < 0.4)
+        opts.append("-" + "".join(rng.sample(letters, len(letters))))
+    else:
+        f1 = rng.choice([1, 1, 2, 3])
+        spec = str(f1)
+        if rng.random() < 0.15:
+            spec += "." + str(rng.randint(1, 3))
+        letters = kind + "".join(c for c in "bfr" if rng.random() < 0.35)
+        spec += "".join(rng.sample(letters, len(letters)))
+        if rng.random() < 0.7:
+            spec += "," + str(f1 + rng.choice([0, 0, 0, 1]))
+            if rng.random() < 0.2:
+                spec += "." + str(rng.randint(0, 4))
+            if rng.random() < 0.3:
+                spec += "b"
+        opts += ["-k", spec]
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            opts += ["-k", key_spec(rng, KINDS[profile])]
+        if rng.random() < 0.3:
+            opts.append("-" + rng.choice(["r", "b", "f", "rb", kind]))
+    if rng.random() < 0.2:
+        opts.append("-s")
+    if rng.random() < 0.2:
+        opts.append("-u")
+    return opts
+
+
 def option_set(rng, profile):
     """A random option list (without -z) for one iteration."""
     r = rng.random()
@@ -107,6 +147,8 @@ def option_set(rng, profile):
         return list(rng.choice(BAD_OPTIONS))
     if r < 0.10:
         return list(rng.choice(ODD_OPTIONS))
+    if r < 0.25:
+        return numeric_first(rng, profile)
     kinds = KINDS[profile]
     opts = []
     if profile == "csv" or rng.random() < 0.2:
@@ -154,6 +196,12 @@ def check(args, opts, lines, zero):
     zopt = ["-z"] if zero else []
     rs, outs, errs = run([args.sort] + zopt + opts, data)
     rt, outt, errt = run([args.tool] + zopt + opts, data)
+    if rs == 0 and rt == 0:
+        rc, outc, errc = run([args.tool, "--check-prefix"] + zopt + opts, data)
+        if rc != 0:
+            return "keys_tool --check-prefix exits %d: %s" % (rc, errc.decode("latin-1").strip())
+        if outc != outt:
+            return "keys_tool --check-prefix: " + diff_text(outt, outc, term)
     if rs != 0 or rt != 0:
         if rs == 0 or rt == 0:
             return ("exit status: sort %d, keys_tool %d\n  sort: %s\n  keys_tool: %s"
@@ -255,6 +303,78 @@ def nan_case(rng):
     return opts + rng.choice([[], ["-s"], ["-r"]]), lines
 
 
+def corner_number(rng):
+    """A token around the number prefix's corners: signs, leading zeros, byte 0x80 among the
+    integer digits, trailing fraction zeros, digit counts near 16 significant digits and near
+    the exponent clamps (127 integer digits or 126 leading fraction zeros for -n, 63 and 62
+    for -h), values that agree in many leading digits, SI suffixes, junk and NULs."""
+    r = rng.random()
+    sign = rng.choice(["", "", "-", "-", "+", " ", "\t-", "- "])
+    zeros = rng.choice(["", "", "0", "00", "0\x80", "\x80"])
+    if r < 0.25:
+        count = rng.choice([1, 2, 3, 7, 15, 16, 17, 18, 62, 63, 64, 65, 126, 127, 128, 129, 200])
+        head = rng.choice(["1", "9", "5", "12345678901234567"[:rng.randint(1, 17)]])
+        digits = (head + rng.choice("09") * count)[:count]
+        if digits[0] == "0":
+            digits = "1" + digits[1:]
+        if rng.random() < 0.2:
+            at = rng.randint(1, len(digits))
+            digits = digits[:at] + "\x80" + digits[at:]
+        frac = rng.choice(["", "", ".", ".0", ".5", ".50", ".000", ".05", ".9999"])
+        s = sign + zeros + digits + frac
+    elif r < 0.45:
+        z = rng.choice([0, 1, 2, 15, 16, 61, 62, 63, 64, 125, 126, 127, 128, 150])
+        tail = rng.choice(["1", "5", "9", "10", "12345678901234567", "99999999999999999"])
+        s = sign + zeros + "." + "0" * z + tail + rng.choice(["", "0", "00"])
+    elif r < 0.6:
+        base = "1234567890123456"[:rng.randint(10, 16)]
+        s = sign + base + rng.choice(["", "7", "8", "70", ".5", "7.5", "0", "00"])
+    elif r < 0.8:
+        s = rng.choice(["", "-", "-0", "+0", ".", "-.", "0", "00", "0.000", "-0.000", "0.",
+                        ".0", "-.0", "1.5", "1.50", "-1.5", "-1.50", "0.5", ".5", "-.5",
+                        "1\x805", "15", "\x80\x801", "1\x80", "1\x80.5", "1.\x805", "5abc",
+                        "1e5", "--1", "- 1", "\x80", "-\x80", "1\x80K", "1K", "-0K", "0.0K"])
+    else:
+        s = sign + rng.choice(["", "0"]) + lines_gen._digits(rng, 1, 4) + rng.choice(
+            ["", ".5", ".50"]) + rng.choice(["K", "k", "M", "m", "G", "Y", "Ki", "KB", "\x80K",
+                                             " K", "", ""])
+    if rng.random() < 0.05:
+        cut = rng.randint(0, len(s))
+        s = s[:cut] + "\0" + s[cut:]
+    return s
+
+
+def number_case(rng, zero):
+    """Corner numbers in one or two fields, under -n or -h first keys."""
+    sep = rng.choice([",", " ", "\t"])
+    lines = []
+    for _ in range(rng.choice([5, 20, 50, 120])):
+        line = corner_number(rng)
+        if rng.random() < 0.5:
+            line += sep + corner_number(rng)
+        if zero:
+            line = line.replace("\0", "")
+        lines.append(line.encode("latin-1"))
+    # Repeat some values, with another spelling now and then.
+    for line in rng.sample(lines, min(len(lines), rng.randint(0, 10))):
+        lines.append(line + rng.choice([b"", b"0" if b"." in line else b"", b" x"]))
+    kind = rng.choice("nnh")
+    first = rng.choice(["1", "1,1", "1b", "1,1b"]) + kind + rng.choice(["", "r", "b", "rb", "f"])
+    if sep == ",":
+        first = first.replace("1", "2", 1) if rng.random() < 0.3 else first
+        opts = ["-t", ","]
+    else:
+        opts = ["-t", sep] if sep == "\t" and rng.random() < 0.5 else []
+    if rng.random() < 0.2:
+        opts.append("-" + kind + rng.choice(["", "r", "b", "rb"]))
+    else:
+        opts += ["-k", first]
+        if rng.random() < 0.5:
+            opts += ["-k", rng.choice(["2n", "2,2nr", "2", "1", "2h"])]
+    opts += rng.choice([[], [], ["-s"], ["-u"], ["-r"]])
+    return opts, lines
+
+
 def iteration(args, seed, i):
     rng = random.Random(seed * 1000003 + i)
     profile = rng.choice(sorted(lines_gen.PROFILES))
@@ -267,6 +387,9 @@ def iteration(args, seed, i):
     if rng.random() < 0.03:
         profile, zero = "nans", False
         opts, lines = nan_case(rng)
+    elif rng.random() < 0.06:
+        profile = "corners"
+        opts, lines = number_case(rng, zero)
     if "g" in "".join(opts):
         cut = "-t" in opts or any("." in o for o in opts)
         lines = distinct_nans(lines, cut)

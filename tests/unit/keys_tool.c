@@ -1,14 +1,21 @@
 /* keys_tool - sort stdin with keys.h, for differential tests against `LC_ALL=C sort`.
  *
- * keys_tool [-z] [-s] [-u] [-t SEP] [-k SPEC]... [-bdfghiMnrV]
+ * keys_tool [--check-prefix] [-z] [-s] [-u] [-t SEP] [-k SPEC]... [-bdfghiMnrV]
  *
  * Reads all of stdin, splits it into lines (newline, or NUL with -z; a last line without a
  * terminator gets one), sorts them stably with dsort_keys_compare (a merge sort of indexes
- * that compares the cached prefixes first, as the real callers do), drops all but the first
- * of each run of equal keys with -u, and writes them to stdout. Every comparison also checks
- * the prefix contract against the full comparison; a violation exits 3. Option errors exit 2
- * with the library's message, as sort does.
+ * that compares the cached prefixes first and the lines only when the prefixes are equal, as
+ * the real callers do), drops all but the first of each run of equal keys with -u, and writes
+ * them to stdout. Option errors exit 2 with the library's message, as sort does.
+ *
+ * --check-prefix tests dsort_keys_prefix's contract instead of trusting it: the sort then
+ * uses the full comparison alone (every comparison whose prefixes differ must agree with
+ * them), and afterwards every adjacent pair (a, b) of the sorted lines must have
+ * prefix(a) <= prefix(b), equal prefixes when compare_keys(a, b) == 0, and compare(a, b) <= 0.
+ * Adjacent pairs suffice: the order is total, and lines with equal keys are contiguous in it.
+ * A violation exits 3 with a message. The output is the same as without the option.
  */
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +33,7 @@ struct line {
 struct sorter {
     const struct dsort_keys *keys;
     const struct line *lines;
+    int check; /* --check-prefix */
 };
 
 static void die(const char *msg)
@@ -39,23 +47,49 @@ static int sign(int v)
     return (v > 0) - (v < 0);
 }
 
+static void broken(const char *what, size_t i, size_t j, int full, int keys, const struct line *a,
+                   const struct line *b)
+{
+    fprintf(stderr,
+            "keys_tool: prefix contract broken (%s): lines %zu and %zu compare %d (keys %d) but "
+            "prefixes %016llx %016llx\n",
+            what, i + 1, j + 1, full, keys, (unsigned long long)a->prefix,
+            (unsigned long long)b->prefix);
+    exit(3);
+}
+
 static int compare(const struct sorter *s, size_t i, size_t j)
 {
     const struct line *a = &s->lines[i], *b = &s->lines[j];
+    if (!s->check) {
+        if (a->prefix != b->prefix)
+            return a->prefix < b->prefix ? -1 : 1;
+        return dsort_keys_compare(s->keys, a->p, a->len, b->p, b->len);
+    }
     int full = dsort_keys_compare(s->keys, a->p, a->len, b->p, b->len);
     if (a->prefix != b->prefix) {
         int byprefix = a->prefix < b->prefix ? -1 : 1;
-        if (sign(full) != byprefix) {
-            fprintf(stderr,
-                    "keys_tool: prefix contract broken: lines %zu and %zu compare %d but "
-                    "prefixes %016llx %016llx\n",
-                    i + 1, j + 1, full, (unsigned long long)a->prefix,
-                    (unsigned long long)b->prefix);
-            exit(3);
-        }
-        return byprefix;
+        if (sign(full) != byprefix)
+            broken("comparison", i, j, full,
+                   dsort_keys_compare_keys(s->keys, a->p, a->len, b->p, b->len), a, b);
     }
     return full;
+}
+
+/* --check-prefix: the contract on every adjacent pair of the sorted idx[0..n). */
+static void check_sorted(const struct sorter *s, const size_t *idx, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        const struct line *a = &s->lines[idx[i - 1]], *b = &s->lines[idx[i]];
+        int full = dsort_keys_compare(s->keys, a->p, a->len, b->p, b->len);
+        int keys = dsort_keys_compare_keys(s->keys, a->p, a->len, b->p, b->len);
+        if (full > 0)
+            broken("not sorted", idx[i - 1], idx[i], full, keys, a, b);
+        if (a->prefix > b->prefix)
+            broken("prefix(a) > prefix(b)", idx[i - 1], idx[i], full, keys, a, b);
+        if (keys == 0 && a->prefix != b->prefix)
+            broken("equal keys, different prefixes", idx[i - 1], idx[i], full, keys, a, b);
+    }
 }
 
 /* Stable merge sort of idx[0..n) using tmp[0..n). */
@@ -106,12 +140,17 @@ int main(int argc, char **argv)
 {
     struct dsort_keys keys;
     struct dsort_error err;
-    int eol = '\n', c;
+    int eol = '\n', c, check = 0;
+    static const struct option longopts[] = {{"check-prefix", no_argument, NULL, 'C'},
+                                             {NULL, 0, NULL, 0}};
     dsort_keys_init(&keys);
     dsort_error_clear(&err);
-    while ((c = getopt(argc, argv, "zsut:k:bdfghiMnrV")) != -1) {
+    while ((c = getopt_long(argc, argv, "zsut:k:bdfghiMnrV", longopts, NULL)) != -1) {
         enum dsort_status st = DSORT_OK;
         switch (c) {
+        case 'C':
+            check = 1;
+            break;
         case 'z':
             eol = '\0';
             break;
@@ -171,8 +210,10 @@ int main(int argc, char **argv)
                 return 3;
             }
 
-    struct sorter s = {&keys, lines};
+    struct sorter s = {&keys, lines, check};
     merge_sort(&s, idx, tmp, n);
+    if (check)
+        check_sorted(&s, idx, n);
 
     const struct line *kept = NULL;
     for (size_t i = 0; i < n; i++) {

@@ -511,16 +511,349 @@ static void test_prefix_contract(void **state)
     assert_false(dsort_keys_has_prefix(&k));
 }
 
+/* A line for the number prefix tests: bytes and length (NUL and 0x80 inside allowed). */
+struct pline {
+    unsigned char b[300];
+    size_t len;
+};
+
+static void pline_set(struct pline *l, const char *s, size_t len)
+{
+    assert_true(len <= sizeof l->b);
+    memcpy(l->b, s, len);
+    l->len = len;
+}
+
+/* PREFIX, then `digits` copies of c, then SUFFIX. */
+static void pline_rep(struct pline *l, const char *prefix, char c, size_t digits,
+                      const char *suffix)
+{
+    size_t a = strlen(prefix), z = strlen(suffix);
+    assert_true(a + digits + z <= sizeof l->b);
+    memcpy(l->b, prefix, a);
+    memset(l->b + a, c, digits);
+    memcpy(l->b + a + digits, suffix, z);
+    l->len = a + digits + z;
+}
+
+/* Hand-picked -n and -h corners: signs, zeros, leading zeros, trailing fraction zeros, byte
+ * 0x80 (a thousands separator in -n, not in -h's suffix scan), NULs, blanks, junk, values
+ * that differ only past the prefix's digits, and digit counts on both sides of the exponent
+ * clamps (127 integer digits and 126 leading fraction zeros for -n, 63 and 62 for -h). */
+static size_t number_corners(struct pline *l, size_t cap)
+{
+    static const char *const plain[] = {
+        "",
+        "-",
+        "-0",
+        "+0",
+        "+5",
+        ".",
+        "-.",
+        "0",
+        "00",
+        "0.000",
+        "-0.000",
+        "-00.00",
+        "0.",
+        ".0",
+        "-.0",
+        "1",
+        "01",
+        "001",
+        "00012",
+        "12",
+        "1.5",
+        "1.50",
+        "1.500",
+        "-1.5",
+        "-1.50",
+        "0.5",
+        ".5",
+        "-.5",
+        "0.05",
+        "0.0500",
+        "-0.05",
+        "-.050",
+        "9.99",
+        "10",
+        "-10",
+        "-9.99",
+        "1\x80"
+        "5",
+        "15",
+        "\x80\x80"
+        "1",
+        "1\x80",
+        "1\x80.5",
+        "0\x80.5",
+        "-\x80"
+        "1",
+        "1.\x80"
+        "5",
+        "1\x80\x80"
+        "2",
+        "\x80",
+        "-\x80",
+        "\x80.5",
+        " 5",
+        "\t-5",
+        "\n5",
+        "  -0",
+        "5abc",
+        "5 6",
+        "1e5",
+        "- 1",
+        "--1",
+        "12345678901234567",
+        "12345678901234568",
+        "1234567890123456",
+        "-12345678901234567",
+        "-12345678901234568",
+        "0.12345678901234567",
+        "0.12345678901234568",
+        "1234567890123456.7",
+        "1234567890123456.8",
+        "99999999999999999",
+        "100000000000000000",
+        "-99999999999999999",
+        "1K",
+        "1k",
+        "1M",
+        "1m",
+        "-1K",
+        "-1M",
+        "0K",
+        "-0K",
+        "0.0K",
+        "1.5K",
+        "1500",
+        "1K5",
+        "1 K",
+        "1\x80K",
+        "\x80"
+        "1K",
+        "1\x80"
+        "5K",
+        "1Ki",
+        "1KB",
+        "1R",
+        "1Q",
+        "1E",
+        "1Y",
+        "1Z",
+        "999Y",
+        "-999Y",
+        "-1Y",
+        "0.001Y",
+        "-.5G",
+        "1G",
+        "1T",
+        "1P",
+        "1e",
+        "1y",
+        "1g",
+        "Ka",
+        "K",
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        assert_true(n < cap);
+        pline_set(&l[n++], plain[i], strlen(plain[i]));
+    }
+    static const char nul1[] = "1\0"
+                               "2";
+    static const char nul2[] = "-3\0"
+                               ".5";
+    static const char nul3[] = "\0"
+                               "7";
+    static const char nul4[] = "1.5\0"
+                               "9K";
+    pline_set(&l[n++], nul1, sizeof nul1 - 1);
+    pline_set(&l[n++], nul2, sizeof nul2 - 1);
+    pline_set(&l[n++], nul3, sizeof nul3 - 1);
+    pline_set(&l[n++], nul4, sizeof nul4 - 1);
+    /* Integer digit counts around the clamps: 1 followed by zeros, 9s, and 2s. */
+    static const size_t counts[] = {15, 16, 17, 61, 62, 63, 64, 65, 125, 126, 127, 128, 129, 200};
+    static const char *const signs[] = {"", "-"};
+    for (size_t s = 0; s < 2; s++)
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+            assert_true(n + 6 <= cap);
+            pline_rep(&l[n], signs[s], '0', counts[c], "");
+            l[n].b[strlen(signs[s])] = '1';
+            n++;
+            pline_rep(&l[n++], signs[s], '9', counts[c], "");
+            pline_rep(&l[n++], signs[s], '2', counts[c], s ? "K" : ".5");
+            /* 0.000...01, with counts[c] zeros after the point */
+            char pre[8];
+            snprintf(pre, sizeof pre, "%s0.", signs[s]);
+            pline_rep(&l[n++], pre, '0', counts[c], "1");
+            pline_rep(&l[n++], pre, '0', counts[c], "9K");
+            pline_rep(&l[n++], pre, '0', counts[c], "10");
+        }
+    return n;
+}
+
+/* The prefix contract on every pair of corner lines (and of the lines with a second field
+ * appended), under numeric and human first keys with b, f, r, s, u and later keys. */
+static void test_number_prefix(void **state)
+{
+    (void)state;
+    static const char *const sets[][8] = {
+        {"-n", NULL},
+        {"-nr", NULL},
+        {"-k", "1n", NULL},
+        {"-k", "1,1nr", NULL},
+        {"-b", "-n", NULL},
+        {"-k", "1bn,1b", "-k", "2r", NULL},
+        {"-k", "1.2n", NULL},
+        {"-s", "-n", NULL},
+        {"-u", "-nr", NULL},
+        {"-t", ",", "-k", "2n", "-k", "1", NULL},
+        {"-t", "\t", "-k", "1,1nrb", "-k", "2,2n", NULL},
+        {"-h", NULL},
+        {"-hr", NULL},
+        {"-k", "1,1hf", NULL},
+        {"-k", "1hbr", "-k", "2n", NULL},
+        {"-f", "-h", NULL},
+        {"-u", "-h", NULL},
+        {"-t", ",", "-k", "2h", "-s", NULL},
+    };
+    static struct pline lines[600];
+    size_t base = number_corners(lines, 300), n = base;
+    /* Each corner also with a second field: "x,CORNER\tY" style lines mixing separators. */
+    for (size_t i = 0; i < base && n < 600; i++) {
+        struct pline *l = &lines[n++];
+        const struct pline *c = &lines[i];
+        const char *tail[] = {"\t7", ",-3", " a", "\t-0.5,1K"};
+        const char *t = tail[i % 4];
+        size_t tl = strlen(t);
+        if (c->len + tl + 2 > sizeof l->b) {
+            n--;
+            continue;
+        }
+        l->b[0] = i % 2 ? 'x' : ',';
+        memcpy(l->b + 1, c->b, c->len);
+        memcpy(l->b + 1 + c->len, t, tl);
+        l->len = 1 + c->len + tl;
+        /* Also a variant without the first byte: the corner first, then the tail. */
+        if (n < 600 && i % 3 == 0) {
+            pline_set(&lines[n], (const char *)l->b + 1, l->len - 1);
+            n++;
+        }
+    }
+    static uint64_t pre[600];
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        struct dsort_keys k;
+        setup_ok_v(&k, sets[s]);
+        assert_true(dsort_keys_has_prefix(&k));
+        for (size_t i = 0; i < n; i++)
+            pre[i] = dsort_keys_prefix(&k, lines[i].b, lines[i].len);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                const struct pline *a = &lines[i], *b = &lines[j];
+                int c = dsort_keys_compare(&k, a->b, a->len, b->b, b->len);
+                int ck = dsort_keys_compare_keys(&k, a->b, a->len, b->b, b->len);
+                if ((c < 0 && pre[i] > pre[j]) || (ck == 0 && pre[i] != pre[j])) {
+                    print_error("set %zu: lines %zu and %zu: compare %d keys %d, prefixes "
+                                "%016llx %016llx\n",
+                                s, i, j, c, ck, (unsigned long long)pre[i],
+                                (unsigned long long)pre[j]);
+                    fail();
+                }
+            }
+    }
+}
+
+static uint64_t prefix_of(const struct dsort_keys *k, const char *s)
+{
+    return dsort_keys_prefix(k, (const unsigned char *)s, strlen(s));
+}
+
+/* The number prefixes tell apart what they should: distinct values with few digits, the
+ * classes, and exponents up to the clamps. */
+static void test_number_prefix_resolution(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    static const char *const up[] = {"-1000",
+                                     "-999.5",
+                                     "-10",
+                                     "-1",
+                                     "-0.5",
+                                     "-0.05",
+                                     "0",
+                                     "0.05",
+                                     "0.5",
+                                     "1",
+                                     "1.5",
+                                     "9.99",
+                                     "10",
+                                     "1234567",
+                                     "1234567.01",
+                                     "1234568",
+                                     "1234567890123456"};
+    SETUP_OK(&k, "-k", "1n");
+    for (size_t i = 0; i + 1 < sizeof up / sizeof up[0]; i++)
+        assert_true(prefix_of(&k, up[i]) < prefix_of(&k, up[i + 1]));
+    assert_true(prefix_of(&k, "1.50") == prefix_of(&k, "1.5"));
+    assert_true(prefix_of(&k, "-0") == prefix_of(&k, "abc"));
+    assert_true(prefix_of(&k, "1\x80"
+                              "2") == prefix_of(&k, "12"));
+    /* 16 significant digits are kept, the 17th is not. */
+    assert_true(prefix_of(&k, "1234567890123456") < prefix_of(&k, "1234567890123457"));
+    assert_true(prefix_of(&k, "12345678901234567") == prefix_of(&k, "12345678901234568"));
+    SETUP_OK(&k, "-nr");
+    assert_true(prefix_of(&k, "2") < prefix_of(&k, "1"));
+    assert_true(prefix_of(&k, "-1") > prefix_of(&k, "0"));
+
+    /* The exponent clamps: 127 integer digits and 126 fraction zeros are still exact. */
+    struct pline a, b;
+    SETUP_OK(&k, "-n");
+    pline_rep(&a, "", '9', 127, "");
+    pline_rep(&b, "1", '0', 127, "");
+    assert_true(dsort_keys_prefix(&k, a.b, a.len) < dsort_keys_prefix(&k, b.b, b.len));
+    pline_rep(&a, "2", '0', 128, "");
+    assert_true(dsort_keys_prefix(&k, a.b, a.len) == dsort_keys_prefix(&k, b.b, b.len));
+    pline_rep(&a, "0.", '0', 126, "1");
+    pline_rep(&b, "0.", '0', 125, "1");
+    assert_true(dsort_keys_prefix(&k, a.b, a.len) < dsort_keys_prefix(&k, b.b, b.len));
+    pline_rep(&b, "0.", '0', 127, "9");
+    assert_true(dsort_keys_prefix(&k, b.b, b.len) < dsort_keys_prefix(&k, a.b, a.len));
+    assert_true(prefix_of(&k, "0") < dsort_keys_prefix(&k, b.b, b.len));
+
+    static const char *const hup[] = {"-1Y", "-999K", "-1K",  "-5", "-0.5", "0", "1",
+                                      "999", "1k",    "1.5K", "1M", "1G",   "1Y"};
+    SETUP_OK(&k, "-h");
+    for (size_t i = 0; i + 1 < sizeof hup / sizeof hup[0]; i++)
+        assert_true(prefix_of(&k, hup[i]) < prefix_of(&k, hup[i + 1]));
+    assert_true(prefix_of(&k, "0") == prefix_of(&k, "0K"));
+    assert_true(prefix_of(&k, "1m") == prefix_of(&k, "1")); /* without f, 'm' is no suffix */
+    SETUP_OK(&k, "-hf");
+    assert_true(prefix_of(&k, "1m") == prefix_of(&k, "1M"));
+
+    /* Still nothing for g, V, M, d, i first keys. */
+    SETUP_OK(&k, "-g");
+    assert_false(dsort_keys_has_prefix(&k));
+    SETUP_OK(&k, "-M");
+    assert_false(dsort_keys_has_prefix(&k));
+    SETUP_OK(&k, "-k", "1d");
+    assert_false(dsort_keys_has_prefix(&k));
+    SETUP_OK(&k, "-k", "1,1h", "-k", "2g");
+    assert_true(dsort_keys_has_prefix(&k));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spec_errors),  cmocka_unit_test(test_too_many_keys),
-        cmocka_unit_test(test_positions),    cmocka_unit_test(test_inheritance),
-        cmocka_unit_test(test_incompatible), cmocka_unit_test(test_plain_and_last_resort),
-        cmocka_unit_test(test_fields),       cmocka_unit_test(test_numeric),
-        cmocka_unit_test(test_general),      cmocka_unit_test(test_human),
-        cmocka_unit_test(test_month),        cmocka_unit_test(test_version),
-        cmocka_unit_test(test_text_options), cmocka_unit_test(test_prefix_contract),
+        cmocka_unit_test(test_spec_errors),   cmocka_unit_test(test_too_many_keys),
+        cmocka_unit_test(test_positions),     cmocka_unit_test(test_inheritance),
+        cmocka_unit_test(test_incompatible),  cmocka_unit_test(test_plain_and_last_resort),
+        cmocka_unit_test(test_fields),        cmocka_unit_test(test_numeric),
+        cmocka_unit_test(test_general),       cmocka_unit_test(test_human),
+        cmocka_unit_test(test_month),         cmocka_unit_test(test_version),
+        cmocka_unit_test(test_text_options),  cmocka_unit_test(test_prefix_contract),
+        cmocka_unit_test(test_number_prefix), cmocka_unit_test(test_number_prefix_resolution),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
