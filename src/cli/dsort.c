@@ -38,7 +38,8 @@ enum {
     OPT_PLAN,
     OPT_JSON,
     OPT_STREAMS,
-    OPT_BIND
+    OPT_BIND,
+    OPT_ONE_STREAM
 };
 
 static const struct option long_opts[] = {
@@ -62,6 +63,7 @@ static const struct option long_opts[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"streams-per-device", required_argument, NULL, OPT_STREAMS},
     {"bind", no_argument, NULL, OPT_BIND},
+    {"one-stream", no_argument, NULL, OPT_ONE_STREAM},
     {"verbose", no_argument, NULL, 'v'},
     {"stats", required_argument, NULL, OPT_STATS},
     {"verify", no_argument, NULL, OPT_VERIFY},
@@ -113,6 +115,9 @@ static void usage(void)
            "                          rotational disks and unknown devices get 1)\n"
            "      --bind              bind each rank near its devices' NUMA node (unless\n"
            "                          mpirun or srun bound it already)\n"
+           "      --one-stream        read each rank's share with one stream in input order,\n"
+           "                          ignoring devices (to measure what device-parallel\n"
+           "                          reading gains)\n"
            "Node-local data:\n"
            "      --local-inputs      each node reads the INPUTs it has (same paths, other\n"
            "                          data per node; a directory means its part-* files)\n"
@@ -220,6 +225,9 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
             break;
         case OPT_BIND:
             o->bind = 1;
+            break;
+        case OPT_ONE_STREAM:
+            o->one_stream = 1;
             break;
         case OPT_STREAMS: {
             uint64_t v;

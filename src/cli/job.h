@@ -53,6 +53,7 @@ struct dsort_job_options {
     int local_inputs; /* each node reads the paths it has (node-local disks) */
     int local_output; /* -O DIR is node-local: each node has its own DIR */
     int plan, plan_json, bind;
+    int one_stream; /* read each share with one stream, ignoring devices (for comparison) */
     uint32_t streams_per_device; /* for SSD/NVMe; rotational disks get 1 */
     struct dsort_job_topo *topo; /* the node's plan (set by the program before sorting) */
     char **inputs;

@@ -35,6 +35,7 @@ struct dsort_job_topo {
     double *dev_seconds; /* per plan device: this rank's reading */
     uint64_t *dev_bytes;
     char note[400]; /* what discovery could not tell, for -v */
+    int one_stream; /* --one-stream: every read in one thread, no device turns */
 };
 
 struct reads_ctx {
@@ -125,6 +126,7 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
         goto out;
     t->me = dsort_plan_rank_find(t->node, c->rank);
     t->nfiles = in->count;
+    t->one_stream = o->one_stream;
     t->file_key = calloc(in->count + 1, sizeof *t->file_key);
     t->dev_seconds = calloc(t->node->ndevices + 1, sizeof *t->dev_seconds);
     t->dev_bytes = calloc(t->node->ndevices + 1, sizeof *t->dev_bytes);
@@ -235,7 +237,8 @@ static enum dsort_status add_req(void *ctx, const struct dsort_input_segment *se
 {
     struct req_ctx *r = ctx;
     r->reqs[r->n++] = (struct dsort_devread_req){
-        seg->file->path, -1, seg->offset, (size_t)seg->length, r->dest, r->t->file_key[seg->index]};
+        seg->file->path,     -1,      seg->offset,
+        (size_t)seg->length, r->dest, r->t->one_stream ? "one-stream" : r->t->file_key[seg->index]};
     r->dest += seg->length;
     return DSORT_OK;
 }
@@ -262,7 +265,8 @@ enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dso
     struct dsort_devread_hooks hooks = {lock_before, lock_after, la};
     struct dsort_devread_stat *stats = NULL;
     size_t nstats = 0;
-    enum dsort_status st = dsort_devread_run(reqs, n, 0, &hooks, &stats, &nstats, err);
+    enum dsort_status st =
+        dsort_devread_run(reqs, n, 0, t->one_stream ? NULL : &hooks, &stats, &nstats, err);
     for (size_t s = 0; s < nstats; s++) {
         int d = dsort_plan_device_find(t->node, stats[s].key);
         if (d >= 0) {
