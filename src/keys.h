@@ -129,15 +129,32 @@ int dsort_keys_compare(const struct dsort_keys *k, const unsigned char *a, size_
  *   dsort_keys_compare(a, b) < 0       implies prefix(a) <= prefix(b), and
  *   dsort_keys_compare_keys(a, b) == 0 implies prefix(a) == prefix(b).
  * So prefix(a) < prefix(b) decides compare(a, b) < 0 without reading the lines. It holds the
- * first 8 bytes of the line (no keys) or of the first key when that key compares plain bytes
- * (possibly with b, f or r); for a first -n key, its value: the sign, the count of integer
- * digits (or of zeros after the point) and the first 16 significant digits; for a first -h
- * key, the signed SI suffix order, then the value as for -n with 15 digits. It is
- * complemented when the first key (or, with no keys, the order) is descending. Values that
- * agree in those digits, and numbers with more than 127 integer digits (-h: 63) or more
- * than 126 zeros after the point (-h: 62), share prefixes. For other first keys (g, M, V, d,
- * i) it is 0 for every line. */
+ * first 7 bytes of the line (no keys) or of the first key when that key compares plain bytes
+ * (possibly with b, f or r), then the length when it is at most 7 and otherwise the 8th
+ * byte, raised to 8 if below; for a first -n key, its value: the sign, the count of integer
+ * digits (or of zeros after the point), the first 16 significant digits and whether any
+ * nonzero digit follows them; for a first -h key, the signed SI suffix order, then the value
+ * as for -n with 15 digits. It is complemented when the first key (or, with no keys, the
+ * order) is descending. Values that agree in those digits, and numbers with more than 63
+ * integer digits (-h: 31) or more than 62 zeros after the point (-h: 30), share prefixes.
+ * For other first keys (g, M, V, d, i) it is 0 for every line. */
 uint64_t dsort_keys_prefix(const struct dsort_keys *k, const unsigned char *line, size_t len);
+
+/* For two lines with the same prefix p: does p prove that their first keys compare equal
+ * (with no keys: that the lines are equal)? True when p holds the first key's whole value:
+ * a -n or -h number with at most 16 (-h: 15) significant digits within the exponent range
+ * above, or zero (any spelling); a plain-bytes key (or line) of at most 7 bytes. Always 0
+ * when has_prefix is false. Constant time; the lines are not needed. */
+int dsort_keys_prefix_decides(const struct dsort_keys *k, uint64_t p);
+
+/* As dsort_keys_compare and dsort_keys_compare_keys, for lines whose first keys are known to
+ * compare equal (e.g. equal prefixes that dsort_keys_prefix_decides): they start at the
+ * second key, then the last resort as usual. With no keys they are the same as
+ * dsort_keys_compare and dsort_keys_compare_keys (the whole-line comparison). */
+int dsort_keys_compare_after_first(const struct dsort_keys *k, const unsigned char *a, size_t alen,
+                                   const unsigned char *b, size_t blen);
+int dsort_keys_compare_keys_after_first(const struct dsort_keys *k, const unsigned char *a,
+                                        size_t alen, const unsigned char *b, size_t blen);
 
 /* Does dsort_keys_prefix carry information (is it not constant)? */
 int dsort_keys_has_prefix(const struct dsort_keys *k);

@@ -39,8 +39,9 @@ static inline int ent_cmp(const struct dsort_lines_order *o, const unsigned char
 {
     if (a->prefix != b->prefix)
         return a->prefix < b->prefix ? -1 : 1;
-    return dsort_lines_cmp(o, buf + dsort_line_off(a), dsort_line_len(a, buf, o->eol),
-                           buf + dsort_line_off(b), dsort_line_len(b, buf, o->eol));
+    return dsort_lines_cmp_same_prefix(o, a->prefix, buf + dsort_line_off(a),
+                                       dsort_line_len(a, buf, o->eol), buf + dsort_line_off(b),
+                                       dsort_line_len(b, buf, o->eol));
 }
 
 static void insertion_sort(const struct dsort_lines_order *o, const unsigned char *buf,
@@ -280,7 +281,7 @@ static inline int cur_less(const struct dsort_lines_order *o, const struct dsort
     const struct dsort_line_cursor *x = &cur[a], *y = &cur[b];
     if (x->prefix != y->prefix)
         return x->prefix < y->prefix;
-    int r = dsort_lines_cmp(o, x->line, x->len, y->line, y->len);
+    int r = dsort_lines_cmp_same_prefix(o, x->prefix, x->line, x->len, y->line, y->len);
     if (r)
         return r < 0;
     if (o->tie_pos && x->pos != y->pos)

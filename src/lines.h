@@ -50,6 +50,18 @@ static inline int dsort_lines_cmp(const struct dsort_lines_order *o, const unsig
                       : dsort_keys_compare(o->keys, a, alen, b, blen);
 }
 
+/* dsort_lines_cmp for two lines with equal prefixes p: when p proves their first keys equal,
+ * the comparison starts at the second key. */
+static inline int dsort_lines_cmp_same_prefix(const struct dsort_lines_order *o, uint64_t p,
+                                              const unsigned char *a, size_t alen,
+                                              const unsigned char *b, size_t blen)
+{
+    if (!o->plain && o->has_prefix && dsort_keys_prefix_decides(o->keys, p))
+        return o->tie_pos ? dsort_keys_compare_keys_after_first(o->keys, a, alen, b, blen)
+                          : dsort_keys_compare_after_first(o->keys, a, alen, b, blen);
+    return dsort_lines_cmp(o, a, alen, b, blen);
+}
+
 static inline uint64_t dsort_lines_prefix(const struct dsort_lines_order *o,
                                           const unsigned char *line, size_t len)
 {

@@ -306,13 +306,15 @@ def nan_case(rng):
 def corner_number(rng):
     """A token around the number prefix's corners: signs, leading zeros, byte 0x80 among the
     integer digits, trailing fraction zeros, digit counts near 16 significant digits and near
-    the exponent clamps (127 integer digits or 126 leading fraction zeros for -n, 63 and 62
-    for -h), values that agree in many leading digits, SI suffixes, junk and NULs."""
+    the exponent clamps (63 integer digits or 62 leading fraction zeros for -n, 31 and 30
+    for -h), values that agree in many leading digits (exact against inexact), SI suffixes,
+    junk and NULs."""
     r = rng.random()
     sign = rng.choice(["", "", "-", "-", "+", " ", "\t-", "- "])
     zeros = rng.choice(["", "", "0", "00", "0\x80", "\x80"])
     if r < 0.25:
-        count = rng.choice([1, 2, 3, 7, 15, 16, 17, 18, 62, 63, 64, 65, 126, 127, 128, 129, 200])
+        count = rng.choice([1, 2, 3, 7, 14, 15, 16, 17, 18, 30, 31, 32, 33, 62, 63, 64, 65,
+                            126, 127, 128, 200])
         head = rng.choice(["1", "9", "5", "12345678901234567"[:rng.randint(1, 17)]])
         digits = (head + rng.choice("09") * count)[:count]
         if digits[0] == "0":
@@ -323,12 +325,13 @@ def corner_number(rng):
         frac = rng.choice(["", "", ".", ".0", ".5", ".50", ".000", ".05", ".9999"])
         s = sign + zeros + digits + frac
     elif r < 0.45:
-        z = rng.choice([0, 1, 2, 15, 16, 61, 62, 63, 64, 125, 126, 127, 128, 150])
+        z = rng.choice([0, 1, 2, 15, 16, 29, 30, 31, 32, 61, 62, 63, 64, 125, 126, 127, 150])
         tail = rng.choice(["1", "5", "9", "10", "12345678901234567", "99999999999999999"])
         s = sign + zeros + "." + "0" * z + tail + rng.choice(["", "0", "00"])
     elif r < 0.6:
         base = "1234567890123456"[:rng.randint(10, 16)]
-        s = sign + base + rng.choice(["", "7", "8", "70", ".5", "7.5", "0", "00"])
+        s = sign + base + rng.choice(["", "7", "8", "70", ".5", "7.5", "0", "00", ".0", ".01",
+                                      "0.0001", "00.5"])
     elif r < 0.8:
         s = rng.choice(["", "-", "-0", "+0", ".", "-.", "0", "00", "0.000", "-0.000", "0.",
                         ".0", "-.0", "1.5", "1.50", "-1.5", "-1.50", "0.5", ".5", "-.5",
@@ -375,6 +378,24 @@ def number_case(rng, zero):
     return opts, lines
 
 
+def short_case(rng, zero):
+    """Short plain keys (around the 7 bytes a plain prefix holds whole, with bytes below 8)
+    that repeat, under plain first keys and later keys."""
+    alphabet = ["a", "b", "B", "\x01", "\x07", "\x08", "\x00", "\x80", " "]
+    words = []
+    for _ in range(rng.randint(2, 12)):
+        word = "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 1, 3, 6, 7, 8, 9])))
+        words.append(word.replace("\x00", "") if zero else word)
+    lines = []
+    for _ in range(rng.choice([5, 20, 60])):
+        line = rng.choice(words) + "," + rng.choice(words) + "," + str(rng.randint(0, 3))
+        lines.append(line.encode("latin-1"))
+    opts = rng.choice([[], ["-r"], ["-t", ",", "-k", "1,1"], ["-t", ",", "-k", "2,2r", "-k", "3n"],
+                       ["-t", ",", "-k", "1,1f", "-k", "3,3r"], ["-t", ",", "-k", "1b,1b"],
+                       ["-f"], ["-t", ",", "-k", "2,2", "-k", "1,1"]])
+    return opts + rng.choice([[], [], ["-s"], ["-u"], ["-r"]]), lines
+
+
 def iteration(args, seed, i):
     rng = random.Random(seed * 1000003 + i)
     profile = rng.choice(sorted(lines_gen.PROFILES))
@@ -390,6 +411,9 @@ def iteration(args, seed, i):
     elif rng.random() < 0.06:
         profile = "corners"
         opts, lines = number_case(rng, zero)
+    elif rng.random() < 0.03:
+        profile = "short"
+        opts, lines = short_case(rng, zero)
     if "g" in "".join(opts):
         cut = "-t" in opts or any("." in o for o in opts)
         lines = distinct_nans(lines, cut)

@@ -13,7 +13,14 @@
  * them), and afterwards every adjacent pair (a, b) of the sorted lines must have
  * prefix(a) <= prefix(b), equal prefixes when compare_keys(a, b) == 0, and compare(a, b) <= 0.
  * Adjacent pairs suffice: the order is total, and lines with equal keys are contiguous in it.
- * A violation exits 3 with a message. The output is the same as without the option.
+ * It also tests dsort_keys_prefix_decides: for every adjacent pair, every line and the first
+ * line of its run of equal prefixes, and 20 random pairs per line, when the prefixes are
+ * equal and decide, the first keys must compare equal, and compare_after_first and
+ * compare_keys_after_first must agree with compare and compare_keys. A violation exits 3 with
+ * a message. The output is the same as without the option.
+ *
+ * Without --check-prefix, comparisons of lines whose equal prefixes decide use
+ * dsort_keys_compare_after_first, as a real caller may.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -32,6 +39,7 @@ struct line {
 
 struct sorter {
     const struct dsort_keys *keys;
+    const struct dsort_keys *first; /* the first key alone (or no keys) */
     const struct line *lines;
     int check; /* --check-prefix */
 };
@@ -64,6 +72,8 @@ static int compare(const struct sorter *s, size_t i, size_t j)
     if (!s->check) {
         if (a->prefix != b->prefix)
             return a->prefix < b->prefix ? -1 : 1;
+        if (dsort_keys_prefix_decides(s->keys, a->prefix))
+            return dsort_keys_compare_after_first(s->keys, a->p, a->len, b->p, b->len);
         return dsort_keys_compare(s->keys, a->p, a->len, b->p, b->len);
     }
     int full = dsort_keys_compare(s->keys, a->p, a->len, b->p, b->len);
@@ -76,9 +86,29 @@ static int compare(const struct sorter *s, size_t i, size_t j)
     return full;
 }
 
-/* --check-prefix: the contract on every adjacent pair of the sorted idx[0..n). */
+/* --check-prefix: dsort_keys_prefix_decides on the pair (i, j) of lines. */
+static void check_decides(const struct sorter *s, size_t i, size_t j)
+{
+    const struct line *a = &s->lines[i], *b = &s->lines[j];
+    if (a->prefix != b->prefix || !dsort_keys_prefix_decides(s->keys, a->prefix))
+        return;
+    const struct dsort_keys *k = s->keys;
+    int full = dsort_keys_compare(k, a->p, a->len, b->p, b->len);
+    int keys = dsort_keys_compare_keys(k, a->p, a->len, b->p, b->len);
+    if (dsort_keys_compare_keys(s->first, a->p, a->len, b->p, b->len) != 0)
+        broken("prefix decides, first keys differ", i, j, full, keys, a, b);
+    if (sign(dsort_keys_compare_after_first(k, a->p, a->len, b->p, b->len)) != sign(full))
+        broken("compare_after_first differs", i, j, full, keys, a, b);
+    if (sign(dsort_keys_compare_keys_after_first(k, a->p, a->len, b->p, b->len)) != sign(keys))
+        broken("compare_keys_after_first differs", i, j, full, keys, a, b);
+}
+
+/* --check-prefix: the contract on every adjacent pair of the sorted idx[0..n), and
+ * check_decides on adjacent pairs, on each line and the first of its run of equal prefixes,
+ * and on random pairs. */
 static void check_sorted(const struct sorter *s, const size_t *idx, size_t n)
 {
+    size_t run = 0;
     for (size_t i = 1; i < n; i++) {
         const struct line *a = &s->lines[idx[i - 1]], *b = &s->lines[idx[i]];
         int full = dsort_keys_compare(s->keys, a->p, a->len, b->p, b->len);
@@ -89,7 +119,21 @@ static void check_sorted(const struct sorter *s, const size_t *idx, size_t n)
             broken("prefix(a) > prefix(b)", idx[i - 1], idx[i], full, keys, a, b);
         if (keys == 0 && a->prefix != b->prefix)
             broken("equal keys, different prefixes", idx[i - 1], idx[i], full, keys, a, b);
+        check_decides(s, idx[i - 1], idx[i]);
+        check_decides(s, idx[i], idx[i - 1]);
+        if (a->prefix != b->prefix)
+            run = i;
+        else if (run + 1 < i)
+            check_decides(s, idx[run], idx[i]);
     }
+    uint64_t x = 0x9e3779b97f4a7c15u ^ n;
+    for (size_t i = 0; i < n; i++)
+        for (int r = 0; r < 20; r++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            check_decides(s, i, (size_t)(x % n));
+        }
 }
 
 /* Stable merge sort of idx[0..n) using tmp[0..n). */
@@ -210,7 +254,10 @@ int main(int argc, char **argv)
                 return 3;
             }
 
-    struct sorter s = {&keys, lines, check};
+    struct dsort_keys first = keys;
+    if (first.n > 1)
+        first.n = 1;
+    struct sorter s = {&keys, &first, lines, check};
     merge_sort(&s, idx, tmp, n);
     if (check)
         check_sorted(&s, idx, n);

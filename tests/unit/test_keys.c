@@ -2,6 +2,7 @@
  * orders for each option, and the prefix contract on random lines. (keys_diff.py compares
  * whole sorts with GNU sort.) */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -461,7 +462,32 @@ static void test_text_options(void **state)
     expect_keys(&k, "  x", "x", 0);
 }
 
-/* prefix(a) < prefix(b) must mean compare(a, b) < 0, and equal keys equal prefixes. */
+/* The keys' first key alone (with no keys: none, the whole line). */
+static struct dsort_keys first_key_only(const struct dsort_keys *k)
+{
+    struct dsort_keys f = *k;
+    if (f.n > 1)
+        f.n = 1;
+    return f;
+}
+
+/* When lines a and b have equal prefixes that decide, their first keys must compare equal
+ * and the after_first comparisons must agree with the full ones. Returns false if not. */
+static bool decides_ok(const struct dsort_keys *k, const unsigned char *a, size_t alen, uint64_t pa,
+                       const unsigned char *b, size_t blen, uint64_t pb)
+{
+    if (pa != pb || !dsort_keys_prefix_decides(k, pa))
+        return true;
+    struct dsort_keys f = first_key_only(k);
+    return dsort_keys_compare_keys(&f, a, alen, b, blen) == 0 &&
+           sgn(dsort_keys_compare_after_first(k, a, alen, b, blen)) ==
+               sgn(dsort_keys_compare(k, a, alen, b, blen)) &&
+           sgn(dsort_keys_compare_keys_after_first(k, a, alen, b, blen)) ==
+               sgn(dsort_keys_compare_keys(k, a, alen, b, blen));
+}
+
+/* prefix(a) < prefix(b) must mean compare(a, b) < 0, and equal keys equal prefixes; equal
+ * prefixes that decide mean equal first keys. */
 static void test_prefix_contract(void **state)
 {
     (void)state;
@@ -476,8 +502,13 @@ static void test_prefix_contract(void **state)
         {"-u", "-k", "1.3,1.4f", NULL},
         {"-n", NULL},
         {"-k", "1d", NULL},
+        {"-k", "1,1", "-k", "2r", NULL},
+        {"-k", "1.2,1.5f", "-k", "1.1,1.1", NULL},
+        {"-t", "a", "-k", "2,2r", "-k", "3", NULL},
+        {"-r", "-k", "1,1b", "-k", "1.3", "-s", NULL},
+        {"-b", "-f", NULL},
     };
-    static const char alphabet[] = "aAbB \t01-.\x80";
+    static const char alphabet[] = "aAbB \t01-.\x80\x01\0";
     rng_seed();
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
         struct dsort_keys k;
@@ -497,7 +528,8 @@ static void test_prefix_contract(void **state)
             for (int j = 0; j < 64; j++) {
                 int c = dsort_keys_compare(&k, lines[i], len[i], lines[j], len[j]);
                 int ck = dsort_keys_compare_keys(&k, lines[i], len[i], lines[j], len[j]);
-                if ((pre[i] < pre[j] && c >= 0) || (ck == 0 && pre[i] != pre[j])) {
+                if ((pre[i] < pre[j] && c >= 0) || (ck == 0 && pre[i] != pre[j]) ||
+                    !decides_ok(&k, lines[i], len[i], pre[i], lines[j], len[j], pre[j])) {
                     print_error("set %zu, seed %" PRIu64 ": lines %d %d\n", s, rng_seed_value, i,
                                 j);
                     fail();
@@ -539,7 +571,7 @@ static void pline_rep(struct pline *l, const char *prefix, char c, size_t digits
 /* Hand-picked -n and -h corners: signs, zeros, leading zeros, trailing fraction zeros, byte
  * 0x80 (a thousands separator in -n, not in -h's suffix scan), NULs, blanks, junk, values
  * that differ only past the prefix's digits, and digit counts on both sides of the exponent
- * clamps (127 integer digits and 126 leading fraction zeros for -n, 63 and 62 for -h). */
+ * clamps (63 integer digits and 62 leading fraction zeros for -n, 31 and 30 for -h). */
 static size_t number_corners(struct pline *l, size_t cap)
 {
     static const char *const plain[] = {
@@ -674,7 +706,8 @@ static size_t number_corners(struct pline *l, size_t cap)
     pline_set(&l[n++], nul3, sizeof nul3 - 1);
     pline_set(&l[n++], nul4, sizeof nul4 - 1);
     /* Integer digit counts around the clamps: 1 followed by zeros, 9s, and 2s. */
-    static const size_t counts[] = {15, 16, 17, 61, 62, 63, 64, 65, 125, 126, 127, 128, 129, 200};
+    static const size_t counts[] = {14, 15, 16, 17, 29, 30,  31,  32,  33,
+                                    61, 62, 63, 64, 65, 126, 127, 128, 200};
     static const char *const signs[] = {"", "-"};
     for (size_t s = 0; s < 2; s++)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
@@ -719,10 +752,10 @@ static void test_number_prefix(void **state)
         {"-u", "-h", NULL},
         {"-t", ",", "-k", "2h", "-s", NULL},
     };
-    static struct pline lines[600];
-    size_t base = number_corners(lines, 300), n = base;
+    static struct pline lines[800];
+    size_t base = number_corners(lines, 400), n = base;
     /* Each corner also with a second field: "x,CORNER\tY" style lines mixing separators. */
-    for (size_t i = 0; i < base && n < 600; i++) {
+    for (size_t i = 0; i < base && n < 800; i++) {
         struct pline *l = &lines[n++];
         const struct pline *c = &lines[i];
         const char *tail[] = {"\t7", ",-3", " a", "\t-0.5,1K"};
@@ -737,12 +770,12 @@ static void test_number_prefix(void **state)
         memcpy(l->b + 1 + c->len, t, tl);
         l->len = 1 + c->len + tl;
         /* Also a variant without the first byte: the corner first, then the tail. */
-        if (n < 600 && i % 3 == 0) {
+        if (n < 800 && i % 3 == 0) {
             pline_set(&lines[n], (const char *)l->b + 1, l->len - 1);
             n++;
         }
     }
-    static uint64_t pre[600];
+    static uint64_t pre[800];
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
         struct dsort_keys k;
         setup_ok_v(&k, sets[s]);
@@ -754,7 +787,8 @@ static void test_number_prefix(void **state)
                 const struct pline *a = &lines[i], *b = &lines[j];
                 int c = dsort_keys_compare(&k, a->b, a->len, b->b, b->len);
                 int ck = dsort_keys_compare_keys(&k, a->b, a->len, b->b, b->len);
-                if ((c < 0 && pre[i] > pre[j]) || (ck == 0 && pre[i] != pre[j])) {
+                if ((c < 0 && pre[i] > pre[j]) || (ck == 0 && pre[i] != pre[j]) ||
+                    !decides_ok(&k, a->b, a->len, pre[i], b->b, b->len, pre[j])) {
                     print_error("set %zu: lines %zu and %zu: compare %d keys %d, prefixes "
                                 "%016llx %016llx\n",
                                 s, i, j, c, ck, (unsigned long long)pre[i],
@@ -807,18 +841,18 @@ static void test_number_prefix_resolution(void **state)
     assert_true(prefix_of(&k, "2") < prefix_of(&k, "1"));
     assert_true(prefix_of(&k, "-1") > prefix_of(&k, "0"));
 
-    /* The exponent clamps: 127 integer digits and 126 fraction zeros are still exact. */
+    /* The exponent clamps: 63 integer digits and 62 fraction zeros are still exact. */
     struct pline a, b;
     SETUP_OK(&k, "-n");
-    pline_rep(&a, "", '9', 127, "");
-    pline_rep(&b, "1", '0', 127, "");
+    pline_rep(&a, "", '9', 63, "");
+    pline_rep(&b, "1", '0', 63, "");
     assert_true(dsort_keys_prefix(&k, a.b, a.len) < dsort_keys_prefix(&k, b.b, b.len));
-    pline_rep(&a, "2", '0', 128, "");
+    pline_rep(&a, "2", '0', 64, "");
     assert_true(dsort_keys_prefix(&k, a.b, a.len) == dsort_keys_prefix(&k, b.b, b.len));
-    pline_rep(&a, "0.", '0', 126, "1");
-    pline_rep(&b, "0.", '0', 125, "1");
+    pline_rep(&a, "0.", '0', 62, "1");
+    pline_rep(&b, "0.", '0', 61, "1");
     assert_true(dsort_keys_prefix(&k, a.b, a.len) < dsort_keys_prefix(&k, b.b, b.len));
-    pline_rep(&b, "0.", '0', 127, "9");
+    pline_rep(&b, "0.", '0', 63, "9");
     assert_true(dsort_keys_prefix(&k, b.b, b.len) < dsort_keys_prefix(&k, a.b, a.len));
     assert_true(prefix_of(&k, "0") < dsort_keys_prefix(&k, b.b, b.len));
 
@@ -843,17 +877,143 @@ static void test_number_prefix_resolution(void **state)
     assert_true(dsort_keys_has_prefix(&k));
 }
 
+static bool decides_of(const struct dsort_keys *k, const char *s)
+{
+    return dsort_keys_prefix_decides(k, prefix_of(k, s));
+}
+
+/* dsort_keys_prefix_decides: exact numbers and zeros, short plain keys; never for other
+ * first keys. And the after_first comparisons skip the first key. */
+static void test_prefix_decides(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    static const char *const exact[] = {"0",
+                                        "-0",
+                                        "abc",
+                                        "",
+                                        "0.000",
+                                        "5",
+                                        "5.0",
+                                        "-5",
+                                        "1.5",
+                                        "-1.50",
+                                        "0.05",
+                                        "-.05",
+                                        "1234567890123456",
+                                        "-1234567890123456",
+                                        "1234567890123456000",
+                                        "1\x80"
+                                        "000",
+                                        "0.1234567890123456",
+                                        "-123456789012345.6",
+                                        "100000000000000000000",
+                                        "7 junk"};
+    static const char *const inexact[] = {"12345678901234567",   "-12345678901234567",
+                                          "1234567890123456.1",  "0.12345678901234567",
+                                          "-1000000000000000.5", "10000000000000000000001"};
+    static const char *const nsets[][8] = {
+        {"-n", NULL}, {"-nr", NULL}, {"-k", "1,1n", "-k", "2", NULL}, {"-k", "1bnr", NULL}};
+    for (size_t s = 0; s < sizeof nsets / sizeof nsets[0]; s++) {
+        setup_ok_v(&k, nsets[s]);
+        for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+            assert_true(decides_of(&k, exact[i]));
+        for (size_t i = 0; i < sizeof inexact / sizeof inexact[0]; i++)
+            assert_false(decides_of(&k, inexact[i]));
+    }
+    /* Exact values sort below inexact ones with the same digits, and above for negatives. */
+    SETUP_OK(&k, "-n");
+    assert_true(prefix_of(&k, "1234567890123456") < prefix_of(&k, "1234567890123456.0001"));
+    assert_true(prefix_of(&k, "1234567890123456.0001") < prefix_of(&k, "1234567890123457"));
+    assert_true(prefix_of(&k, "-1234567890123456") > prefix_of(&k, "-1234567890123456.0001"));
+    assert_true(prefix_of(&k, "-1234567890123456.0001") > prefix_of(&k, "-1234567890123457"));
+    assert_true(prefix_of(&k, "12345678901234560") < prefix_of(&k, "12345678901234561"));
+    assert_true(prefix_of(&k, "1234567890123456000") == prefix_of(&k, "1234567890123456000.0"));
+    assert_true(prefix_of(&k, "12345678901234567") == prefix_of(&k, "12345678901234568"));
+    /* Past the exponent clamps, never. */
+    struct pline a;
+    pline_rep(&a, "1", '0', 63, "");
+    assert_false(dsort_keys_prefix_decides(&k, dsort_keys_prefix(&k, a.b, a.len)));
+    pline_rep(&a, "1", '0', 62, "");
+    assert_true(dsort_keys_prefix_decides(&k, dsort_keys_prefix(&k, a.b, a.len)));
+    pline_rep(&a, "-0.", '0', 62, "5");
+    assert_true(dsort_keys_prefix_decides(&k, dsort_keys_prefix(&k, a.b, a.len)));
+    pline_rep(&a, "-0.", '0', 63, "5");
+    assert_false(dsort_keys_prefix_decides(&k, dsort_keys_prefix(&k, a.b, a.len)));
+
+    /* -h: 15 digits, the suffix order held too. */
+    SETUP_OK(&k, "-h");
+    assert_true(decides_of(&k, "1.5K"));
+    assert_true(decides_of(&k, "-3M"));
+    assert_true(decides_of(&k, "0K"));
+    assert_true(decides_of(&k, "123456789012345G"));
+    assert_false(decides_of(&k, "1234567890123456G"));
+    assert_true(prefix_of(&k, "1K") != prefix_of(&k, "1M"));
+    SETUP_OK(&k, "-hr");
+    assert_true(decides_of(&k, "-1.5K"));
+    assert_false(decides_of(&k, "-1234567890123456K"));
+
+    /* Plain bytes: keys (or lines) of at most 7 bytes, with f, b, r; not 8 bytes. */
+    static const char *const psets[][8] = {
+        {NULL}, {"-r", NULL}, {"-f", NULL}, {"-k", "1,1r", NULL}, {"-k", "1b,1", NULL}};
+    for (size_t s = 0; s < sizeof psets / sizeof psets[0]; s++) {
+        setup_ok_v(&k, psets[s]);
+        assert_true(decides_of(&k, ""));
+        assert_true(decides_of(&k, "abcdefg"));
+        assert_true(decides_of(&k, "a"));
+        assert_false(decides_of(&k, "abcdefgh"));
+        assert_false(decides_of(&k, "abcdefg\x01"));
+    }
+    SETUP_OK(&k, "-t", ",", "-k", "2,2");
+    assert_true(decides_of(&k, "abcdefghij,xyz"));
+    assert_false(decides_of(&k, "a,abcdefghij"));
+    assert_true(prefix_of(&k, "x,ab") < prefix_of(&k, "x,abc"));
+    assert_true(prefix_of(&k, "x,abcdefg") < prefix_of(&k, "x,abcdefg\x01"));
+    assert_true(prefix_of(&k, "x,abcdefg\x01") == prefix_of(&k, "x,abcdefg\x07"));
+    assert_true(prefix_of(&k, "x,abcdefg\x07") < prefix_of(&k, "x,abcdefg\x09"));
+    assert_true(prefix_of(&k, "x,abcdefgh") < prefix_of(&k, "x,abcdefgi"));
+
+    /* Nothing for the other first keys. */
+    static const char *const nones[][4] = {
+        {"-g", NULL}, {"-M", NULL}, {"-V", NULL}, {"-d", NULL}, {"-i", NULL}};
+    for (size_t s = 0; s < sizeof nones / sizeof nones[0]; s++) {
+        setup_ok_v(&k, nones[s]);
+        assert_false(decides_of(&k, "1"));
+        assert_false(decides_of(&k, ""));
+        assert_false(dsort_keys_prefix_decides(&k, 0));
+    }
+
+    /* after_first skips the first key: here it would say a > b. */
+    SETUP_OK(&k, "-k", "1,1", "-k", "2,2r");
+#define AF(fn, a, b)                                                                               \
+    fn(&k, (const unsigned char *)(a), strlen(a), (const unsigned char *)(b), strlen(b))
+    assert_true(AF(dsort_keys_compare_keys_after_first, "b 1", "a 2") > 0);
+    assert_true(AF(dsort_keys_compare_after_first, "b 1", "a 2") > 0);
+    assert_true(AF(dsort_keys_compare_keys_after_first, "b 1", "a 1") == 0);
+    assert_true(AF(dsort_keys_compare_after_first, "b 1", "a 1") > 0); /* last resort */
+    SETUP_OK(&k, "-s", "-k", "1,1", "-k", "2,2r");
+    assert_true(AF(dsort_keys_compare_after_first, "b 1", "a 1") == 0);
+    SETUP_OK(&k, "-r");
+    assert_true(AF(dsort_keys_compare_after_first, "a", "b") > 0);
+    assert_true(AF(dsort_keys_compare_keys_after_first, "a", "b") > 0);
+    SETUP_OK(&k, "-t", ",", "-k", "2,2n");
+    assert_true(AF(dsort_keys_compare_after_first, "b,5", "a,7") > 0);
+    assert_true(AF(dsort_keys_compare_keys_after_first, "b,5", "a,7") == 0);
+#undef AF
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spec_errors),   cmocka_unit_test(test_too_many_keys),
-        cmocka_unit_test(test_positions),     cmocka_unit_test(test_inheritance),
-        cmocka_unit_test(test_incompatible),  cmocka_unit_test(test_plain_and_last_resort),
-        cmocka_unit_test(test_fields),        cmocka_unit_test(test_numeric),
-        cmocka_unit_test(test_general),       cmocka_unit_test(test_human),
-        cmocka_unit_test(test_month),         cmocka_unit_test(test_version),
-        cmocka_unit_test(test_text_options),  cmocka_unit_test(test_prefix_contract),
-        cmocka_unit_test(test_number_prefix), cmocka_unit_test(test_number_prefix_resolution),
+        cmocka_unit_test(test_spec_errors),    cmocka_unit_test(test_too_many_keys),
+        cmocka_unit_test(test_positions),      cmocka_unit_test(test_inheritance),
+        cmocka_unit_test(test_incompatible),   cmocka_unit_test(test_plain_and_last_resort),
+        cmocka_unit_test(test_fields),         cmocka_unit_test(test_numeric),
+        cmocka_unit_test(test_general),        cmocka_unit_test(test_human),
+        cmocka_unit_test(test_month),          cmocka_unit_test(test_version),
+        cmocka_unit_test(test_text_options),   cmocka_unit_test(test_prefix_contract),
+        cmocka_unit_test(test_number_prefix),  cmocka_unit_test(test_number_prefix_resolution),
+        cmocka_unit_test(test_prefix_decides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
