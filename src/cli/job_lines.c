@@ -470,6 +470,8 @@ static void drop_runs(struct lx *x, size_t from, size_t k)
 {
     for (size_t i = from; i < from + k; i++)
         unlink(x->runs[i].path);
+    if (k == 0)
+        return;
     memmove(x->runs + from, x->runs + from + k, (x->nruns - from - k) * sizeof *x->runs);
     x->nruns -= k;
 }
