@@ -34,7 +34,10 @@ peakB=0
 while kill -0 "$job" 2>/dev/null; do
     # Directories holding run files (with their modes), and the space used in each temp dir.
     find "$A" "$B" -mindepth 2 -maxdepth 2 -name 'run-*' -printf '%h\n' 2>/dev/null |
-        sort -u | while read -r d; do echo "$d $(stat -c %a "$d" 2>/dev/null)"; done >>"$T/seen"
+        sort -u | while read -r d; do
+            # a directory removed between find and stat (the sort is ending) has no mode
+            m=$(stat -c %a "$d" 2>/dev/null) && echo "$d $m"
+        done >>"$T/seen"
     useA=$(du -sk "$A" 2>/dev/null | cut -f1)
     useB=$(du -sk "$B" 2>/dev/null | cut -f1)
     [ "${useA:-0}" -gt "$peakA" ] && peakA=$useA
