@@ -525,7 +525,8 @@ static void put(struct wbuf *b, const void *data, size_t n)
         b->p = p;
         b->cap = cap;
     }
-    memcpy(b->p + b->len, data, n);
+    if (n) /* data may be NULL for an empty array */
+        memcpy(b->p + b->len, data, n);
     b->len += n;
 }
 
@@ -551,10 +552,12 @@ static void get(struct rbuf *b, void *data, size_t n)
 {
     if (b->bad || n > b->len - b->at) {
         b->bad = 1;
-        memset(data, 0, n);
+        if (n)
+            memset(data, 0, n);
         return;
     }
-    memcpy(data, b->p + b->at, n);
+    if (n)
+        memcpy(data, b->p + b->at, n);
     b->at += n;
 }
 
