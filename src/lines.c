@@ -153,6 +153,47 @@ void dsort_lines_sort(const struct dsort_lines_order *o, const unsigned char *bu
         }
 }
 
+/* ---- inputs as lines ---- */
+
+size_t dsort_lines_file_at(const struct dsort_inputs *in, uint64_t x)
+{
+    size_t lo = 0, hi = in->count;
+    while (lo < hi) { /* first file whose end is beyond x */
+        size_t m = (lo + hi) / 2;
+        if (in->files[m].first + in->files[m].records > x)
+            hi = m;
+        else
+            lo = m + 1;
+    }
+    return lo;
+}
+
+enum dsort_status dsort_lines_range_start(const struct dsort_inputs *in, uint64_t x,
+                                          unsigned char eol, uint64_t *out, struct dsort_error *err)
+{
+    size_t f = dsort_lines_file_at(in, x);
+    if (f == in->count || x == in->files[f].first) {
+        *out = x;
+        return DSORT_OK;
+    }
+    unsigned char buf[65536];
+    uint64_t p = x - 1, fend = in->files[f].first + in->files[f].records;
+    while (p < fend) {
+        size_t want = fend - p < sizeof buf ? (size_t)(fend - p) : sizeof buf;
+        enum dsort_status st = dsort_inputs_read(in, p, want, buf, err);
+        if (st)
+            return st;
+        const unsigned char *e = memchr(buf, eol, want);
+        if (e) {
+            *out = p + (uint64_t)(e - buf) + 1;
+            return DSORT_OK;
+        }
+        p += want;
+    }
+    *out = fend;
+    return DSORT_OK;
+}
+
 /* ---- cursors ---- */
 
 static uint64_t get_be64(const unsigned char *p)

@@ -22,6 +22,7 @@
 
 #include "checksum.h"
 #include "error.h"
+#include "io.h"
 #include "keys.h"
 
 /* The order of lines: keys, their cached prefixes, and the framing. */
@@ -111,6 +112,16 @@ size_t dsort_lines_index(const struct dsort_lines_order *o, const unsigned char 
  * order). tmp has room for n entries. */
 void dsort_lines_sort(const struct dsort_lines_order *o, const unsigned char *buf,
                       struct dsort_line_ent *ents, size_t n, struct dsort_line_ent *tmp);
+
+/* Inputs as lines (opened as 1-byte records, see io.h): the file that holds byte x, i.e. the
+ * first non-empty one that ends beyond x (in->count past the end). */
+size_t dsort_lines_file_at(const struct dsort_inputs *in, uint64_t x);
+/* The first line start at or after byte x: x itself when it starts a file or follows an eol,
+ * else just after the next eol, or the file's end. A range that begins mid-line leaves that
+ * line to the range before (how ranks, and dsort-validate's ranks, cut the inputs). */
+enum dsort_status dsort_lines_range_start(const struct dsort_inputs *in, uint64_t x,
+                                          unsigned char eol, uint64_t *out,
+                                          struct dsort_error *err);
 
 /* A line being read from a stream: a cursor. */
 struct dsort_line_cursor {

@@ -498,25 +498,17 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     }
     if (o->bind)
         dsort_job_topo_bind(o->topo, c, o->verbose);
-    if (o->lines) {
-        sweep(c, o);
-        int code = dsort_job_sort_lines(c, o, in, &sh, &stats);
-        if (code == 0)
-            report(c, o, &stats, dsort_clock_now() - t0);
-        dsort_job_topo_destroy(o->topo);
-        o->topo = NULL;
-        return code;
-    }
-    stats.needed = dsort_job_mem_needed(&o->fmt, sh.n);
-    /* Every rank takes the same path: out of core if any rank's share does not fit. */
-    int fits = stats.needed <= stats.budget && !o->force_external;
-    stats.external = !dsort_comm_all_ok(c, fits);
     int code;
     sweep(c, o);
-    if (stats.external) {
-        code = dsort_job_sort_external(c, o, in, &sh, &stats);
+    if (o->lines) { /* lines choose between memory and spilling themselves */
+        code = dsort_job_sort_lines(c, o, in, &sh, &stats);
     } else {
-        code = dsort_job_sort_memory(c, o, in, &sh, &stats);
+        stats.needed = dsort_job_mem_needed(&o->fmt, sh.n);
+        /* Every rank takes the same path: out of core if any rank's share does not fit. */
+        int fits = stats.needed <= stats.budget && !o->force_external;
+        stats.external = !dsort_comm_all_ok(c, fits);
+        code = stats.external ? dsort_job_sort_external(c, o, in, &sh, &stats)
+                              : dsort_job_sort_memory(c, o, in, &sh, &stats);
     }
     if (code == 0)
         report(c, o, &stats, dsort_clock_now() - t0);

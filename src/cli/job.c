@@ -166,3 +166,17 @@ enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort
     free(all);
     return DSORT_OK;
 }
+
+enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const char *job, int rank,
+                                     struct dsort_tempdirs *td, struct dsort_error *err)
+{
+    char **temps = calloc(o->ntemp + 1, sizeof *temps);
+    if (!temps)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    size_t ntemps = 0;
+    /* Spill to a device this rank does not read, where the node has one. */
+    dsort_job_topo_temp_dirs(o->topo, o, temps, &ntemps);
+    enum dsort_status st = dsort_tempdirs_create(td, temps, ntemps, job, rank, err);
+    free(temps);
+    return st;
+}

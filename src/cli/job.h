@@ -18,6 +18,7 @@
 #include "comm.h"
 #include "format.h"
 #include "io.h"
+#include "tempdir.h"
 
 enum dsort_phase {
     PH_SAMPLE,
@@ -132,6 +133,11 @@ enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsor
                                    const struct dsort_sum128 *in_sum, uint64_t n_in,
                                    const struct dsort_sum128 *out_sum, uint64_t n_out,
                                    struct dsort_error *err);
+
+/* Local: this rank's per-job temp directories for spilled runs, under the -T dirs that the
+ * node's plan prefers (devices the rank does not read first). job: the same on every rank. */
+enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const char *job, int rank,
+                                     struct dsort_tempdirs *td, struct dsort_error *err);
 
 /* The topology: the node's plan (job_topo.c). Collective over the node. */
 struct dsort_job_topo;

@@ -811,16 +811,8 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         dsort_tempdirs_job_name(job, sizeof job);
     MPI_Bcast(job, sizeof job, MPI_CHAR, 0, c->comm);
     st = plan_memory(&x);
-    char **temps = calloc(o->ntemp + 1, sizeof *temps);
-    size_t ntemps = 0;
-    if (!temps && !st)
-        st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "out of memory");
-    if (!st) {
-        /* Spill to a device this rank does not read, where the node has one. */
-        dsort_job_topo_temp_dirs(o->topo, o, temps, &ntemps);
-        st = dsort_tempdirs_create(&x.td, temps, ntemps, job, c->rank, &x.err);
-    }
-    free(temps);
+    if (!st)
+        st = dsort_job_tempdirs(o, job, c->rank, &x.td, &x.err);
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
 

@@ -67,49 +67,6 @@ struct lx {
 
 /* ---- reading whole lines of the share ---- */
 
-/* The file that holds byte x (the first non-empty one at or after x), or in->count. */
-static size_t file_at(const struct dsort_inputs *in, uint64_t x)
-{
-    size_t lo = 0, hi = in->count;
-    while (lo < hi) { /* first file whose end is beyond x */
-        size_t m = (lo + hi) / 2;
-        if (in->files[m].first + in->files[m].records > x)
-            hi = m;
-        else
-            lo = m + 1;
-    }
-    return lo;
-}
-
-/* The first line start at or after x (within [x, limit]): x itself if it starts a file or
- * follows an eol, else just after the next eol (or the file's end). */
-static enum dsort_status align_start(const struct lx *x, uint64_t at, uint64_t *out,
-                                     struct dsort_error *err)
-{
-    const struct dsort_inputs *in = x->in;
-    size_t f = file_at(in, at);
-    if (f == in->count || at == in->files[f].first) {
-        *out = at;
-        return DSORT_OK;
-    }
-    unsigned char buf[65536];
-    uint64_t p = at - 1, fend = in->files[f].first + in->files[f].records;
-    while (p < fend) {
-        size_t want = fend - p < sizeof buf ? (size_t)(fend - p) : sizeof buf;
-        enum dsort_status st = dsort_inputs_read(in, p, want, buf, err);
-        if (st)
-            return st;
-        const unsigned char *e = memchr(buf, x->ord.eol, want);
-        if (e) {
-            *out = p + (uint64_t)(e - buf) + 1;
-            return DSORT_OK;
-        }
-        p += want;
-    }
-    *out = fend;
-    return DSORT_OK;
-}
-
 /* A chunk: lines at the front of an arena, their index entries at the back (growing down).
  * segs map data offsets to input positions (data is contiguous input but for the eols added at
  * files' ends). */
@@ -204,15 +161,15 @@ static enum dsort_status fill_chunk(struct lx *x, struct chunk *k, struct dsort_
             scan += len + 1;
         }
         uint64_t next = scan < k->used ? seg_pos(k, scan) : x->pos;
-        if (scan == k->used && (x->pos >= x->end || file_at(in, x->pos) == in->count))
+        if (scan == k->used && (x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count))
             goto done;
-        size_t f = file_at(in, x->pos);
+        size_t f = dsort_lines_file_at(in, x->pos);
         uint64_t fend = in->files[f].first + in->files[f].records;
         uint64_t used_room = k->used + k->n * ent;
         uint64_t room = k->size > used_room ? k->size - used_room : 0;
         if (room < ent + 2) {
             if (k->n == 0) {
-                size_t i = file_at(in, next);
+                size_t i = dsort_lines_file_at(in, next);
                 return DSORT_ERR(err, DSORT_ENOMEM, 0,
                                  "'%s': the line at byte %" PRIu64 " is longer than the %" PRIu64
                                  " bytes this rank can hold of one line (a third of its memory "
@@ -277,11 +234,11 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
         uint64_t at = first + n / windows * w, start;
         if (at < lo)
             continue;
-        if ((st = align_start(x, at, &start, err)))
+        if ((st = dsort_lines_range_start(x->in, at, eol, &start, err)))
             break;
         if (start >= first + n)
             break;
-        size_t f = file_at(x->in, start);
+        size_t f = dsort_lines_file_at(x->in, start);
         if (f == x->in->count)
             break;
         uint64_t fend = x->in->files[f].first + x->in->files[f].records;
@@ -823,19 +780,8 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
 /* Collective: this rank's temp directories (for spilled runs). Agrees. */
 static enum dsort_status make_tempdirs(struct lx *x)
 {
-    const struct dsort_job_options *o = x->o;
-    enum dsort_status st = DSORT_OK;
-    char **temps = calloc(o->ntemp + 1, sizeof *temps);
-    size_t ntemps = 0;
-    if (!temps)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-    else {
-        /* Spill to a device this rank does not read, where the node has one. */
-        dsort_job_topo_temp_dirs(o->topo, o, temps, &ntemps);
-        st = dsort_tempdirs_create(&x->td, temps, ntemps, x->job, x->c->rank, &x->err);
-        x->have_td = !st;
-    }
-    free(temps);
+    enum dsort_status st = dsort_job_tempdirs(x->o, x->job, x->c->rank, &x->td, &x->err);
+    x->have_td = !st;
     return dsort_comm_agree(x->c, st, &x->err);
 }
 
@@ -894,7 +840,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     MPI_Bcast(x.job, sizeof x.job, MPI_CHAR, 0, c->comm);
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);
-    st = align_start(&x, sh->first, &x.pos, &x.err);
+    st = dsort_lines_range_start(in, sh->first, o->eol, &x.pos, &x.err);
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
     if ((st = choose_splitters(&x)))
@@ -937,7 +883,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         dsort_job_phase_end(stats, PH_READ, &pc);
         if ((st = dsort_comm_agree(c, st, &x.err)))
             goto fail;
-        int more = !dsort_comm_all_ok(c, x.pos >= x.end || file_at(in, x.pos) == in->count);
+        int more =
+            !dsort_comm_all_ok(c, x.pos >= x.end || dsort_lines_file_at(in, x.pos) == in->count);
         if (direct && more) { /* the estimate was wrong (very short lines): spill after all */
             direct = 0;
         }

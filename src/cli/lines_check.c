@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "lines.h"
 #include "lines_check.h"
 
 struct lsum {
@@ -79,15 +80,6 @@ static void see(struct lsum *s, const struct dsort_keys *k, const unsigned char 
     s->lines++;
 }
 
-/* The file holding byte x (the first non-empty one at or after x), or in->count. */
-static size_t file_at(const struct dsort_inputs *in, uint64_t x)
-{
-    size_t i = 0;
-    while (i < in->count && in->files[i].first + in->files[i].records <= x)
-        i++;
-    return i;
-}
-
 /* Check the lines that start in [first, first + n) of the inputs. */
 static enum dsort_status check_range(const struct dsort_inputs *in, uint64_t first, uint64_t n,
                                      const struct dsort_keys *k, unsigned char eol, struct lsum *s,
@@ -99,29 +91,13 @@ static enum dsort_status check_range(const struct dsort_inputs *in, uint64_t fir
     if (!buf)
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     enum dsort_status st = DSORT_OK;
-    uint64_t pos = first;
+    uint64_t pos;
     /* a range that begins mid-line: that line is the previous rank's */
-    size_t f = file_at(in, pos);
-    if (f < in->count && pos > in->files[f].first) {
-        unsigned char c;
-        if ((st = dsort_inputs_read(in, pos - 1, 1, &c, err)))
-            goto out;
-        uint64_t fend = in->files[f].first + in->files[f].records;
-        while (c != eol && pos < fend) {
-            size_t want = fend - pos < cap ? (size_t)(fend - pos) : cap;
-            if ((st = dsort_inputs_read(in, pos, want, buf, err)))
-                goto out;
-            unsigned char *e = memchr(buf, eol, want);
-            if (e) {
-                pos += (uint64_t)(e - buf) + 1;
-                break;
-            }
-            pos += want;
-        }
-    }
+    if ((st = dsort_lines_range_start(in, first, eol, &pos, err)))
+        goto out;
     size_t have = 0; /* bytes in buf, starting at input byte `pos` */
     while (pos < end) {
-        f = file_at(in, pos + have);
+        size_t f = dsort_lines_file_at(in, pos + have);
         uint64_t fend = f < in->count ? in->files[f].first + in->files[f].records : pos + have;
         if (have == cap) { /* one line fills the buffer: grow it */
             unsigned char *b = realloc(buf, cap * 2 + 1);
