@@ -1,6 +1,7 @@
 #include "cleanup.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ static void block(sigset_t *old)
     sigemptyset(&set);
     for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
         sigaddset(&set, handled[i]);
-    sigprocmask(SIG_BLOCK, &set, old);
+    pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
 /* Unlink path/<name><i> for every i of a series. Async-signal-safe. */
@@ -145,8 +146,25 @@ void dsort_cleanup_install(void)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
         sigaddset(&sa.sa_mask, handled[i]);
-    for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+    for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) {
+        /* A signal the user ignored (nohup, trap '' HUP) stays ignored: the handler would
+         * otherwise turn it into a stop the user asked not to have. */
+        struct sigaction old;
+        if (sigaction(handled[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
         sigaction(handled[i], &sa, NULL);
+    }
+}
+
+int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+    /* The new thread inherits the creator's mask: block the handled signals around the
+     * create, so that only the threads that never block them (main) run the handler. */
+    sigset_t old;
+    block(&old);
+    int rc = pthread_create(tid, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 /* Fill a free slot (signals blocked meanwhile, so the handler never sees half a slot). */
@@ -168,7 +186,7 @@ static enum dsort_status add_slot(const char *path, int kind, const char *name, 
         st = DSORT_OK;
         break;
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (st)
         return DSORT_ERR(err, st, 0, "too many temporary files registered");
     return DSORT_OK;
@@ -197,7 +215,7 @@ void dsort_cleanup_forget(const char *path)
     for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++)
         if (slots[i].used && !strcmp(slots[i].path, path))
             slots[i].used = 0;
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int dsort_cleanup_signal(void)
@@ -210,7 +228,7 @@ void dsort_cleanup_set_prefix(const char *p)
     sigset_t old;
     block(&old);
     snprintf(prefix, sizeof prefix, "%s", p ? p : "");
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void dsort_cleanup_set_phase(const char *p)

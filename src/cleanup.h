@@ -11,13 +11,22 @@
 #ifndef DSORT_CLEANUP_H
 #define DSORT_CLEANUP_H
 
+#include <pthread.h>
+
 #include "error.h"
 
 #define DSORT_CLEANUP_SLOTS 256
 #define DSORT_CLEANUP_PATH_MAX 4096
 
-/* Install the signal handlers and the atexit hook (idempotent). */
+/* Install the signal handlers and the atexit hook (idempotent). A handled signal whose
+ * disposition is SIG_IGN when this is called (nohup, trap '' HUP) is left ignored. */
 void dsort_cleanup_install(void);
+
+/* pthread_create with the handled signals blocked in the new thread, so that a signal is
+ * handled by a thread that does not block it (the main thread), never by a helper thread
+ * while main goes on. Every helper thread of the project is created through this. Returns
+ * pthread_create's result. */
+int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 /* What a registered path is: removed in this order: files, markers, directories. */
 #define DSORT_CLEANUP_FILE 0

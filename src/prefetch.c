@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "cleanup.h"
+
 struct dsort_prefetch {
     pthread_t thread;
     pthread_mutex_t mu;
@@ -64,7 +66,7 @@ enum dsort_status dsort_prefetch_create(struct dsort_prefetch **out, struct dsor
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     pthread_mutex_init(&pf->mu, NULL);
     pthread_cond_init(&pf->cv, NULL);
-    int rc = pthread_create(&pf->thread, NULL, prefetch_main, pf);
+    int rc = dsort_cleanup_thread_create(&pf->thread, prefetch_main, pf);
     if (rc) {
         free(pf);
         return DSORT_ERR(err, DSORT_ENOMEM, rc, "cannot start a read-ahead thread");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "clock.h"
 #include "io.h"
 
@@ -210,7 +211,7 @@ enum dsort_status dsort_devread_run(const struct dsort_devread_req *reqs, size_t
     /* Groups 1.. in their own threads, group 0 here; a group whose thread cannot be created
      * runs here too, after group 0 (slower, still correct). */
     for (size_t k = 1; k < ng; k++)
-        g[k].threaded = pthread_create(&g[k].tid, NULL, group_thread, &g[k]) == 0;
+        g[k].threaded = dsort_cleanup_thread_create(&g[k].tid, group_thread, &g[k]) == 0;
     run_group(&g[0]);
     for (size_t k = 1; k < ng; k++)
         if (!g[k].threaded)
