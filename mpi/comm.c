@@ -8,36 +8,71 @@
 
 #include "cleanup.h"
 
+/* The communicator whose rank names the fatal line (set by init; one per process). */
+static const struct dsort_comm *named;
+
+/* The error handler of dsort's communicators: an MPI call that fails prints the line that
+ * names the rank, with MPI's text for the code, removes the temp files and ends the job. A
+ * failed call cannot be carried past safely (the other ranks may be waiting in a collective),
+ * and MPI_ERRORS_ARE_FATAL would end the job without saying which rank or why. */
+static void on_mpi_error(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    struct dsort_error err;
+    dsort_comm_check(*code, "an MPI call failed", &err);
+    if (named)
+        dsort_comm_die(named, &err);
+    fprintf(stderr, "dsort: %s\n", err.msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
 void dsort_comm_init(struct dsort_comm *c, MPI_Comm comm, const char *prog)
 {
     memset(c, 0, sizeof *c);
     c->comm = comm;
     c->prog = prog;
-    MPI_Comm_rank(comm, &c->rank);
-    MPI_Comm_size(comm, &c->size);
+    c->node = MPI_COMM_NULL;
     if (gethostname(c->host, sizeof c->host - 1))
         snprintf(c->host, sizeof c->host, "unknown");
+    /* From here on a failing MPI call ends the job with a line that names this rank. */
+    named = c;
+    MPI_Errhandler eh;
+    dsort_comm_require(c, MPI_Comm_create_errhandler(on_mpi_error, &eh),
+                       "creating the MPI error handler");
+    dsort_comm_require(c, MPI_Comm_set_errhandler(comm, eh), "setting the MPI error handler");
+    dsort_comm_require(c, MPI_Comm_rank(comm, &c->rank), "MPI_Comm_rank");
+    dsort_comm_require(c, MPI_Comm_size(comm, &c->size), "MPI_Comm_size");
     MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &c->node_rank);
-    MPI_Comm_size(node, &c->node_size);
+    dsort_comm_require(
+        c, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node),
+        "finding the ranks of this node (MPI_Comm_split_type)");
+    dsort_comm_require(c, MPI_Comm_set_errhandler(node, eh),
+                       "setting the MPI error handler of the node communicator");
+    MPI_Errhandler_free(&eh); /* the communicators keep it */
+    dsort_comm_require(c, MPI_Comm_rank(node, &c->node_rank), "MPI_Comm_rank (node)");
+    dsort_comm_require(c, MPI_Comm_size(node, &c->node_size), "MPI_Comm_size (node)");
     c->node = node;
     /* Nodes are numbered in the order of their lowest rank. */
     int low = c->rank, mylow = 0;
-    MPI_Allreduce(&low, &mylow, 1, MPI_INT, MPI_MIN, node);
+    dsort_comm_require(c, MPI_Allreduce(&low, &mylow, 1, MPI_INT, MPI_MIN, node),
+                       "finding the node's lowest rank (MPI_Allreduce)");
     int *lows = malloc((size_t)c->size * sizeof *lows);
+    if (!lows) { /* the others would wait in the Allgather for this rank */
+        struct dsort_error err;
+        DSORT_ERR(&err, DSORT_ENOMEM, 0, "out of memory numbering the nodes");
+        dsort_comm_die(c, &err);
+    }
+    dsort_comm_require(c, MPI_Allgather(&mylow, 1, MPI_INT, lows, 1, MPI_INT, comm),
+                       "numbering the nodes (MPI_Allgather)");
     c->node_index = 0;
     c->node_count = 0;
-    if (lows) {
-        MPI_Allgather(&mylow, 1, MPI_INT, lows, 1, MPI_INT, comm);
-        for (int r = 0; r < c->size; r++)
-            if (lows[r] == r) { /* r is a node's lowest rank */
-                if (r < mylow)
-                    c->node_index++;
-                c->node_count++;
-            }
-        free(lows);
-    }
+    for (int r = 0; r < c->size; r++)
+        if (lows[r] == r) { /* r is a node's lowest rank */
+            if (r < mylow)
+                c->node_index++;
+            c->node_count++;
+        }
+    free(lows);
     char prefix[160];
     snprintf(prefix, sizeof prefix, "%s: rank %d/%d (%s): ", prog, c->rank, c->size, c->host);
     dsort_cleanup_set_prefix(prefix);
@@ -45,15 +80,18 @@ void dsort_comm_init(struct dsort_comm *c, MPI_Comm comm, const char *prog)
 
 void dsort_comm_destroy(struct dsort_comm *c)
 {
+    if (named == c)
+        named = NULL;
     if (c->node != MPI_COMM_NULL)
-        MPI_Comm_free(&c->node);
+        MPI_Comm_free(&c->node); /* a failure here leaves nothing to do */
     c->node = MPI_COMM_NULL;
 }
 
 int dsort_comm_all_ok(const struct dsort_comm *c, int ok)
 {
     int in = ok ? 1 : 0, out = 0;
-    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, c->comm);
+    dsort_comm_require(c, MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, c->comm),
+                       "agreeing (MPI_Allreduce)");
     return out;
 }
 
@@ -76,13 +114,15 @@ enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status
 {
     int mine[2] = {st ? c->rank : c->size, (int)st}, low[2];
     /* MINLOC on (rank, status) pairs: the lowest failing rank and its status. */
-    MPI_Allreduce(mine, low, 1, MPI_2INT, MPI_MINLOC, c->comm);
+    dsort_comm_require(c, MPI_Allreduce(mine, low, 1, MPI_2INT, MPI_MINLOC, c->comm),
+                       "agreeing on success (MPI_Allreduce)");
     if (low[0] == c->size)
         return DSORT_OK;
     if (low[0] == c->rank)
         dsort_comm_print(c, "%s", err && err->msg[0] ? err->msg : dsort_status_name(st));
     int status = (int)st;
-    MPI_Bcast(&status, 1, MPI_INT, low[0], c->comm);
+    dsort_comm_require(c, MPI_Bcast(&status, 1, MPI_INT, low[0], c->comm),
+                       "sharing the failing rank's status (MPI_Bcast)");
     return (enum dsort_status)status;
 }
 
@@ -97,14 +137,16 @@ _Noreturn void dsort_comm_die(const struct dsort_comm *c, const struct dsort_err
 uint64_t dsort_comm_sum(const struct dsort_comm *c, uint64_t v)
 {
     uint64_t out = 0;
-    MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    dsort_comm_require(c, MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_SUM, c->comm),
+                       "summing over the ranks (MPI_Allreduce)");
     return out;
 }
 
 uint64_t dsort_comm_max(const struct dsort_comm *c, uint64_t v)
 {
     uint64_t out = 0;
-    MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MAX, c->comm);
+    dsort_comm_require(c, MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MAX, c->comm),
+                       "the maximum over the ranks (MPI_Allreduce)");
     return out;
 }
 
@@ -115,4 +157,21 @@ enum dsort_status dsort_comm_mpi_error(int code, const char *what, struct dsort_
     if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "MPI error %d", code);
     return DSORT_ERR(err, DSORT_EIO, 0, "%s: %s", what, text);
+}
+
+enum dsort_status dsort_comm_check(int mpi_rc, const char *what, struct dsort_error *err)
+{
+    if (mpi_rc == MPI_SUCCESS)
+        return DSORT_OK;
+    return dsort_comm_mpi_error(mpi_rc, what, err);
+}
+
+void dsort_comm_require(const struct dsort_comm *c, int mpi_rc, const char *what)
+{
+    if (mpi_rc == MPI_SUCCESS)
+        return;
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    dsort_comm_check(mpi_rc, what, &err);
+    dsort_comm_die(c, &err);
 }

@@ -7,6 +7,14 @@
  * When a rank cannot reach an agreement point (an error in the middle of a phase that the
  * others may be blocked in), dsort_comm_die prints the same line, removes registered temp
  * files and calls MPI_Abort, which ends every rank of the job.
+ *
+ * MPI errors are never silent: dsort_comm_init gives comm (the caller's, e.g. MPI_COMM_WORLD)
+ * and the node communicator an error handler that prints the rank-named line with MPI's text
+ * for the code ("dsort: rank 1/4 (node07): an MPI call failed: MPI_ERR_TRUNCATE: ..."),
+ * removes registered temp files and aborts the job. A failed MPI call is not carried past:
+ * the other ranks may be blocked in the collective it belonged to. dsort_comm_check turns a
+ * code into a status where a caller checks one itself (calls on communicators of its own, set
+ * to MPI_ERRORS_RETURN); dsort_comm_require ends the job on a failed code.
  */
 #ifndef DSORT_COMM_H
 #define DSORT_COMM_H
@@ -26,8 +34,9 @@ struct dsort_comm {
     const char *prog; /* program name for messages */
 };
 
-/* Collective: fill c for comm (which stays owned by the caller). Also tells the signal
- * handler how to name this rank. */
+/* Collective: fill c for comm (which stays owned by the caller; its error handler becomes
+ * dsort's, above). Also tells the signal handler how to name this rank. c must outlive every
+ * MPI call on comm (the handler names the rank through it). */
 void dsort_comm_init(struct dsort_comm *c, MPI_Comm comm, const char *prog);
 
 /* Collective: free what init made. */
@@ -55,5 +64,14 @@ uint64_t dsort_comm_max(const struct dsort_comm *c, uint64_t v);
 
 /* Turn an MPI error code into text in err (DSORT_EIO). */
 enum dsort_status dsort_comm_mpi_error(int code, const char *what, struct dsort_error *err);
+
+/* Local: DSORT_OK if mpi_rc is MPI_SUCCESS; otherwise DSORT_EIO with "what: " and MPI's text
+ * for the code in err ("posting a send: MPI_ERR_RANK: invalid rank"). err may be NULL. */
+enum dsort_status dsort_comm_check(int mpi_rc, const char *what, struct dsort_error *err);
+
+/* Local: returns if mpi_rc is MPI_SUCCESS; otherwise does not return: dsort_comm_die with the
+ * message of dsort_comm_check (the line names the rank). For calls whose failure leaves no
+ * agreement point to reach, such as a failed collective. */
+void dsort_comm_require(const struct dsort_comm *c, int mpi_rc, const char *what);
 
 #endif

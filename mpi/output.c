@@ -9,11 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "io.h"
 #include "mem.h"
+#include "owner.h"
+#include "tempdir.h"
 
 /* O_DIRECT transfers: 4 KiB alignment, bounced through an 8 MiB aligned buffer. */
 #define DIRECT_ALIGN ((uint64_t)4096)
@@ -45,48 +48,126 @@ static int dir_is_empty(const char *dir)
     return empty;
 }
 
+/* Resolve the chain of symbolic links at path into out (at most 40, as the kernel allows).
+ * A dangling link resolves to the name it points to (which will be created). */
+static enum dsort_status resolve_links(const char *path, char *out, size_t len,
+                                       struct dsort_error *err)
+{
+    char cur[4096], link[4096];
+    snprintf(cur, sizeof cur, "%s", path);
+    for (int hop = 0;; hop++) {
+        struct stat sb;
+        if (lstat(cur, &sb) || !S_ISLNK(sb.st_mode))
+            break;
+        if (hop == 40)
+            return DSORT_ERR(err, DSORT_EINVAL, ELOOP, "output '%s'", path);
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0)
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot read the link '%s'", cur);
+        link[n] = '\0';
+        if (link[0] == '/') {
+            snprintf(cur, sizeof cur, "%s", link);
+        } else {
+            char dir[4096], base[4096], next[8300];
+            split_path(cur, dir, base, sizeof dir);
+            snprintf(next, sizeof next, "%s/%s", dir, link);
+            if (strlen(next) >= sizeof cur)
+                return DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s'", path);
+            snprintf(cur, sizeof cur, "%s", next);
+        }
+    }
+    if (strlen(cur) >= len)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s'", path);
+    snprintf(out, len, "%s", cur);
+    return DSORT_OK;
+}
+
+static const char *kind_name(mode_t m)
+{
+    return S_ISDIR(m)    ? "directory"
+           : S_ISCHR(m)  ? "character device"
+           : S_ISBLK(m)  ? "block device"
+           : S_ISFIFO(m) ? "FIFO"
+           : S_ISSOCK(m) ? "socket"
+                         : "special file";
+}
+
+/* Is sb /dev/null (character device 1:3)? */
+static int is_dev_null(const struct stat *sb)
+{
+    return S_ISCHR(sb->st_mode) && major(sb->st_rdev) == 1 && minor(sb->st_rdev) == 3;
+}
+
+/* Remove the output temps that killed jobs left in dir (SIGKILL gives no chance to clean):
+ * only those whose owner is provably dead (owner.h, tempdir.h). */
+static void sweep_dead_temps(const char *dir)
+{
+    struct dsort_sweep_report rep;
+    dsort_outtemps_sweep(dir, &rep);
+}
+
 /* Rank 0's part of open: create the temp file or staging directory. */
 static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
                                       struct dsort_error *err)
 {
+    enum dsort_status st = resolve_links(o->final, o->target, sizeof o->target, err);
+    if (st)
+        return st;
     char dir[4096], base[4096];
-    split_path(o->final, dir, base, sizeof dir);
+    split_path(o->target, dir, base, sizeof dir);
     struct stat sb;
     if (o->mode == DSORT_OUTPUT_FILE) {
-        if (!stat(o->final, &sb) && S_ISDIR(sb.st_mode))
-            return DSORT_ERR(err, DSORT_EINVAL, 0, "output '%s' is a directory", o->final);
-        if (snprintf(o->stage, sizeof o->stage, "%s/.%s.dsort-XXXXXX", dir, base) >=
-            (int)sizeof o->stage)
-            return DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s'", o->final);
-        int fd = mkostemp(o->stage, O_CLOEXEC);
-        if (fd < 0)
-            return DSORT_ERR(err, DSORT_EIO, errno, "cannot create output '%s'", o->final);
-        enum dsort_status st = dsort_cleanup_add(o->stage, 0, err);
+        int exists = !stat(o->target, &sb);
+        if (exists && is_dev_null(&sb)) {
+            o->null_sink = 1;
+            snprintf(o->stage, sizeof o->stage, "%s", o->target);
+            return DSORT_OK;
+        }
+        if (exists && !S_ISREG(sb.st_mode))
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "output '%s' is a %s; dsort replaces only regular files (or writes "
+                             "through to /dev/null)",
+                             o->final, kind_name(sb.st_mode));
+        sweep_dead_temps(dir);
+        int fd;
+        if ((st = dsort_owner_temp_file(o->stage, sizeof o->stage, dir, base, &fd, err)))
+            return st == DSORT_EINVAL
+                       ? DSORT_ERR(err, st, err->errnum, "output path too long: '%s'", o->final)
+                       : DSORT_ERR(err, st, err->errnum, "cannot create output '%s'", o->final);
+        st = dsort_cleanup_add(o->stage, 0, err);
+        if (exists) { /* the replacement keeps the file's mode and owner */
+            o->keep_mode = 1;
+            if (fchmod(fd, sb.st_mode & 07777) && !st)
+                st = DSORT_ERR(err, DSORT_EIO, errno, "cannot set the mode of '%s'", o->stage);
+            if (fchown(fd, sb.st_uid, sb.st_gid) && errno != EPERM && !st)
+                st = DSORT_ERR(err, DSORT_EIO, errno, "cannot set the owner of '%s'", o->stage);
+        }
         /* Size it now: a failure to reserve space shows before any sorting is done. */
         if (!st && ftruncate(fd, (off_t)total))
             st = DSORT_ERR(err, DSORT_EIO, errno, "cannot size output '%s'", o->final);
         close(fd);
         return st;
     }
-    if (!stat(o->final, &sb)) {
+    if (!stat(o->target, &sb)) {
         if (!S_ISDIR(sb.st_mode))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "output '%s' exists and is not a directory",
                              o->final);
-        int e = dir_is_empty(o->final);
+        int e = dir_is_empty(o->target);
         if (e < 0)
             return DSORT_ERR(err, DSORT_EIO, errno, "cannot read output directory '%s'", o->final);
         if (!e)
             return DSORT_ERR(err, DSORT_EINVAL, 0, "output directory '%s' exists and is not empty",
                              o->final);
     }
-    if (snprintf(o->stage, sizeof o->stage, "%s/.%s.dsort-XXXXXX", dir, base) >=
-        (int)sizeof o->stage)
-        return DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s'", o->final);
-    if (!mkdtemp(o->stage))
-        return DSORT_ERR(err, DSORT_EIO, errno, "cannot create output directory '%s'", o->final);
+    sweep_dead_temps(dir);
+    if ((st = dsort_owner_temp_dir(o->stage, sizeof o->stage, dir, base, err)))
+        return st == DSORT_EINVAL ? DSORT_ERR(err, st, err->errnum, "output path too long: '%s'",
+                                              o->final)
+                                  : DSORT_ERR(err, st, err->errnum,
+                                              "cannot create output directory '%s'", o->final);
     chmod(o->stage, 0755);
     /* The owner removes every rank's part on a signal, so that it can remove the stage. */
-    enum dsort_status st = dsort_cleanup_add_series(o->stage, "part-", 5, &o->nparts, err);
+    st = dsort_cleanup_add_series(o->stage, "part-", 5, &o->nparts, err);
     return st ? st : dsort_cleanup_add(o->stage, DSORT_CLEANUP_DIR, err);
 }
 
@@ -135,20 +216,22 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
     o->offset = c->rank == 0 ? 0 : before;
     if (stage_owner(c, o) && !st) {
         st = create_stage(o, total, err);
-        o->owns_stage = o->stage[0] && !st;
-        if (st && o->stage[0] && !strstr(o->stage, "XXXXXX"))
+        o->owns_stage = o->stage[0] && !st && !o->null_sink;
+        if (st && o->stage[0] && !strstr(o->stage, "XXXXXX") && !o->null_sink)
             o->owns_stage = 1; /* created, then failed: abandon removes it */
     }
     if ((st = dsort_comm_agree(c, st, err)))
         goto fail;
     MPI_Bcast(o->stage, (int)sizeof o->stage, MPI_CHAR, 0,
               mode == DSORT_OUTPUT_LOCAL_DIR ? c->node : c->comm);
+    if (mode == DSORT_OUTPUT_FILE)
+        MPI_Bcast(&o->null_sink, 1, MPI_INT, 0, c->comm);
     if (mode == DSORT_OUTPUT_FILE) {
         o->fd = open(o->stage, O_WRONLY | O_CLOEXEC);
         if (o->fd < 0)
             st = DSORT_ERR(err, DSORT_EIO, errno, "cannot open output '%s' (temp '%s')", o->final,
                            o->stage);
-        else if (c->rank == 0)
+        else if (c->rank == 0 && !o->keep_mode && !o->null_sink)
             fix_umask_mode(o->fd);
     } else {
         snprintf(o->part, sizeof o->part, "%s/part-%05d", o->stage, c->rank);
@@ -158,7 +241,7 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
         else
             st = dsort_cleanup_add(o->part, 0, err);
     }
-    if (!st && direct)
+    if (!st && direct && !o->null_sink)
         open_direct(o);
     if ((st = dsort_comm_agree(c, st, err)))
         goto fail;
@@ -194,6 +277,8 @@ static int write_direct(struct dsort_output *o, const unsigned char *p, uint64_t
             continue;
         if (put < 0)
             return -1;
+        if (put == 0) /* no progress: an error, never a reason to loop */
+            return errno = EIO, -1;
         if ((size_t)put % DIRECT_ALIGN)
             return errno = EIO, -1; /* cannot continue aligned; let the caller finish */
         p += put;
@@ -239,7 +324,8 @@ enum dsort_status dsort_output_set_share(const struct dsort_comm *c, struct dsor
     o->offset = c->rank == 0 ? 0 : before;
     o->bytes = my_bytes;
     enum dsort_status st = DSORT_OK;
-    if (o->mode == DSORT_OUTPUT_FILE && c->rank == 0 && ftruncate(o->fd, (off_t)total))
+    if (o->mode == DSORT_OUTPUT_FILE && c->rank == 0 && !o->null_sink &&
+        ftruncate(o->fd, (off_t)total))
         st = DSORT_ERR(err, DSORT_EIO, errno, "cannot size output '%s'", o->final);
     return dsort_comm_agree(c, st, err);
 }
@@ -249,13 +335,17 @@ uint64_t dsort_output_file_offset(const struct dsort_output *o, uint64_t off)
     return (o->mode == DSORT_OUTPUT_FILE ? o->offset : 0) + off;
 }
 
-/* Remove a staging directory and whatever dsort put in it (parts, manifest). */
+/* Remove a staging directory and whatever dsort put in it (parts, manifest): the _SUCCESS
+ * marker first, so that a directory half removed never claims to be complete. */
 static void remove_stage_dir(const char *stage)
 {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/_SUCCESS", stage);
+    unlink(path);
+    dsort_cleanup_forget(path);
     DIR *d = opendir(stage);
     if (d) {
         struct dirent *e;
-        char path[4400];
         while ((e = readdir(d)))
             if (!strncmp(e->d_name, "part-", 5) || strstr(e->d_name, "_SUCCESS")) {
                 snprintf(path, sizeof path, "%s/%s", stage, e->d_name);
@@ -279,6 +369,10 @@ void dsort_output_abandon(struct dsort_output *o)
         dsort_cleanup_forget(o->part);
         o->part[0] = '\0';
     }
+    if (o->renamed) { /* --local-output, failed between the phases: undo the rename */
+        remove_stage_dir(o->target);
+        o->renamed = 0;
+    }
     if (o->owns_stage) { /* rank 0 created the stage and removes it */
         if (o->mode == DSORT_OUTPUT_FILE) {
             unlink(o->stage);
@@ -292,7 +386,7 @@ void dsort_output_abandon(struct dsort_output *o)
 
 /* The stage owner: write the manifest into the staging directory. */
 static enum dsort_status write_manifest(const struct dsort_comm *c, struct dsort_output *o,
-                                        const struct dsort_part_info *parts,
+                                        const struct dsort_part_info *parts, int publish_it,
                                         struct dsort_error *err)
 {
     char path[4200], tmp[4200];
@@ -327,6 +421,8 @@ static enum dsort_status write_manifest(const struct dsort_comm *c, struct dsort
         st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write manifest '%s'", tmp);
     if (fclose(f) && !st)
         st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write manifest '%s'", tmp);
+    if (!publish_it) /* --local-output: renamed to _SUCCESS in the second phase */
+        return st;
     if (!st && rename(tmp, path))
         st = DSORT_ERR(err, DSORT_EIO, errno, "cannot rename manifest to '%s'", path);
     dsort_cleanup_forget(tmp);
@@ -342,28 +438,78 @@ static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output
 {
     enum dsort_status st;
     if (o->mode == DSORT_OUTPUT_FILE) {
-        if (rename(o->stage, o->final))
+        if (o->null_sink)
+            return DSORT_OK;
+        if (rename(o->stage, o->target))
             return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage,
                              o->final);
         dsort_cleanup_forget(o->stage);
         o->owns_stage = 0;
-        return dsort_io_fsync_parent(o->final, err);
+        return dsort_io_fsync_parent(o->target, err);
     }
-    if ((st = write_manifest(c, o, parts, err)) || (st = dsort_io_fsync_dir(o->stage, err)))
+    const int local = o->mode == DSORT_OUTPUT_LOCAL_DIR;
+    if ((st = write_manifest(c, o, parts, !local, err)) || (st = dsort_io_fsync_dir(o->stage, err)))
         return st;
-    if (rename(o->stage, o->final))
-        return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage, o->final);
-    /* Committed: nothing under the final name may be removed from here on. */
     char path[4200];
+    if (local) {
+        /* Phase one of two: the renamed directory has no _SUCCESS yet, and until phase two
+         * is agreed it is ours to remove (on errors and on signals). */
+        if ((st = dsort_cleanup_add_series(o->target, "part-", 5, &o->nparts, err)) ||
+            (st = dsort_cleanup_add(o->target, DSORT_CLEANUP_DIR, err)))
+            return st;
+        snprintf(path, sizeof path, "%s/._SUCCESS.tmp", o->target);
+        if ((st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err)))
+            return st;
+    }
+    if (rename(o->stage, o->target)) {
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage, o->final);
+        if (local) {
+            dsort_cleanup_forget(o->target);
+            dsort_cleanup_forget(path);
+        }
+        return st;
+    }
+    /* The stage's names are gone with the rename. */
     for (int r = 0; r < c->size; r++) {
         snprintf(path, sizeof path, "%s/part-%05d", o->stage, r);
         dsort_cleanup_forget(path);
     }
+    snprintf(path, sizeof path, "%s/._SUCCESS.tmp", o->stage);
+    dsort_cleanup_forget(path);
     snprintf(path, sizeof path, "%s/_SUCCESS", o->stage);
     dsort_cleanup_forget(path);
     dsort_cleanup_forget(o->stage);
     o->owns_stage = 0;
-    return dsort_io_fsync_parent(o->final, err);
+    o->renamed = local;
+    return dsort_io_fsync_parent(o->target, err);
+}
+
+/* --local-output, phase two (a stage owner whose DIR is renamed): _SUCCESS, last of all. */
+static enum dsort_status mark_success(struct dsort_output *o, struct dsort_error *err)
+{
+    char tmp[4200], path[4200];
+    snprintf(tmp, sizeof tmp, "%s/._SUCCESS.tmp", o->target);
+    snprintf(path, sizeof path, "%s/_SUCCESS", o->target);
+    enum dsort_status st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err);
+    if (!st && rename(tmp, path))
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot rename manifest to '%s'", path);
+    return st ? st : dsort_io_fsync_dir(o->target, err);
+}
+
+/* Committed: nothing under the final name may be removed from here on. */
+static void forget_target(const struct dsort_comm *c, struct dsort_output *o)
+{
+    char path[4200];
+    for (int r = 0; r < c->size; r++) {
+        snprintf(path, sizeof path, "%s/part-%05d", o->target, r);
+        dsort_cleanup_forget(path);
+    }
+    snprintf(path, sizeof path, "%s/_SUCCESS", o->target);
+    dsort_cleanup_forget(path);
+    snprintf(path, sizeof path, "%s/._SUCCESS.tmp", o->target);
+    dsort_cleanup_forget(path);
+    dsort_cleanup_forget(o->target);
+    o->renamed = 0;
 }
 
 enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_output *o,
@@ -372,7 +518,7 @@ enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_o
     enum dsort_status st = DSORT_OK;
     const char *name = o->mode == DSORT_OUTPUT_FILE ? o->final : o->part;
     close_direct(o);
-    if (fsync(o->fd))
+    if (!o->null_sink && fsync(o->fd))
         st = DSORT_ERR(err, DSORT_EIO, errno, "cannot fsync output '%s'", name);
     if (close(o->fd) && !st)
         st = DSORT_ERR(err, DSORT_EIO, errno, "cannot close output '%s'", name);
@@ -395,6 +541,15 @@ enum dsort_status dsort_output_commit(const struct dsort_comm *c, struct dsort_o
     free(parts);
     if ((st = dsort_comm_agree(c, st, err)))
         goto fail;
+    if (o->mode == DSORT_OUTPUT_LOCAL_DIR) {
+        /* Every node's DIR is renamed: now, and only now, the _SUCCESS markers. */
+        if (owner)
+            st = mark_success(o, err);
+        if ((st = dsort_comm_agree(c, st, err)))
+            goto fail;
+        if (owner)
+            forget_target(c, o);
+    }
     o->part[0] = '\0';
     return DSORT_OK;
 fail:

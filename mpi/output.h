@@ -11,6 +11,18 @@
  * A run that fails anywhere before the rename leaves only hidden temp names, and those are
  * registered with the cleanup module, so they are removed on error and on signals.
  *
+ * What is replaced: a symbolic link as FILE or DIR is followed (the file it points to is
+ * replaced, the link stays); an existing regular FILE keeps its mode and owner (as GNU sort
+ * keeps them when it truncates). Only a regular file or a name that does not exist is
+ * replaced by rename: `/dev/null` is written through (every rank writes its range to it, so
+ * that benchmarks can discard the output), and any other device, FIFO, socket or directory is
+ * refused by open, before any work, with a message naming it; it is never replaced.
+ *
+ * `--local-output` commits in two phases, so that no node shows a _SUCCESS that the job did
+ * not earn: every node's stage is renamed to its DIR, all agree, and only then every node
+ * writes its _SUCCESS, last of all; all agree again. On a failure after a rename every node
+ * removes what it renamed (_SUCCESS first, then the parts and the directory).
+ *
  * open and commit are collective over c->comm and agree internally: they return the same
  * status on every rank (the lowest failing rank has printed the error line). write is local.
  */
@@ -30,7 +42,8 @@ enum dsort_output_mode { DSORT_OUTPUT_FILE, DSORT_OUTPUT_DIR, DSORT_OUTPUT_LOCAL
 
 struct dsort_output {
     enum dsort_output_mode mode;
-    char final[4096]; /* the name the user asked for */
+    char final[4096];  /* the name the user asked for */
+    char target[4096]; /* final with its symbolic links resolved: what is replaced */
     char stage[4096]; /* temp file (FILE) or staging directory (DIR) */
     char part[4096];  /* DIR: this rank's part inside stage */
     int fd;
@@ -39,6 +52,9 @@ struct dsort_output {
     uint64_t offset;          /* FILE: this rank's first byte in the file */
     uint64_t bytes;           /* this rank's share */
     int owns_stage;           /* rank 0: created stage, removes it on failure */
+    int null_sink;            /* FILE: the target is /dev/null, written through */
+    int keep_mode;            /* FILE: replaces a file whose mode and owner it kept */
+    int renamed;              /* LOCAL_DIR: this node's stage is renamed (commit phase 1) */
     volatile unsigned nparts; /* part-NNNNN names to remove with the stage */
 };
 

@@ -1,6 +1,7 @@
 #include "splitters.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +58,10 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
     struct cand *cands = malloc((size_t)p * sizeof *cands);
     char *done = calloc(m, 1);
     enum dsort_status st = DSORT_OK;
-    int ok = lo && hi && cnt && gcnt && mine && all && tmp && pivots && cands && done, all_ok = 0;
+    /* One Allgather moves p*m*slot bytes with an int count of m*slot per rank. */
+    int ok = lo && hi && cnt && gcnt && mine && all && tmp && pivots && cands && done &&
+             m * slot <= (size_t)INT_MAX,
+        all_ok = 0;
     /* Agree before the first round, so that no rank waits in a collective for one that left. */
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
     if (!all_ok) {
@@ -157,4 +161,11 @@ out:
     free(cands);
     free(done);
     return st;
+}
+
+uint64_t dsort_splitters_memory(int p, size_t key_size)
+{
+    const uint64_t m = p > 1 ? (uint64_t)p - 1 : 0, slot = sizeof(uint64_t) + key_size;
+    return m * (4 * sizeof(uint64_t) + slot + key_size + 1) + (uint64_t)p * m * slot +
+           (uint64_t)p * 32 + key_size;
 }

@@ -39,4 +39,9 @@ struct dsort_splitter_keys {
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err);
 
+/* Local: the bytes dsort_splitters_cut allocates at p ranks for composite keys of key_size
+ * bytes (p proposals of every one of the p-1 splitters: O(p^2), so that callers can count it
+ * against the memory budget). */
+uint64_t dsort_splitters_memory(int p, size_t key_size);
+
 #endif

@@ -80,7 +80,7 @@ enum dsort_status dsort_awriter_create(struct dsort_awriter **out, int fd, const
     }
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    int rc = dsort_cleanup_thread_create(&w->thread, writer_main, w);
+    int rc = dsort_cleanup_thread_create(&w->thread, writer_main, w, "dsort-writer");
     if (rc) {
         dsort_mem_free(w->buf[0], buf_len);
         dsort_mem_free(w->buf[1], buf_len);

@@ -156,3 +156,10 @@ void dsort_checksum_records(struct dsort_sum128 *s, const unsigned char *recs, s
     for (size_t i = 0; i < nrec; i++, recs += rec_size)
         dsort_sum128_add(s, ~crc_update(&crc32_tab, 0xFFFFFFFFu, recs, rec_size));
 }
+
+void dsort_checksum_records_c(struct dsort_sum128 *s, const unsigned char *recs, size_t nrec,
+                              size_t rec_size)
+{
+    for (size_t i = 0; i < nrec; i++, recs += rec_size)
+        dsort_sum128_add(s, dsort_crc32c(0, recs, rec_size));
+}

@@ -57,4 +57,10 @@ void dsort_sum128_hex(const struct dsort_sum128 *s, char out[33]);
 void dsort_checksum_records(struct dsort_sum128 *s, const unsigned char *recs, size_t nrec,
                             size_t rec_size);
 
+/* The same with CRC32C (hardware-accelerated where the CPU has it: about 7 GB/s here against
+ * 0.7 GB/s for the CRC-32 above): the sum behind dsort's always-on conservation check, which
+ * compares what a job read with what it handed to the writer. Not valsort's figure. */
+void dsort_checksum_records_c(struct dsort_sum128 *s, const unsigned char *recs, size_t nrec,
+                              size_t rec_size);
+
 #endif /* DSORT_CHECKSUM_H */

@@ -133,6 +133,20 @@ static void at_exit(void)
     dsort_cleanup_run();
 }
 
+/* The handled signals that were ignored when the program started (before MPI_Init, which
+ * may install handlers of its own: Open MPI's singleton start-up does for SIGHUP). */
+static volatile sig_atomic_t ignored_at_start[sizeof handled / sizeof handled[0]];
+static int remembered;
+
+void dsort_cleanup_remember_ignored(void)
+{
+    for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) {
+        struct sigaction old;
+        ignored_at_start[i] = sigaction(handled[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+    }
+    remembered = 1;
+}
+
 void dsort_cleanup_install(void)
 {
     static int installed;
@@ -150,13 +164,16 @@ void dsort_cleanup_install(void)
         /* A signal the user ignored (nohup, trap '' HUP) stays ignored: the handler would
          * otherwise turn it into a stop the user asked not to have. */
         struct sigaction old;
-        if (sigaction(handled[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        if ((remembered && ignored_at_start[i]) ||
+            (sigaction(handled[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)) {
+            signal(handled[i], SIG_IGN); /* again, in case MPI_Init replaced it */
             continue;
+        }
         sigaction(handled[i], &sa, NULL);
     }
 }
 
-int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg)
+int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg, const char *name)
 {
     /* The new thread inherits the creator's mask: block the handled signals around the
      * create, so that only the threads that never block them (main) run the handler. */
@@ -164,6 +181,8 @@ int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg)
     block(&old);
     int rc = pthread_create(tid, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!rc && name)
+        pthread_setname_np(*tid, name); /* shows in /proc/PID/task/TID/comm, top -H, gdb */
     return rc;
 }
 

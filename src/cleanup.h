@@ -22,11 +22,16 @@
  * disposition is SIG_IGN when this is called (nohup, trap '' HUP) is left ignored. */
 void dsort_cleanup_install(void);
 
+/* Note which handled signals are ignored now; call it first thing in main, before MPI_Init
+ * (which may install handlers of its own), so that install keeps those ignored. */
+void dsort_cleanup_remember_ignored(void);
+
 /* pthread_create with the handled signals blocked in the new thread, so that a signal is
  * handled by a thread that does not block it (the main thread), never by a helper thread
- * while main goes on. Every helper thread of the project is created through this. Returns
- * pthread_create's result. */
-int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg);
+ * while main goes on. Every helper thread of the project is created through this. name
+ * (at most 15 characters, e.g. "dsort-writer"; may be NULL) names the thread for ps, top and
+ * the tests. Returns pthread_create's result. */
+int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg, const char *name);
 
 /* What a registered path is: removed in this order: files, markers, directories. */
 #define DSORT_CLEANUP_FILE 0

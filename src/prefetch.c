@@ -66,7 +66,7 @@ enum dsort_status dsort_prefetch_create(struct dsort_prefetch **out, struct dsor
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     pthread_mutex_init(&pf->mu, NULL);
     pthread_cond_init(&pf->cv, NULL);
-    int rc = dsort_cleanup_thread_create(&pf->thread, prefetch_main, pf);
+    int rc = dsort_cleanup_thread_create(&pf->thread, prefetch_main, pf, "dsort-readahd");
     if (rc) {
         free(pf);
         return DSORT_ERR(err, DSORT_ENOMEM, rc, "cannot start a read-ahead thread");

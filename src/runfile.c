@@ -151,52 +151,55 @@ static void request(struct dsort_runreader *r, int b)
         dsort_prefetch_read(&r->rq);
 }
 
+/* Load the next non-empty block. Empty blocks are skipped in a loop (a file of many of them
+ * must not take a stack frame each); the end of the run, reached directly or after empty
+ * blocks, checks the record count the writer recorded. */
 static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *err)
 {
     struct dsort_runreader *r = c->ctx;
-    if (!r->pending) {
-        c->cur = c->end; /* end of run */
-        if (r->expected != UINT64_MAX && r->records != r->expected)
+    for (;;) {
+        if (!r->pending) {
+            c->cur = c->end; /* end of run */
+            if (r->expected != UINT64_MAX && r->records != r->expected)
+                return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                                 "run file '%s' ends after %" PRIu64 " of its %" PRIu64
+                                 " records (truncated on the temp disk?)",
+                                 r->path, r->records, r->expected);
+            return DSORT_OK;
+        }
+        enum dsort_status st = r->pf ? dsort_prefetch_wait(r->pf, &r->rq, err) : r->rq.st;
+        r->pending = 0;
+        if (st) {
+            if (!r->pf && err)
+                *err = r->rq.err;
+            return st;
+        }
+        const unsigned char *blk = r->buf[r->rq_buf];
+        uint64_t at = r->rq.off;
+        struct block_header h;
+        if (r->rq.got < DSORT_RUN_HEADER)
             return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                             "run file '%s' ends after %" PRIu64 " of its %" PRIu64
-                             " records (truncated on the temp disk?)",
-                             r->path, r->records, r->expected);
-        return DSORT_OK;
+                             "run file '%s' is truncated at offset %" PRIu64, r->path, at);
+        memcpy(&h, blk, sizeof h);
+        if (h.magic != RUN_MAGIC || h.payload > r->payload || h.payload % r->rec_size ||
+            h.records != h.payload / r->rec_size || DSORT_RUN_HEADER + h.payload > r->rq.got)
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "run file '%s': bad block header at offset %" PRIu64, r->path, at);
+        const unsigned char *payload = blk + DSORT_RUN_HEADER;
+        if (dsort_crc32c(0, payload, (size_t)h.payload) != h.crc)
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "run file '%s': CRC32C mismatch in the block at offset %" PRIu64
+                             " (the temp disk corrupted it)",
+                             r->path, at);
+        r->records += h.records;
+        r->bytes_read += r->rq.got;
+        c->cur = payload;
+        c->end = payload + h.payload;
+        request(r, !r->rq_buf); /* the next block, into the other buffer */
+        if (h.payload != 0)
+            return DSORT_OK;
+        c->cur = c->end; /* an empty block: on to the next, or to the end checks */
     }
-    enum dsort_status st = r->pf ? dsort_prefetch_wait(r->pf, &r->rq, err) : r->rq.st;
-    r->pending = 0;
-    if (st) {
-        if (!r->pf && err)
-            *err = r->rq.err;
-        return st;
-    }
-    const unsigned char *blk = r->buf[r->rq_buf];
-    uint64_t at = r->rq.off;
-    struct block_header h;
-    if (r->rq.got < DSORT_RUN_HEADER)
-        return DSORT_ERR(err, DSORT_EFORMAT, 0, "run file '%s' is truncated at offset %" PRIu64,
-                         r->path, at);
-    memcpy(&h, blk, sizeof h);
-    if (h.magic != RUN_MAGIC || h.payload > r->payload || h.payload % r->rec_size ||
-        h.records != h.payload / r->rec_size || DSORT_RUN_HEADER + h.payload > r->rq.got)
-        return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                         "run file '%s': bad block header at offset %" PRIu64, r->path, at);
-    const unsigned char *payload = blk + DSORT_RUN_HEADER;
-    if (dsort_crc32c(0, payload, (size_t)h.payload) != h.crc)
-        return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                         "run file '%s': CRC32C mismatch in the block at offset %" PRIu64
-                         " (the temp disk corrupted it)",
-                         r->path, at);
-    r->records += h.records;
-    r->bytes_read += r->rq.got;
-    c->cur = payload;
-    c->end = payload + h.payload;
-    if (h.payload == 0)
-        c->cur = c->end;
-    request(r, !r->rq_buf); /* the next block, into the other buffer */
-    if (h.payload == 0 && r->pending)
-        return run_refill(c, err);
-    return DSORT_OK;
 }
 
 enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,

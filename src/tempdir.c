@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "owner.h"
 
 static void owner_path(const char *dir, char *buf, size_t len)
 {
@@ -46,16 +48,31 @@ static enum dsort_status make_one(const char *dir, int *created, const volatile 
         dsort_cleanup_forget(dir);
         return st;
     }
-    char p[4200], host[256] = "unknown";
+    /* mkdir's mode went through the umask; the sweeper wants exactly 0700. */
+    if (chmod(dir, 0700))
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot set the mode of '%s'", dir);
+    char p[4200], line[DSORT_OWNER_TEXT_MAX];
     owner_path(dir, p, sizeof p);
-    gethostname(host, sizeof host - 1);
     if ((st = dsort_cleanup_add(p, DSORT_CLEANUP_MARKER, err)))
         return st;
-    FILE *f = fopen(p, "w");
-    if (!f)
+    struct dsort_owner me;
+    dsort_owner_self(&me, NULL); /* an incomplete one is written too: never judged dead */
+    size_t len = dsort_owner_format(&me, line, sizeof line), done = 0;
+    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot write '%s'", p);
-    fprintf(f, "%s %ld\n", host, (long)getpid());
-    if (fclose(f))
+    while (done < len) {
+        ssize_t w = write(fd, line + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            close(fd);
+            return DSORT_ERR(err, DSORT_EIO, e, "cannot write '%s'", p);
+        }
+        done += (size_t)w;
+    }
+    if (close(fd))
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot write '%s'", p);
     return DSORT_OK;
 }
@@ -113,87 +130,245 @@ void dsort_tempdirs_job_name(char *buf, size_t len)
             *p = '_';
 }
 
-/* Remove a dead job's directory: its run files, the owner file, the directory. */
-static void remove_dir(const char *dir)
+/* Decimal digits only, at most 10 of them, > 0. */
+static int parse_pid(const char *s, size_t n, long *pid)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char p[4400];
-        while ((e = readdir(d)))
-            if (!strncmp(e->d_name, "run-", 4) || !strcmp(e->d_name, "owner")) {
-                snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-                unlink(p);
-            }
-        closedir(d);
-    }
-    rmdir(dir);
+    if (n == 0 || n > 10 || strspn(s, "0123456789") < n)
+        return 0;
+    long v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (s[i] - '0');
+    *pid = v;
+    return v > 0 && v <= 0x7fffffffL;
 }
 
-/* "dsort-HOST-PID-rR" (or "dsort-slurmJ.S-HOST-PID-rR") -> HOST, PID. 0 if not that form. */
-static int name_owner(const char *name, char *host, size_t len, long *pid)
+/* "dsort-REST-PID-rN" -> REST (the job name without its pid: it ends with the host of the
+ * job's rank 0) and PID. 0 if the name is not of that form. */
+static int name_owner(const char *name, const char **rest, size_t *rest_len, long *pid)
 {
+    if (strncmp(name, "dsort-", 6))
+        return 0;
     const char *r = strrchr(name, '-');
-    if (!r || r[1] != 'r')
+    if (!r || r[1] != 'r' || !r[2] || strspn(r + 2, "0123456789") != strlen(r + 2))
         return 0;
-    const char *p = r - 1;
-    while (p > name && *p != '-')
-        p--;
-    if (p <= name + 6)
+    const char *q = r - 1;
+    while (q > name + 6 && *q != '-')
+        q--;
+    if (q <= name + 6 || !parse_pid(q + 1, (size_t)(r - q - 1), pid))
         return 0;
-    char *end;
-    *pid = strtol(p + 1, &end, 10);
-    if (end != r || *pid <= 0)
-        return 0;
-    const char *h = p - 1;
-    while (h > name + 5 && *h != '-')
-        h--;
-    size_t n = (size_t)(p - h - 1);
-    if (*h != '-' || n == 0 || n >= len)
-        return 0;
-    memcpy(host, h + 1, n);
-    host[n] = '\0';
+    *rest = name + 6;
+    *rest_len = (size_t)(q - *rest);
     return 1;
+}
+
+/* Does a job name's REST end with this host, as dsort_tempdirs_job_name writes it? */
+static int named_here(const char *rest, size_t n)
+{
+    char host[128] = "host";
+    gethostname(host, sizeof host - 1);
+    for (char *p = host; *p; p++)
+        if (*p == '/' || *p == ' ')
+            *p = '_';
+    size_t h = strlen(host);
+    if (n < h || memcmp(rest + n - h, host, h))
+        return 0;
+    return n == h || rest[n - h - 1] == '-';
+}
+
+/* The owner file in directory fd: 1 if it is a regular file that parses into *o, 0 if there
+ * is none, -1 if it is anything else. */
+static int read_owner(int fd, struct dsort_owner *o)
+{
+    int ofd = openat(fd, "owner", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (ofd < 0)
+        return errno == ENOENT ? 0 : -1;
+    char text[DSORT_OWNER_TEXT_MAX];
+    size_t got = 0;
+    struct stat sb;
+    int ok = !fstat(ofd, &sb) && S_ISREG(sb.st_mode);
+    while (ok && got + 1 < sizeof text) {
+        ssize_t n = read(ofd, text + got, sizeof text - 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ok = n == 0;
+            break;
+        }
+        got += (size_t)n;
+    }
+    close(ofd);
+    text[got] = '\0';
+    return ok && !dsort_owner_parse(text, o, NULL) ? 1 : -1;
+}
+
+/* Open name in directory bfd as a directory of ours, never through a symlink. -1 if not. */
+static int open_own_dir(int bfd, const char *name, int exact_0700)
+{
+    int fd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
+        (exact_0700 && (sb.st_mode & 07777) != 0700)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Unlink the entries of directory fd that keep() accepts, relative to fd; closes fd. */
+static void remove_entries(int fd, int (*keep)(const char *name))
+{
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (keep(e->d_name))
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
+static int is_run(const char *name)
+{
+    return !strncmp(name, "run-", 4);
+}
+
+static void sweep_one(int bfd, const char *name, const struct dsort_owner *self,
+                      struct dsort_sweep_report *rep)
+{
+    const char *rest;
+    size_t rest_len;
+    long name_pid;
+    struct stat sb;
+    if (!name_owner(name, &rest, &rest_len, &name_pid) ||
+        fstatat(bfd, name, &sb, AT_SYMLINK_NOFOLLOW))
+        return; /* not a job directory's name, or gone */
+    int fd = S_ISDIR(sb.st_mode) ? open_own_dir(bfd, name, 1) : -1;
+    if (fd < 0) {
+        rep->unsafe++;
+        return;
+    }
+    struct dsort_owner o;
+    int have = read_owner(fd, &o);
+    if (have == 0) {
+        /* Killed while cleaning up (the owner file goes last but one): only an empty
+         * directory named on this host after a pid that does not exist is removed. */
+        close(fd);
+        if (!named_here(rest, rest_len))
+            rep->foreign++;
+        else if (!kill((pid_t)name_pid, 0) || errno != ESRCH)
+            rep->alive++;
+        else if (!unlinkat(bfd, name, AT_REMOVEDIR))
+            rep->removed++;
+        else
+            rep->unknown++;
+        return;
+    }
+    enum dsort_owner_state state = have > 0 ? dsort_owner_judge(&o) : DSORT_OWNER_UNKNOWN;
+    if (state != DSORT_OWNER_DEAD) {
+        close(fd);
+        if (state == DSORT_OWNER_ALIVE)
+            rep->alive++;
+        else if (have > 0 && strcmp(o.host, self->host))
+            rep->foreign++;
+        else
+            rep->unknown++;
+        return;
+    }
+    /* Runs first, the owner file last: a sweep interrupted here is finished by the next. */
+    int again = dup(fd);
+    remove_entries(fd, is_run);
+    if (again >= 0) {
+        unlinkat(again, "owner", 0);
+        close(again);
+    }
+    if (!unlinkat(bfd, name, AT_REMOVEDIR))
+        rep->removed++;
+    else
+        rep->unknown++;
 }
 
 void dsort_tempdirs_sweep(char *const *bases, size_t n, struct dsort_sweep_report *rep)
 {
     memset(rep, 0, sizeof *rep);
-    char myhost[256] = "unknown";
-    gethostname(myhost, sizeof myhost - 1);
+    struct dsort_owner self;
+    dsort_owner_self(&self, NULL);
     for (size_t i = 0; i < n; i++) {
-        DIR *d = opendir(bases[i]);
-        if (!d)
+        int bfd = open(bases[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = bfd < 0 ? NULL : fdopendir(bfd);
+        if (!d) {
+            if (bfd >= 0)
+                close(bfd);
             continue;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (strncmp(e->d_name, "dsort-", 6))
-                continue;
-            char dir[4400], own[4500], host[256];
-            long pid = 0;
-            snprintf(dir, sizeof dir, "%s/%s", bases[i], e->d_name);
-            owner_path(dir, own, sizeof own);
-            FILE *f = fopen(own, "r");
-            int ok = 0;
-            if (f) {
-                ok = fscanf(f, "%255s %ld", host, &pid) == 2;
-                fclose(f);
-            } else {
-                /* A dir whose owner file went (killed while cleaning up): its name has the
-                 * job's host and the pid of its rank 0, "dsort-HOST-PID-rR". */
-                ok = name_owner(e->d_name, host, sizeof host, &pid);
-            }
-            if (!ok)
-                continue;
-            if (strcmp(host, myhost)) {
-                rep->foreign++;
-            } else if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
-                rep->alive++;
-            } else {
-                remove_dir(dir);
-                rep->removed++;
-            }
         }
+        struct dirent *e;
+        while ((e = readdir(d)))
+            sweep_one(dirfd(d), e->d_name, &self, rep);
         closedir(d);
     }
+}
+
+/* What dsort puts in an -O staging directory: part-NNNNN, _SUCCESS, ._SUCCESS.tmp. */
+static int is_stage_entry(const char *name)
+{
+    if (!strcmp(name, "_SUCCESS") || !strcmp(name, "._SUCCESS.tmp"))
+        return 1;
+    return !strncmp(name, "part-", 5) && name[5] &&
+           strspn(name + 5, "0123456789") == strlen(name + 5);
+}
+
+static void sweep_outtemp(int bfd, const char *name, enum dsort_owner_state state,
+                          struct dsort_sweep_report *rep)
+{
+    struct stat sb;
+    if (fstatat(bfd, name, &sb, AT_SYMLINK_NOFOLLOW))
+        return;
+    if (!(S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)) || sb.st_uid != geteuid()) {
+        rep->unsafe++;
+        return;
+    }
+    if (state != DSORT_OWNER_DEAD) {
+        if (state == DSORT_OWNER_ALIVE)
+            rep->alive++;
+        else
+            rep->unknown++;
+        return;
+    }
+    if (S_ISREG(sb.st_mode)) {
+        /* unlink never follows a symlink: a name swapped since the fstatat is harmless. */
+        if (!unlinkat(bfd, name, 0))
+            rep->removed++;
+        return;
+    }
+    int fd = open_own_dir(bfd, name, 0);
+    if (fd < 0) {
+        rep->unsafe++;
+        return;
+    }
+    remove_entries(fd, is_stage_entry);
+    if (!unlinkat(bfd, name, AT_REMOVEDIR))
+        rep->removed++;
+    else
+        rep->unknown++;
+}
+
+void dsort_outtemps_sweep(const char *dir, struct dsort_sweep_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    int bfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = bfd < 0 ? NULL : fdopendir(bfd);
+    if (!d) {
+        if (bfd >= 0)
+            close(bfd);
+        return;
+    }
+    struct dirent *e;
+    enum dsort_owner_state state;
+    while ((e = readdir(d)))
+        if (dsort_owner_temp_judge(e->d_name, &state))
+            sweep_outtemp(dirfd(d), e->d_name, state, rep);
+    closedir(d);
 }

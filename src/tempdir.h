@@ -1,12 +1,23 @@
 /* tempdir.h - per-job temp directories for spilled runs, and sweeping dead jobs' leftovers.
  *
  * Each rank makes one directory in every temp dir it is given (-T, default $TMPDIR then
- * /tmp): "dsort-JOB-rRANK", mode 0700, holding an "owner" file with the host name and pid.
- * Runs are spread over the directories round-robin. Everything is registered with the
- * cleanup module, so it goes on success, on error and on SIGTERM/SIGINT.
- * A directory left by a job that was killed (SIGKILL leaves no chance to clean) is found by a
- * later run: dsort_tempdirs_sweep removes those whose owner ran on this host and is no longer
- * alive, and reports those it cannot judge (owned by another host). Local.
+ * /tmp): "dsort-JOB-rRANK", mode 0700, holding an "owner" file (mode 0600) that describes
+ * the process (owner.h: host, boot, pid namespace, pid, start time). Runs are spread over the
+ * directories round-robin. Everything is registered with the cleanup module, so it goes on
+ * success, on error and on SIGTERM/SIGINT.
+ *
+ * What a job killed by SIGKILL leaves is found by a later run. dsort_tempdirs_sweep removes a
+ * directory only when all of this holds, and touches nothing else:
+ *   - it is a real directory (no symlink is followed: each level is opened with O_NOFOLLOW
+ *     and everything below is removed with unlinkat relative to the opened directory),
+ *     owned by our effective uid, with permission bits exactly 0700;
+ *   - its owner file parses (the old "HOST PID" form does not) and its owner is provably
+ *     dead (dsort_owner_judge).
+ * Only the run files ("run-*") and the owner file are removed, then the directory; anything
+ * else inside makes the final rmdir fail and the directory stays. A directory with no owner
+ * file (a job killed while cleaning up) is only rmdir'ed, when it is empty, was named on this
+ * host and its name's pid does not exist. dsort_outtemps_sweep does the same for output temps
+ * (owner.h), judged from their names. Local; best effort, never fails.
  */
 #ifndef DSORT_TEMPDIR_H
 #define DSORT_TEMPDIR_H
@@ -34,13 +45,27 @@ void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len);
 void dsort_tempdirs_destroy(struct dsort_tempdirs *t);
 
 struct dsort_sweep_report {
-    unsigned removed; /* dead jobs' directories removed */
-    unsigned foreign; /* directories owned by other hosts, left alone */
-    unsigned alive;   /* directories of jobs still running here */
+    unsigned removed; /* dead jobs' directories (or output temps) removed */
+    unsigned foreign; /* directories of jobs of other hosts, left alone */
+    unsigned alive;   /* directories (output temps) of processes still running here */
+    unsigned unknown; /* left alone, owner not provably dead: no owner file or an old or bad
+                       * one, another boot or pid namespace, or (output temps) another place */
+    unsigned unsafe;  /* left alone, not ours to judge: a symlink or other non-directory (not
+                       * a regular file, for -o temps), another uid, a mode other than 0700 */
 };
 
-/* Sweep the bases for dead jobs' directories (see above). Never fails; best effort. */
+/* Sweep the bases for dead jobs' directories named "dsort-*-PID-rN" (see above). Never
+ * fails; best effort. */
 void dsort_tempdirs_sweep(char *const *bases, size_t n, struct dsort_sweep_report *rep);
+
+/* Sweep dir (the directory of an -o file or of an -O directory) for output temps of dead
+ * processes: entries ".BASE.dsort-HASH-PID-START-XXXXXX" (owner.h) owned by our effective
+ * uid whose owner is provably dead. A regular file (an -o temp) is unlinked; a directory (an
+ * -O staging directory) is opened without following symlinks, its "part-NNNNN", "_SUCCESS"
+ * and "._SUCCESS.tmp" are unlinked relative to it, then it is rmdir'ed (which fails, leaving
+ * it, if anything else is inside). Other names, symlinks and other types are left alone.
+ * Never fails; best effort. */
+void dsort_outtemps_sweep(const char *dir, struct dsort_sweep_report *rep);
 
 /* A job name for the temp directories: Slurm's job and step id when set, else host-pid. */
 void dsort_tempdirs_job_name(char *buf, size_t len);

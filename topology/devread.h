@@ -17,6 +17,10 @@
  * "unexpected end of file"); the other groups stop at their next chunk. Destination bytes
  * of failed or stopped requests are unspecified.
  *
+ * A before hook may also let its group read without the turn: it returns DSORT_OK after
+ * filling err (a waiting bound passed, a lock file refused). The group then reads, and its
+ * stat says so (no_turn = 1, note = err's message), so that the program can tell the user.
+ *
  * Stats: one entry per group in order of first appearance: bytes read and seconds spent
  * reading (from the first read to the last, without the time waiting in before).
  *
@@ -60,6 +64,8 @@ struct dsort_devread_stat {
     uint64_t bytes;      /* read successfully */
     double seconds;      /* reading */
     double wait_seconds; /* in hooks->before */
+    int no_turn;         /* 1: hooks->before let the group read without its turn */
+    char note[256];      /* why, when no_turn ("no turn on device sda after 5.0 s: ...") */
 };
 
 /* Read all n requests. chunk: bytes per pread (0 = DSORT_DEVREAD_DEFAULT_CHUNK; smaller than
@@ -70,5 +76,58 @@ enum dsort_status dsort_devread_run(const struct dsort_devread_req *reqs, size_t
                                     const struct dsort_devread_hooks *hooks,
                                     struct dsort_devread_stat **stats, size_t *nstats,
                                     struct dsort_error *err);
+
+/* Stream tokens: the turns on a device across the processes of a node (plan.h's slots).
+ *
+ * A token is an exclusive flock(2) on a lock file, so a process that dies gives it back:
+ *   DIR/.dsort-UID-device-KEY-SLOT.lock
+ * DIR is /dev/shm (or /tmp where /dev/shm is not writable), UID the effective uid (users never
+ * share a lock), KEY the device key with '/' and ':' made '_'. The file is created mode 0600
+ * with O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC; a path that is a symbolic link, not a regular file
+ * or owned by another user is refused (never followed, never changed): no token.
+ *
+ * Waiting is bounded (wait_ms): the token is polled (LOCK_NB, naps of 1-50 ms). A holder shows
+ * that it is alive by touching its lock file's mtime when it takes the token and then every
+ * min(1 s, wait_ms / 4) (a heartbeat thread of the tokens object). A waiter passes the
+ * holder, reading without the token, when it has waited wait_ms and the file has not been
+ * touched for wait_ms: a holder that is stopped (SIGSTOP), or a process that holds the lock
+ * without the heartbeat. Waiting behind a holder that is reading goes on as long as it reads.
+ * A waiter never hangs for good on a holder that does not read; the price of a pass is only
+ * that more streams than the limit may read a device for a while.
+ *
+ * The tokens object is local and thread-safe: its hooks (dsort_devread_tokens_hooks) may run in
+ * several reading threads at once. Its before hook never fails a group: when no token can be
+ * had it returns DSORT_OK with err filled (see above), so the group reads anyway. */
+#define DSORT_DEVREAD_TOKEN_WAIT_MS 5000L /* default bound; DSORT_TOKEN_WAIT_MS overrides */
+
+struct dsort_devread_tokens;
+
+/* The lock file of (key, slot) in dir (NULL: the default dir). DSORT_EINVAL if it does not fit
+ * in n bytes. */
+enum dsort_status dsort_devread_token_path(const char *dir, const char *key, unsigned slot,
+                                           char *buf, size_t n, struct dsort_error *err);
+
+/* Take the token of path, waiting as described above. wait_ms < 0: DSORT_TOKEN_WAIT_MS from
+ * the environment if set (milliseconds), else DSORT_DEVREAD_TOKEN_WAIT_MS. DSORT_OK: *fd
+ * holds the token (its mtime just touched); give it back with close(*fd). Otherwise *fd = -1
+ * and err says why: DSORT_EIO for a lock file that cannot be opened or is refused (symbolic
+ * link, not a regular file, another user's), DSORT_EINTR for a holder passed after the bound.
+ * Local, thread-safe; this alone keeps no heartbeat (the tokens object does). */
+enum dsort_status dsort_devread_token_take(const char *path, long wait_ms, int *fd,
+                                           struct dsort_error *err);
+
+/* dir: NULL for the default. wait_ms as for dsort_devread_token_take. slot(key, slot_arg):
+ * the slot of a device key (NULL: slot 0 for every key). *out is freed with
+ * dsort_devread_tokens_destroy, which gives back every token still held and stops the
+ * heartbeat; destroy(NULL) does nothing. DSORT_ENOMEM if out of memory. */
+enum dsort_status dsort_devread_tokens_create(const char *dir, long wait_ms,
+                                              unsigned (*slot)(const char *key, void *arg),
+                                              void *slot_arg, struct dsort_devread_tokens **out,
+                                              struct dsort_error *err);
+void dsort_devread_tokens_destroy(struct dsort_devread_tokens *t);
+
+/* Hooks for dsort_devread_run: before takes the group's token (or lets the group read without
+ * it, with a note), after gives it back. Valid while t lives. */
+struct dsort_devread_hooks dsort_devread_tokens_hooks(struct dsort_devread_tokens *t);
 
 #endif

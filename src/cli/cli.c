@@ -13,6 +13,7 @@ static struct dsort_comm *started; /* for dsort_cli_finish */
 
 void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *prog)
 {
+    dsort_cleanup_remember_ignored();
     MPI_Init(argc, argv);
     dsort_cleanup_install();
     dsort_comm_init(c, MPI_COMM_WORLD, prog);

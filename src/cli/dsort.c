@@ -7,9 +7,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -164,9 +167,14 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
         }
         switch (ch) {
         case 'o':
+            /* GNU sort's rule: a second -o is an error, not a silent choice of the last. */
+            if (o->output && strcmp(o->output, optarg))
+                return dsort_cli_usage_error(c, "multiple output files specified");
             o->output = optarg;
             break;
         case 'O':
+            if (o->output_dir && strcmp(o->output_dir, optarg))
+                return dsort_cli_usage_error(c, "multiple output directories specified");
             o->output_dir = optarg;
             break;
         case OPT_FORMAT:
@@ -366,6 +374,8 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
 static void report(const struct dsort_comm *c, const struct dsort_job_options *o,
                    const struct dsort_job_stats *mine, double total_time)
 {
+    if (o->verbose && dsort_job_topo_token_note(o->topo)) /* every rank that had one */
+        dsort_comm_print(c, "topology: %s", dsort_job_topo_token_note(o->topo));
     struct dsort_job_stats *all = c->rank == 0 ? calloc((size_t)c->size, sizeof *all) : NULL;
     MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->comm);
     if (c->rank != 0 || !all) {
@@ -469,6 +479,87 @@ static void sweep(const struct dsort_comm *c, const struct dsort_job_options *o)
                          rep.removed == 1 ? "y" : "ies");
     if (o->verbose && rep.foreign)
         dsort_comm_print(c, "%u dsort temp directories of other hosts left alone", rep.foreign);
+    if (o->verbose && rep.unknown + rep.unsafe)
+        dsort_comm_print(c,
+                         "%u dsort-like temp entries left alone: %u whose owner is not provably "
+                         "dead (another boot, container or an old owner file), %u not ours to "
+                         "judge (a symbolic link, another user's, or not mode 0700)",
+                         rep.unknown + rep.unsafe, rep.unknown, rep.unsafe);
+}
+
+/* The canonical name of path (which need not exist): its directory resolved by realpath,
+ * then its last component. The path itself if its directory cannot be resolved. */
+static void canonical(const char *path, char *buf, size_t len)
+{
+    char a[4096], b[4096], dir[PATH_MAX];
+    snprintf(a, sizeof a, "%s", path);
+    snprintf(b, sizeof b, "%s", path);
+    const char *base = basename(b);
+    if (!realpath(dirname(a), dir) || !strcmp(base, "/") || !strcmp(base, ".") ||
+        !strcmp(base, "..")) {
+        if (!realpath(path, buf))
+            snprintf(buf, len, "%s", path);
+        return;
+    }
+    snprintf(buf, len, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base);
+}
+
+/* Do a and b name the same file (the same inode if both exist, else the same canonical
+ * name)? */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!stat(a, &sa) && !stat(b, &sb))
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ca[4096], cb[4096];
+    canonical(a, ca, sizeof ca);
+    canonical(b, cb, sizeof cb);
+    return !strcmp(ca, cb);
+}
+
+/* Is path dir itself or inside it (by canonical names)? */
+static int inside(const char *path, const char *dir)
+{
+    char cp[4096], cd[4096];
+    canonical(path, cp, sizeof cp);
+    canonical(dir, cd, sizeof cd);
+    size_t n = strlen(cd);
+    return !strncmp(cp, cd, n) && (cp[n] == '\0' || cp[n] == '/' || !strcmp(cd, "/"));
+}
+
+/* Every file dsort writes (the output, --stats, the temp dirs' contents) must be none of the
+ * inputs, none of each other, and not inside -O DIR: checked before anything is read, so a
+ * careless command line cannot overwrite an input with JSON or a sorted file. */
+static enum dsort_status check_written(const struct dsort_job_options *o,
+                                       const struct dsort_inputs *in, struct dsort_error *err)
+{
+    if (o->output && dsort_inputs_contains(in, o->output))
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "output '%s' is also an input; write to another file and rename it",
+                         o->output);
+    if (o->stats) {
+        if (dsort_inputs_contains(in, o->stats))
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also an input",
+                             o->stats);
+        if (o->output && same_file(o->stats, o->output))
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also the output",
+                             o->stats);
+        if (o->output_dir && inside(o->stats, o->output_dir))
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "--stats file '%s' is inside the output directory '%s'", o->stats,
+                             o->output_dir);
+    }
+    for (size_t i = 0; o->output_dir && i < o->ntemp; i++)
+        if (inside(o->temp_dirs[i], o->output_dir))
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "temp directory '%s' is inside the output directory '%s'",
+                             o->temp_dirs[i], o->output_dir);
+    for (size_t i = 0; o->output_dir && i < in->count; i++)
+        if (inside(in->files[i].path, o->output_dir))
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "input '%s' is inside the output directory '%s'", in->files[i].path,
+                             o->output_dir);
+    return DSORT_OK;
 }
 
 static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
@@ -503,7 +594,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     if (o->lines) { /* lines choose between memory and spilling themselves */
         code = dsort_job_sort_lines(c, o, in, &sh, &stats);
     } else {
-        stats.needed = dsort_job_mem_needed(&o->fmt, sh.n);
+        stats.needed = dsort_job_mem_needed(&o->fmt, sh.n, c->size);
         /* Every rank takes the same path: out of core if any rank's share does not fit. */
         int fits = stats.needed <= stats.budget && !o->force_external;
         stats.external = !dsort_comm_all_ok(c, fits);
@@ -552,10 +643,8 @@ int main(int argc, char **argv)
             st = DSORT_ERR(&err, DSORT_EINVAL, 0, "input '%s' exists on no node", o.inputs[i]);
     free(found);
     free(anywhere);
-    if (!st && o.output && dsort_inputs_contains(&in, o.output))
-        st = DSORT_ERR(&err, DSORT_EINVAL, 0,
-                       "output '%s' is also an input; write to another file and rename it",
-                       o.output);
+    if (!st && !o.check)
+        st = check_written(&o, &in, &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_inputs_destroy(&in);
         free(temps);

@@ -9,6 +9,7 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "keysort.h"
+#include "splitters.h"
 
 const char *const dsort_phase_names[PH_COUNT] = {"sample",   "read",  "sort",  "splitters",
                                                  "exchange", "merge", "spill", "final_merge",
@@ -63,12 +64,14 @@ void dsort_job_put_be64(unsigned char *out, uint64_t v)
         out[b] = (unsigned char)(v >> (56 - 8 * b));
 }
 
-uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n)
+uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p)
 {
     /* A and B hold the share; 16-byte sort entries; their scratch lives in B unless records
-     * are shorter than entries; 16 MiB for everything else. */
+     * are shorter than entries; the exact splitters' state (O(p^2) composite keys, at most
+     * key + whole record + 16 bytes each); 16 MiB for everything else. */
     const uint64_t rs = fmt->rec_size, ent = sizeof(struct dsort_sortent);
-    return n * (2 * rs + ent + (rs < ent ? ent : 0)) + ((uint64_t)16 << 20);
+    return n * (2 * rs + ent + (rs < ent ? ent : 0)) +
+           dsort_splitters_memory(p, fmt->rec_size + fmt->key_len + 16) + ((uint64_t)16 << 20);
 }
 
 enum dsort_status dsort_job_unique_boundary(const struct dsort_comm *c,
@@ -114,6 +117,27 @@ struct dsort_sum128 dsort_job_sum_all(const struct dsort_comm *c, const struct d
     }
     free(all);
     return total;
+}
+
+enum dsort_status dsort_job_conserve(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                     const struct dsort_sum128 *in_sum, uint64_t n_in,
+                                     const struct dsort_sum128 *out_sum, uint64_t n_out,
+                                     struct dsort_error *err)
+{
+    struct dsort_sum128 si = dsort_job_sum_all(c, in_sum), so = dsort_job_sum_all(c, out_sum);
+    uint64_t nin = dsort_comm_sum(c, n_in), nout = dsort_comm_sum(c, n_out);
+    enum dsort_status st = DSORT_OK;
+    int bad = o->ord.unique ? nout > nin : (si.lo != so.lo || si.hi != so.hi || nin != nout);
+    if (bad) {
+        char h1[33], h2[33];
+        dsort_sum128_hex(&si, h1);
+        dsort_sum128_hex(&so, h2);
+        st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                       "conservation check failed: read %" PRIu64 " records (CRC32C sum %s), "
+                       "wrote %" PRIu64 " (sum %s); nothing committed",
+                       nin, h1, nout, h2);
+    }
+    return dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err);
 }
 
 enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsort_job_options *o,

@@ -100,8 +100,8 @@ enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort
 void dsort_job_put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip);
 void dsort_job_put_be64(unsigned char *out, uint64_t v);
 
-/* Bytes of memory the in-memory pipeline needs for n records. */
-uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n);
+/* Bytes of memory the in-memory pipeline needs for n records at p ranks. */
+uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p);
 
 /* The pipelines, over this rank's share sh (dsort_job_share). Collective; return the exit
  * code (0, or 2 after an agreed error). */
@@ -128,6 +128,15 @@ enum dsort_status dsort_job_unique_boundary(const struct dsort_comm *c,
 /* Collective: the sum of every rank's checksum (on every rank). */
 struct dsort_sum128 dsort_job_sum_all(const struct dsort_comm *c, const struct dsort_sum128 *mine);
 
+/* Collective: conservation, always on: the records handed to the writer are the records read
+ * (count, and the sum of per-record CRC32C over all ranks; with -u, only that no more were
+ * written than read). A mismatch is DSORT_EINTERNAL naming both figures: the caller commits
+ * nothing. Agrees. */
+enum dsort_status dsort_job_conserve(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                     const struct dsort_sum128 *in_sum, uint64_t n_in,
+                                     const struct dsort_sum128 *out_sum, uint64_t n_out,
+                                     struct dsort_error *err);
+
 /* Collective: check the input and output checksums and counts (--verify). Agrees. */
 enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsort_job_options *o,
                                    const struct dsort_sum128 *in_sum, uint64_t n_in,
@@ -148,6 +157,9 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
 void dsort_job_topo_destroy(struct dsort_job_topo *t);
 /* What discovery could not tell (for -v), or NULL. */
 const char *dsort_job_topo_note(const struct dsort_job_topo *t);
+/* The first time this rank read a device without its turn (a token holder passed after the
+ * bound, a lock file refused), for -v; NULL if it never did. */
+const char *dsort_job_topo_token_note(const struct dsort_job_topo *t);
 /* Read records [first, first + count) of the inputs into dest, one thread per device, within
  * the devices' stream limits; adds to this rank's per-device figures. Local. */
 enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dsort_inputs *in,

@@ -44,6 +44,7 @@
 #include "tempdir.h"
 
 #define SAMPLES_PER_RANK 4096
+#define SAMPLE_BYTES ((uint64_t)32 << 20) /* all ranks' samples, on rank 0 */
 #define MIN_CHUNK_RECORDS 16
 
 struct run {
@@ -72,7 +73,8 @@ struct ext {
     struct dsort_tempdirs td;
     struct run *runs;
     size_t nruns, cap;
-    struct dsort_sum128 sum_in, sum_out;
+    struct dsort_sum128 sum_in, sum_out; /* --verify: valsort's CRC-32 sums */
+    struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C sums */
 };
 
 /* The composite key of an input record at global position g: normalised key, normalised
@@ -100,6 +102,11 @@ static enum dsort_status choose_splitters(struct ext *x)
 {
     const struct dsort_comm *c = x->c;
     uint64_t s = x->n < SAMPLES_PER_RANK ? x->n : SAMPLES_PER_RANK;
+    /* Rank 0 holds every rank's samples: keep them within SAMPLE_BYTES (outside the budget),
+     * taking fewer per rank for long keys or many ranks (at least 16 each). */
+    uint64_t fit = SAMPLE_BYTES / ((uint64_t)c->size * x->ks);
+    if (s > fit)
+        s = fit > 16 ? fit : (x->n < 16 ? x->n : 16);
     unsigned char *mine = malloc(s * x->ks + 1), *rec = malloc(x->rs);
     int *counts = calloc((size_t)c->size, sizeof *counts),
         *displs = calloc((size_t)c->size, sizeof *displs);
@@ -115,24 +122,31 @@ static enum dsort_status choose_splitters(struct ext *x)
     }
     if ((st = dsort_comm_agree(c, st, &x->err)))
         goto out;
-    int mybytes = (int)(s * x->ks);
-    MPI_Gather(&mybytes, 1, MPI_INT, counts, 1, MPI_INT, 0, c->comm);
+    /* Counts and displacements in composite keys, not bytes: MPI's int counts then hold any
+     * key size (64 KiB keys at 9 ranks overflowed them in bytes). */
+    MPI_Datatype keytype;
+    MPI_Type_contiguous((int)x->ks, MPI_BYTE, &keytype);
+    MPI_Type_commit(&keytype);
+    int mine_n = (int)s;
+    MPI_Gather(&mine_n, 1, MPI_INT, counts, 1, MPI_INT, 0, c->comm);
     unsigned char *all = NULL;
-    uint64_t total = 0;
+    uint64_t total = 0; /* keys */
     if (c->rank == 0) {
         for (int r = 0; r < c->size; r++) {
             displs[r] = (int)total;
             total += (uint64_t)counts[r];
         }
-        all = malloc(total + 1);
+        all = malloc(total * x->ks + 1);
         if (!all)
             st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory for samples");
     }
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+    if ((st = dsort_comm_agree(c, st, &x->err))) {
+        MPI_Type_free(&keytype);
         goto out;
-    MPI_Gatherv(mine, mybytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, c->comm);
+    }
+    MPI_Gatherv(mine, mine_n, keytype, all, counts, displs, keytype, 0, c->comm);
     if (c->rank == 0) {
-        size_t ns = (size_t)(total / x->ks);
+        size_t ns = (size_t)total;
         cmp_keys_size = (int)x->ks;
         qsort(all, ns, x->ks, cmp_composite);
         /* Splitter j is the sample at rank j*ns/p: ranks get equal shares of the samples. */
@@ -142,7 +156,8 @@ static enum dsort_status choose_splitters(struct ext *x)
                        all + (size_t)((uint64_t)j * ns / (uint64_t)c->size) * x->ks, x->ks);
         free(all);
     }
-    MPI_Bcast(x->splitters, (int)((size_t)(c->size - 1) * x->ks), MPI_BYTE, 0, c->comm);
+    MPI_Bcast(x->splitters, c->size - 1, keytype, 0, c->comm);
+    MPI_Type_free(&keytype);
 out:
     free(mine);
     free(rec);
@@ -339,6 +354,8 @@ static enum dsort_status form_runs(struct ext *x)
                                 x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
         if (!st && x->o->verify)
             dsort_checksum_records(&x->sum_in, x->a, m, x->rs);
+        if (!st)
+            dsort_checksum_records_c(&x->con_in, x->a, m, x->rs);
         x->stats->bytes_read += m * x->rs;
         dsort_job_phase_end(x->stats, PH_READ, &pc);
         if ((st = dsort_comm_agree(c, st, &x->err)))
@@ -392,6 +409,7 @@ struct out_sink {
     const char *path;
     int sum;
     struct dsort_sum128 *checksum;
+    struct dsort_sum128 *conserve; /* CRC32C of every record passed on */
     size_t rs;
 };
 
@@ -404,6 +422,8 @@ static enum dsort_status out_flush(struct dsort_sink *s, struct dsort_error *err
     if (o->sum)
         dsort_checksum_records(o->checksum, s->buf + o->carried, (s->len - o->carried) / o->rs,
                                o->rs);
+    dsort_checksum_records_c(o->conserve, s->buf + o->carried, (s->len - o->carried) / o->rs,
+                             o->rs);
     o->pos += s->len - o->carried;
     if (!o->direct) {
         enum dsort_status st = dsort_awriter_submit(o->aw, s->len, o->fbase, err);
@@ -466,7 +486,7 @@ static enum dsort_status out_finish(struct out_sink *o, enum dsort_status st,
 
 static enum dsort_status out_open(struct out_sink *os, struct dsort_output *out, size_t rs,
                                   size_t buf_len, int sum, struct dsort_sum128 *checksum,
-                                  struct dsort_error *err)
+                                  struct dsort_sum128 *conserve, struct dsort_error *err)
 {
     memset(os, 0, sizeof *os);
     os->rs = rs;
@@ -476,6 +496,7 @@ static enum dsort_status out_open(struct out_sink *os, struct dsort_output *out,
     os->fbase = dsort_output_file_offset(out, 0);
     os->sum = sum;
     os->checksum = checksum;
+    os->conserve = conserve;
     enum dsort_status st =
         dsort_awriter_create(&os->aw, os->direct ? out->dfd : out->fd, os->path, buf_len, err);
     if (st)
@@ -686,7 +707,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
     struct out_sink os;
     /* One page more than a block: room for a whole block after a carried partial page. */
     st = out_open(&os, out, x->rs, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
-                  x->o->output_dir || x->o->verify, &x->sum_out, &x->err);
+                  x->o->output_dir || x->o->verify, &x->sum_out, &x->con_out, &x->err);
     if (!st) {
         if (x->o->ord.unique) {
             st = copy_run(x, upath, total, drop, &os);
@@ -829,6 +850,8 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     if ((st = final_merge(&x, &out, &nout)))
         goto fail;
     stats->records_out = nout;
+    if ((st = dsort_job_conserve(c, o, &x.con_in, x.n, &x.con_out, nout, &x.err)))
+        goto fail;
     if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, x.n, &x.sum_out, nout, &x.err)))
         goto fail;
     struct dsort_part_info info = {nout, nout * x.rs, x.sum_out, ""};

@@ -163,12 +163,14 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     if (!a || !b || !ents || !cuts)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes of buffers",
                        2 * bytes + n * sizeof *ents);
-    struct dsort_sum128 sum_in = {0, 0};
+    struct dsort_sum128 sum_in = {0, 0}, con_in = {0, 0}, con_out = {0, 0};
     dsort_job_phase_begin(&pc, PH_READ);
     if (!st)
         st = dsort_job_topo_read(o->topo, in, first, n, a, &err);
     if (!st && o->verify)
         dsort_checksum_records(&sum_in, a, n, rs);
+    if (!st)
+        dsort_checksum_records_c(&con_in, a, n, rs);
     stats->bytes_read = bytes;
     dsort_job_phase_end(stats, PH_READ, &pc);
     if ((st = dsort_comm_agree(c, st, &err)))
@@ -218,10 +220,13 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     struct dsort_part_info info = {nout, nout * rs, {0, 0}, ""};
     if (o->output_dir || o->verify)
         dsort_checksum_records(&info.checksum, b, nout, rs);
+    dsort_checksum_records_c(&con_out, b, nout, rs);
     st = dsort_output_write(&out, b, nout * rs, 0, &err);
     stats->bytes_written = nout * rs;
     dsort_job_phase_end(stats, PH_WRITE, &pc);
     if ((st = dsort_comm_agree(c, st, &err)))
+        goto fail;
+    if ((st = dsort_job_conserve(c, o, &con_in, n, &con_out, nout, &err)))
         goto fail;
     if (o->verify && (st = dsort_job_verify(c, o, &sum_in, n, &info.checksum, nout, &err)))
         goto fail;

@@ -4,18 +4,17 @@
  * Every rank of a node builds the same plan locally: the node's ranks come from one
  * Allgather on the node communicator, and every rank's share of the input is a pure function
  * of the input sizes (job.h), so no plan needs to be sent around except to print it.
- * Stream limits across the ranks of a node are kept with file locks (flock) in /dev/shm: a
- * rank's reading thread for a device takes the lock of its slot (plan.h), so at most
- * `streams` ranks read one device at a time, and a rank that dies releases its lock.
+ * Stream limits across the ranks of a node are kept with devread.h's tokens (per-user flock
+ * files in /dev/shm): a rank's reading thread for a device takes the token of its slot
+ * (plan.h), so at most `streams` ranks read one device at a time, a rank that dies releases
+ * its token, and a holder that shows no sign of life (stopped) is passed after a bound.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -34,8 +33,9 @@ struct dsort_job_topo {
     size_t nfiles;
     double *dev_seconds; /* per plan device: this rank's reading */
     uint64_t *dev_bytes;
-    char note[400]; /* what discovery could not tell, for -v */
-    int one_stream; /* --one-stream: every read in one thread, no device turns */
+    char note[400];       /* what discovery could not tell, for -v */
+    char token_note[400]; /* the first read without its turn on a device, for -v */
+    int one_stream;       /* --one-stream: every read in one thread, no device turns */
 };
 
 struct reads_ctx {
@@ -68,6 +68,11 @@ void dsort_job_topo_destroy(struct dsort_job_topo *t)
 const char *dsort_job_topo_note(const struct dsort_job_topo *t)
 {
     return t && t->note[0] ? t->note : NULL;
+}
+
+const char *dsort_job_topo_token_note(const struct dsort_job_topo *t)
+{
+    return t && t->token_note[0] ? t->token_note : NULL;
 }
 
 enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
@@ -161,16 +166,7 @@ out:
     return st;
 }
 
-/* The stream-limit token: a flock on the slot's lock file, node-wide. The reading threads
- * of one rank share this table of held locks. */
-#define MAX_HELD 64
-struct lock_arg {
-    const struct dsort_job_topo *t;
-    pthread_mutex_t mu;
-    int fds[MAX_HELD];
-    char keys[MAX_HELD][DSORT_BLOCKDEV_KEY_MAX];
-};
-
+/* The stream-limit token of a device is the one of this rank's slot on it (plan.h). */
 static int slot_of(const struct dsort_job_topo *t, const char *key)
 {
     if (!t->me)
@@ -181,49 +177,9 @@ static int slot_of(const struct dsort_job_topo *t, const char *key)
     return 0;
 }
 
-static enum dsort_status lock_before(const char *key, void *arg, struct dsort_error *err)
+static unsigned token_slot(const char *key, void *arg)
 {
-    struct lock_arg *la = arg;
-    (void)err;
-    char path[512], safe[DSORT_BLOCKDEV_KEY_MAX];
-    snprintf(safe, sizeof safe, "%s", key);
-    for (char *p = safe; *p; p++)
-        if (*p == '/' || *p == ':')
-            *p = '_';
-    const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(path, sizeof path, "%s/.dsort-device-%s-%d.lock", dir, safe, slot_of(la->t, key));
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return DSORT_OK; /* no token to be had: read anyway rather than fail */
-    while (flock(fd, LOCK_EX) && errno == EINTR)
-        ;
-    pthread_mutex_lock(&la->mu);
-    size_t i = 0;
-    while (i < MAX_HELD && la->fds[i] >= 0)
-        i++;
-    if (i < MAX_HELD) {
-        la->fds[i] = fd;
-        snprintf(la->keys[i], sizeof la->keys[i], "%s", key);
-        fd = -1;
-    }
-    pthread_mutex_unlock(&la->mu);
-    if (fd >= 0)
-        close(fd); /* no room to remember it: give the token back at once */
-    return DSORT_OK;
-}
-
-static void lock_after(const char *key, int ok, void *arg)
-{
-    struct lock_arg *la = arg;
-    (void)ok;
-    pthread_mutex_lock(&la->mu);
-    for (size_t i = 0; i < MAX_HELD; i++)
-        if (la->fds[i] >= 0 && !strcmp(la->keys[i], key)) {
-            close(la->fds[i]); /* closing releases the flock */
-            la->fds[i] = -1;
-            break;
-        }
-    pthread_mutex_unlock(&la->mu);
+    return (unsigned)slot_of(arg, key);
 }
 
 struct req_ctx {
@@ -253,32 +209,26 @@ enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dso
     struct req_ctx rq = {t, reqs, 0, dest};
     dsort_inputs_segments(in, first, count, add_req, &rq);
     size_t n = rq.n;
-    struct lock_arg *la = calloc(1, sizeof *la);
-    if (!la) {
+    struct dsort_devread_tokens *tok = NULL;
+    enum dsort_status st = DSORT_OK;
+    if (!t->one_stream && (st = dsort_devread_tokens_create(NULL, -1, token_slot, t, &tok, err))) {
         free(reqs);
-        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        return st;
     }
-    la->t = t;
-    pthread_mutex_init(&la->mu, NULL);
-    for (size_t i = 0; i < MAX_HELD; i++)
-        la->fds[i] = -1;
-    struct dsort_devread_hooks hooks = {lock_before, lock_after, la};
+    struct dsort_devread_hooks hooks = dsort_devread_tokens_hooks(tok);
     struct dsort_devread_stat *stats = NULL;
     size_t nstats = 0;
-    enum dsort_status st =
-        dsort_devread_run(reqs, n, 0, t->one_stream ? NULL : &hooks, &stats, &nstats, err);
+    st = dsort_devread_run(reqs, n, 0, tok ? &hooks : NULL, &stats, &nstats, err);
     for (size_t s = 0; s < nstats; s++) {
         int d = dsort_plan_device_find(t->node, stats[s].key);
         if (d >= 0) {
             t->dev_bytes[d] += stats[s].bytes;
             t->dev_seconds[d] += stats[s].seconds;
         }
+        if (stats[s].no_turn && !t->token_note[0])
+            snprintf(t->token_note, sizeof t->token_note, "%s", stats[s].note);
     }
-    for (size_t i = 0; i < MAX_HELD; i++)
-        if (la->fds[i] >= 0)
-            close(la->fds[i]);
-    pthread_mutex_destroy(&la->mu);
-    free(la);
+    dsort_devread_tokens_destroy(tok);
     free(stats);
     free(reqs);
     return st;

@@ -1,0 +1,244 @@
+/* Unit tests for budget.h (issue 9, item 11): the cgroup memory limit read from fake
+ * /proc + /sys trees (v2, nested v2, "max", v1 with memory.stat's hierarchical limit, v1
+ * without mountinfo, a v1 container whose mount root is its own cgroup, hybrid v1 + v2, a
+ * mount point with an escaped space, no cgroup at all), and how it caps the default budget,
+ * -S N% and Slurm's figure, and says so in `why`. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "budget.h"
+
+#define GiB ((uint64_t)1 << 30)
+#define MiB ((uint64_t)1 << 20)
+#define V1_NONE "9223372036854771712"
+
+static char root[PATH_MAX];
+
+/* Write text to root/rel, making its directories. */
+static void put(const char *rel, const char *text)
+{
+    char path[PATH_MAX * 2];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static int fresh(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(root, sizeof root, "%s/dsort-budget-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    return mkdtemp(root) ? 0 : -1;
+}
+
+static int gone(void **state)
+{
+    (void)state;
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+#define MOUNT_V2 "30 22 0:27 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+#define MOUNT_V1 "34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+
+static uint64_t limit(int *version)
+{
+    return dsort_budget_cgroup_limit(root, version);
+}
+
+static void test_no_cgroup(void **state)
+{
+    (void)state;
+    int v = -1;
+    assert_int_equal(limit(&v), 0);
+    assert_int_equal(v, 0);
+    put("proc/self/cgroup", "0::/\n");
+    put("proc/self/mountinfo", MOUNT_V2);
+    put("sys/fs/cgroup/cgroup.controllers", "cpu memory\n"); /* the root has no memory.max */
+    assert_int_equal(limit(&v), 0);
+    struct dsort_budget b;
+    struct dsort_error err;
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
+    assert_string_equal(b.why, "default: 75% of 16.00 GiB node memory / 2 ranks");
+}
+
+static void test_v2(void **state)
+{
+    (void)state;
+    put("proc/self/cgroup", "0::/user.slice/job.scope\n");
+    put("proc/self/mountinfo", "22 1 0:20 / /proc rw - proc proc rw\n" MOUNT_V2);
+    put("sys/fs/cgroup/user.slice/job.scope/memory.max", "2147483648\n");
+    int v = 0;
+    assert_int_equal(limit(&v), 2 * GiB);
+    assert_int_equal(v, 2);
+    struct dsort_budget b;
+    struct dsort_error err;
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 2 * GiB / 4 * 3 / 2);
+    assert_non_null(strstr(b.why, "75% of 2.00 GiB cgroup limit (cgroup v2; node memory "
+                                  "16.00 GiB) / 2 ranks"));
+
+    /* A limit above the node's memory changes nothing. */
+    put("sys/fs/cgroup/user.slice/job.scope/memory.max", "68719476736\n");
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
+    assert_null(strstr(b.why, "cgroup"));
+}
+
+static void test_v2_nested_and_max(void **state)
+{
+    (void)state;
+    put("proc/self/cgroup", "0::/a/b/c\n");
+    put("proc/self/mountinfo", MOUNT_V2);
+    put("sys/fs/cgroup/a/memory.max", "4294967296\n");
+    put("sys/fs/cgroup/a/b/memory.max", "1073741824\n");
+    put("sys/fs/cgroup/a/b/c/memory.max", "max\n");
+    assert_int_equal(limit(NULL), 1 * GiB); /* the parent's, below the leaf's "max" */
+    put("sys/fs/cgroup/a/b/c/memory.max", "536870912\n");
+    assert_int_equal(limit(NULL), 512 * MiB); /* the leaf's, the smallest */
+    put("sys/fs/cgroup/a/b/c/memory.max", "max\n");
+    put("sys/fs/cgroup/a/b/memory.max", "max\n");
+    put("sys/fs/cgroup/a/memory.max", "max\n");
+    int v = -1;
+    assert_int_equal(limit(&v), 0); /* "max" all the way up */
+    assert_int_equal(v, 0);
+}
+
+static void test_v1(void **state)
+{
+    (void)state;
+    put("proc/self/cgroup", "9:name=systemd:/\n4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n"
+                            "0::/\n");
+    put("proc/self/mountinfo", MOUNT_V1);
+    put("sys/fs/cgroup/memory/memory.limit_in_bytes", V1_NONE "\n");
+    put("sys/fs/cgroup/memory/docker/memory.limit_in_bytes", V1_NONE "\n");
+    put("sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", V1_NONE "\n");
+    put("sys/fs/cgroup/memory/docker/abc/memory.stat",
+        "cache 0\nrss 0\nhierarchical_memory_limit 805306368\nhierarchical_memsw_limit " V1_NONE
+        "\n");
+    int v = 0;
+    assert_int_equal(limit(&v), 768 * MiB);
+    assert_int_equal(v, 1);
+    /* Without memory.stat, the parent's limit (the walk up). */
+    put("sys/fs/cgroup/memory/docker/abc/memory.stat", "cache 0\n");
+    put("sys/fs/cgroup/memory/docker/memory.limit_in_bytes", "1073741824\n");
+    assert_int_equal(limit(NULL), 1 * GiB);
+    /* Unlimited everywhere: none. */
+    put("sys/fs/cgroup/memory/docker/memory.limit_in_bytes", V1_NONE "\n");
+    assert_int_equal(limit(NULL), 0);
+}
+
+static void test_v1_defaults_and_container(void **state)
+{
+    (void)state;
+    /* No mountinfo: the usual mount point; memory listed with another controller. */
+    put("proc/self/cgroup", "5:cpu,memory:/x\n");
+    put("sys/fs/cgroup/memory/x/memory.limit_in_bytes", "3221225472\n");
+    assert_int_equal(limit(NULL), 3 * GiB);
+    /* A container: its own cgroup is the mount's root, mounted at the usual place. */
+    put("proc/self/cgroup", "4:memory:/docker/abc\n");
+    put("proc/self/mountinfo",
+        "34 30 0:31 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n");
+    put("sys/fs/cgroup/memory/memory.limit_in_bytes", "1610612736\n");
+    assert_int_equal(limit(NULL), 1536 * MiB);
+}
+
+static void test_hybrid_and_escapes(void **state)
+{
+    (void)state;
+    /* Hybrid: v2 at /sys/fs/cgroup/unified without the memory controller, memory on v1. */
+    put("proc/self/cgroup", "4:memory:/job\n0::/job\n");
+    put("proc/self/mountinfo",
+        "40 30 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+        "34 30 0:31 / /sys/fs/cgroup/mem\\040ory rw - cgroup cgroup rw,memory\n");
+    put("sys/fs/cgroup/unified/job/cgroup.procs", "1\n");
+    put("sys/fs/cgroup/mem ory/job/memory.limit_in_bytes", "2147483648\n");
+    int v = 0;
+    assert_int_equal(limit(&v), 2 * GiB);
+    assert_int_equal(v, 1);
+    /* Both with a limit: the smaller. */
+    put("sys/fs/cgroup/unified/job/memory.max", "1073741824\n");
+    assert_int_equal(limit(&v), 1 * GiB);
+    assert_int_equal(v, 2);
+}
+
+static void test_resolve_caps(void **state)
+{
+    (void)state;
+    put("proc/self/cgroup", "0::/slurm/job\n");
+    put("proc/self/mountinfo", MOUNT_V2);
+    put("sys/fs/cgroup/slurm/job/memory.max", "1073741824\n");
+    struct dsort_budget b;
+    struct dsort_error err;
+    /* -S N%: of the cgroup limit. */
+    assert_int_equal(dsort_budget_resolve_at(root, "50%", 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, GiB / 2 / 2);
+    assert_non_null(strstr(b.why, "-S 50%: 50% of 1.00 GiB cgroup limit"));
+    /* -S SIZE: as given. */
+    assert_int_equal(dsort_budget_resolve_at(root, "4G", 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 4 * GiB);
+    assert_string_equal(b.why, "-S 4G");
+    /* Slurm's figure above the cgroup limit: the cgroup's. */
+    setenv("SLURM_MEM_PER_NODE", "4096", 1);
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 4, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, GiB / 4 * 3 / 4);
+    assert_non_null(strstr(b.why, "cgroup limit (cgroup v2; SLURM_MEM_PER_NODE 4.00 GiB)"));
+    /* Slurm's figure below it: Slurm's. */
+    setenv("SLURM_MEM_PER_NODE", "512", 1);
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 4, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 512 * MiB / 5 * 4 / 4);
+    assert_non_null(strstr(b.why, "80% of the Slurm allocation"));
+    unsetenv("SLURM_MEM_PER_NODE");
+}
+
+static void test_real_machine(void **state)
+{
+    (void)state;
+    /* Whatever this machine has: no crash, and a limit (if any) the default budget obeys. */
+    int v = -1;
+    uint64_t cg = dsort_budget_cgroup_limit(NULL, &v);
+    assert_true(v >= 0 && v <= 2);
+    assert_true((cg == 0) == (v == 0));
+    struct dsort_budget b;
+    struct dsort_error err;
+    unsetenv("SLURM_MEM_PER_NODE");
+    unsetenv("SLURM_MEM_PER_CPU");
+    assert_int_equal(dsort_budget_resolve(NULL, 64 * GiB, 1, &b, &err), DSORT_OK);
+    if (cg && cg < 64 * GiB)
+        assert_true(b.bytes <= cg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_no_cgroup, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_v2, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_v2_nested_and_max, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_v1, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_v1_defaults_and_container, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_hybrid_and_escapes, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_resolve_caps, fresh, gone),
+        cmocka_unit_test(test_real_machine),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
