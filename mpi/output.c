@@ -161,10 +161,10 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
     }
     sweep_dead_temps(dir);
     if ((st = dsort_owner_temp_dir(o->stage, sizeof o->stage, dir, base, err)))
-        return st == DSORT_EINVAL ? DSORT_ERR(err, st, err->errnum, "output path too long: '%s'",
-                                              o->final)
-                                  : DSORT_ERR(err, st, err->errnum,
-                                              "cannot create output directory '%s'", o->final);
+        return st == DSORT_EINVAL
+                   ? DSORT_ERR(err, st, err->errnum, "output path too long: '%s'", o->final)
+                   : DSORT_ERR(err, st, err->errnum, "cannot create output directory '%s'",
+                               o->final);
     chmod(o->stage, 0755);
     /* The owner removes every rank's part on a signal, so that it can remove the stage. */
     st = dsort_cleanup_add_series(o->stage, "part-", 5, &o->nparts, err);

@@ -44,8 +44,8 @@ struct dsort_output {
     enum dsort_output_mode mode;
     char final[4096];  /* the name the user asked for */
     char target[4096]; /* final with its symbolic links resolved: what is replaced */
-    char stage[4096]; /* temp file (FILE) or staging directory (DIR) */
-    char part[4096];  /* DIR: this rank's part inside stage */
+    char stage[4096];  /* temp file (FILE) or staging directory (DIR) */
+    char part[4096];   /* DIR: this rank's part inside stage */
     int fd;
     int dfd;                  /* the same file opened with O_DIRECT, or -1 */
     unsigned char *bounce;    /* aligned buffer for dfd */

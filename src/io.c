@@ -50,8 +50,9 @@ enum dsort_status dsort_io_pwrite_full(int fd, const void *buf, size_t len, uint
                              off);
         }
         if (put == 0) /* no progress and no errno: retrying would loop forever */
-            return DSORT_ERR(err, DSORT_EIO, EIO, "cannot write '%s' at offset %" PRIu64
-                             " (the write wrote nothing)", path, off);
+            return DSORT_ERR(err, DSORT_EIO, EIO,
+                             "cannot write '%s' at offset %" PRIu64 " (the write wrote nothing)",
+                             path, off);
         p += put;
         off += (uint64_t)put;
         len -= (size_t)put;

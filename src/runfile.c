@@ -178,8 +178,8 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
         uint64_t at = r->rq.off;
         struct block_header h;
         if (r->rq.got < DSORT_RUN_HEADER)
-            return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                             "run file '%s' is truncated at offset %" PRIu64, r->path, at);
+            return DSORT_ERR(err, DSORT_EFORMAT, 0, "run file '%s' is truncated at offset %" PRIu64,
+                             r->path, at);
         memcpy(&h, blk, sizeof h);
         if (h.magic != RUN_MAGIC || h.payload > r->payload || h.payload % r->rec_size ||
             h.records != h.payload / r->rec_size || DSORT_RUN_HEADER + h.payload > r->rq.got)

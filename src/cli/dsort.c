@@ -539,8 +539,7 @@ static enum dsort_status check_written(const struct dsort_job_options *o,
                          o->output);
     if (o->stats) {
         if (dsort_inputs_contains(in, o->stats))
-            return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also an input",
-                             o->stats);
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also an input", o->stats);
         if (o->output && same_file(o->stats, o->output))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also the output",
                              o->stats);
@@ -556,9 +555,8 @@ static enum dsort_status check_written(const struct dsort_job_options *o,
                              o->temp_dirs[i], o->output_dir);
     for (size_t i = 0; o->output_dir && i < in->count; i++)
         if (inside(in->files[i].path, o->output_dir))
-            return DSORT_ERR(err, DSORT_EINVAL, 0,
-                             "input '%s' is inside the output directory '%s'", in->files[i].path,
-                             o->output_dir);
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "input '%s' is inside the output directory '%s'",
+                             in->files[i].path, o->output_dir);
     return DSORT_OK;
 }
 
