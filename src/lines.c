@@ -218,6 +218,7 @@ void dsort_line_cursor_memory(struct dsort_line_cursor *c, const struct dsort_li
 enum dsort_status dsort_line_cursor_file(struct dsort_line_cursor *c,
                                          const struct dsort_lines_order *o, int fd,
                                          const char *path, size_t cap, size_t max_cap, int with_pos,
+                                         uint64_t expect_lines, uint64_t expect_bytes,
                                          struct dsort_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -225,53 +226,134 @@ enum dsort_status dsort_line_cursor_file(struct dsort_line_cursor *c,
     c->path = path;
     c->ord = o;
     c->with_pos = with_pos;
-    c->cap = cap < 64 ? 64 : cap;
-    c->max_cap = max_cap < c->cap ? c->cap : max_cap;
+    c->expect_lines = expect_lines;
+    c->expect_bytes = expect_bytes;
+    c->cap = cap < 4096 ? 4096 : cap;
+    c->max_cap = max_cap < 64 ? 64 : max_cap;
     c->buf = malloc(c->cap);
     off_t size = lseek(fd, 0, SEEK_END);
     if (!c->buf || size < 0) {
+        int e = errno;
         close(fd);
         c->fd = -1;
-        return DSORT_ERR(err, c->buf ? DSORT_EIO : DSORT_ENOMEM, errno, "cannot read run '%s'",
-                         path);
+        return DSORT_ERR(err, c->buf ? DSORT_EIO : DSORT_ENOMEM, e, "cannot read run '%s'", path);
     }
     c->file_size = (uint64_t)size;
-    c->p = c->end = c->buf;
+    c->p = c->end = c->raw = c->raw_end = c->buf;
     return DSORT_OK;
 }
 
-/* File cursor: keep the unread rest, read more behind it (growing the buffer when the rest
- * fills it). Returns DSORT_OK with no new bytes at the end of the file. */
-static enum dsort_status refill(struct dsort_line_cursor *c, struct dsort_error *err)
+static void put_le32(unsigned char *p, uint32_t v)
 {
-    size_t rest = (size_t)(c->end - c->p);
-    if (rest && c->p != c->buf)
-        memmove(c->buf, c->p, rest);
-    if (rest == c->cap) {
-        if (c->cap >= c->max_cap)
-            return DSORT_ERR(err, DSORT_ENOMEM, 0,
-                             "a line in run '%s' is longer than the %zu bytes allowed", c->path,
-                             c->max_cap);
-        size_t ncap = c->cap * 2 < c->max_cap ? c->cap * 2 : c->max_cap;
-        unsigned char *nb = realloc(c->buf, ncap);
-        if (!nb)
-            return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot grow the buffer of run '%s'",
-                             c->path);
-        c->buf = nb;
-        c->cap = ncap;
-    }
-    c->p = c->buf;
-    c->end = c->buf + rest;
-    uint64_t left = c->file_size - c->file_off;
-    size_t want = c->cap - rest < left ? c->cap - rest : (size_t)left;
-    if (want) {
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+#define RUN_HDR DSORT_LINES_RUN_HEADER
+#define RUN_MAGIC UINT32_C(0x424C5344) /* "DSLB" little-endian */
+
+static enum dsort_status corrupt(const struct dsort_line_cursor *c, uint64_t off, const char *why,
+                                 struct dsort_error *err)
+{
+    return DSORT_ERR(err, DSORT_EFORMAT, 0, "run '%s' is corrupt at offset %" PRIu64 " (%s)",
+                     c->path, off, why);
+}
+
+/* File cursor, when the current block is used up: check it was whole, then check the next
+ * block and make its payload [p, end). Reads behind the bytes already read (raw), growing the
+ * buffer for a block larger than it. Sets done at the end of the file. */
+static enum dsort_status next_block(struct dsort_line_cursor *c, struct dsort_error *err)
+{
+    if (c->blk_seen != c->blk_lines)
+        return corrupt(c, c->blk_off, "the line count of its block differs from its header", err);
+    for (;;) {
+        size_t have = (size_t)(c->raw_end - c->raw), need = RUN_HDR;
+        uint64_t at = c->file_off - have; /* file offset of raw */
+        if (have >= RUN_HDR) {
+            const unsigned char *h = c->raw;
+            uint64_t payload = get_le64(h + 8), lines = get_le64(h + 16);
+            if (get_le32(h) != RUN_MAGIC || payload > c->max_cap || lines > payload)
+                return corrupt(c, at, "not a block header", err);
+            need = RUN_HDR + (size_t)payload;
+            if (have >= need) {
+                if (dsort_crc32c(0, h + RUN_HDR, (size_t)payload) != get_le32(h + 4))
+                    return corrupt(c, at, "CRC32C mismatch in the block there", err);
+                c->p = h + RUN_HDR;
+                c->end = c->p + payload;
+                c->raw = c->end;
+                c->blk_off = at;
+                c->blk_lines = lines;
+                c->blk_seen = 0;
+                return DSORT_OK;
+            }
+        }
+        if (c->file_off == c->file_size) {
+            if (have == 0) {
+                c->done = 1;
+                return DSORT_OK;
+            }
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "run '%s' is truncated at offset %" PRIu64
+                             " (the block there ends past the end of the file)",
+                             c->path, at);
+        }
+        if (have && c->raw != c->buf) /* the current block is used up: keep only the rest */
+            memmove(c->buf, c->raw, have);
+        if (need > c->cap) {
+            size_t ncap = c->cap * 2 < c->max_cap + RUN_HDR ? c->cap * 2 : c->max_cap + RUN_HDR;
+            if (ncap < need)
+                ncap = need;
+            unsigned char *nb = realloc(c->buf, ncap);
+            if (!nb)
+                return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot grow the buffer of run '%s'",
+                                 c->path);
+            c->buf = nb;
+            c->cap = ncap;
+        }
+        c->p = c->end = c->raw = c->buf;
+        c->raw_end = c->buf + have;
+        uint64_t left = c->file_size - c->file_off;
+        size_t want = c->cap - have < left ? c->cap - have : (size_t)left;
         enum dsort_status st =
-            dsort_io_pread_full(c->fd, c->buf + rest, want, c->file_off, c->path, err);
+            dsort_io_pread_full(c->fd, c->buf + have, want, c->file_off, c->path, err);
         if (st)
             return st;
         c->file_off += want;
-        c->end += want;
+        c->raw_end += want;
     }
+}
+
+/* File cursor at the end of the file: did it hold what the writer wrote? */
+static enum dsort_status check_end(const struct dsort_line_cursor *c, struct dsort_error *err)
+{
+    if ((c->expect_lines != UINT64_MAX && c->lines != c->expect_lines) ||
+        (c->expect_bytes != UINT64_MAX && c->bytes != c->expect_bytes))
+        return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                         "run '%s' ends after %" PRIu64 " of its %" PRIu64 " lines (%" PRIu64
+                         " of %" PRIu64 " bytes; truncated on the temp disk?)",
+                         c->path, c->lines, c->expect_lines, c->bytes, c->expect_bytes);
     return DSORT_OK;
 }
 
@@ -280,28 +362,34 @@ enum dsort_status dsort_line_cursor_next(struct dsort_line_cursor *c, struct dso
     const size_t hdr = c->with_pos ? 8 : 0;
     for (;;) {
         size_t avail = (size_t)(c->end - c->p);
-        if (avail == 0 && (c->fd < 0 || c->file_off == c->file_size)) {
-            c->done = 1;
-            c->line = NULL;
-            c->len = 0;
-            return DSORT_OK;
-        }
-        const unsigned char *e = avail > hdr ? memchr(c->p + hdr, c->ord->eol, avail - hdr) : NULL;
-        if (e) {
+        if (avail) {
+            const unsigned char *e =
+                avail > hdr ? memchr(c->p + hdr, c->ord->eol, avail - hdr) : NULL;
+            if (!e && c->fd < 0)
+                return DSORT_ERR(err, DSORT_EFORMAT, 0, "a received piece ends inside a line");
+            if (!e)
+                return corrupt(c, c->blk_off, "a line runs past the end of its block", err);
             c->pos = hdr ? get_be64(c->p) : 0;
             c->line = c->p + hdr;
             c->len = (size_t)(e - c->line);
             c->prefix = dsort_lines_prefix(c->ord, c->line, c->len);
             c->p = e + 1;
+            if (c->fd >= 0) {
+                c->blk_seen++;
+                c->lines++;
+                c->bytes += c->len + 1;
+            }
             return DSORT_OK;
         }
-        if (c->fd < 0 || c->file_off == c->file_size)
-            return DSORT_ERR(err, DSORT_EFORMAT, 0, "%s%s%s ends inside a line",
-                             c->path ? "run '" : "a received piece", c->path ? c->path : "",
-                             c->path ? "'" : "");
-        enum dsort_status st = refill(c, err);
+        enum dsort_status st = c->fd < 0 ? DSORT_OK : next_block(c, err);
         if (st)
             return st;
+        if (c->fd < 0 || c->done) {
+            c->done = 1;
+            c->line = NULL;
+            c->len = 0;
+            return c->fd < 0 ? DSORT_OK : check_end(c, err);
+        }
     }
 }
 
@@ -406,20 +494,97 @@ enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
 
 /* ---- writer ---- */
 
+/* Bytes out: through the callback or to the file, at w->off. */
+static enum dsort_status out(struct dsort_line_writer *w, const void *p, size_t len,
+                             struct dsort_error *err)
+{
+    enum dsort_status st = w->flush ? w->flush(w->ctx, p, len, w->off, err)
+                                    : dsort_io_pwrite_full(w->fd, p, len, w->off, w->path, err);
+    w->off += len;
+    return st;
+}
+
 static enum dsort_status put(struct dsort_line_writer *w, const void *p, size_t len,
                              struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
     if (w->used + len > w->cap && (st = dsort_line_writer_flush(w, err)))
         return st;
-    if (len > w->cap) { /* longer than the buffer: straight through */
-        st = w->flush ? w->flush(w->ctx, p, len, w->off, err)
-                      : dsort_io_pwrite_full(w->fd, p, len, w->off, w->path, err);
-        w->off += len;
-        return st;
-    }
+    if (len > w->cap) /* longer than the buffer: straight through */
+        return out(w, p, len, err);
     memcpy(w->buf + w->used, p, len);
     w->used += len;
+    return DSORT_OK;
+}
+
+static void put_be64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (56 - 8 * i));
+}
+
+static void block_header(unsigned char *h, uint32_t crc, uint64_t payload, uint64_t lines)
+{
+    put_le32(h, RUN_MAGIC);
+    put_le32(h + 4, crc);
+    put_le64(h + 8, payload);
+    put_le64(h + 16, lines);
+}
+
+/* Run file: close the open block (fill in its header). */
+static void seal(struct dsort_line_writer *w)
+{
+    if (!w->blk_open)
+        return;
+    unsigned char *h = w->buf + w->blk;
+    size_t payload = w->used - w->blk - RUN_HDR;
+    block_header(h, dsort_crc32c(0, h + RUN_HDR, payload), payload, w->blk_lines);
+    w->blk_open = 0;
+    w->blk_lines = 0;
+}
+
+/* Run file: one framed line of f bytes into the open block, or a new one. A line too long
+ * for a block of w->block bytes (or for the buffer) is written straight through as a block
+ * of its own. */
+static enum dsort_status block_emit(struct dsort_line_writer *w, const unsigned char *line,
+                                    size_t len, uint64_t pos, struct dsort_error *err)
+{
+    const size_t f = (w->frame_pos ? 8 : 0) + len + 1;
+    const size_t lim = w->block < w->cap ? w->block : w->cap;
+    enum dsort_status st;
+    if (w->blk_open && (w->used - w->blk + f > lim || w->used + f > w->cap))
+        seal(w);
+    if (!w->blk_open && RUN_HDR + f > lim) {
+        unsigned char h[RUN_HDR + 8];
+        size_t hl = RUN_HDR;
+        if (w->frame_pos)
+            put_be64(h + RUN_HDR, pos);
+        hl += w->frame_pos ? 8 : 0;
+        uint32_t crc = dsort_crc32c(0, h + RUN_HDR, hl - RUN_HDR);
+        crc = dsort_crc32c(dsort_crc32c(crc, line, len), &w->eol, 1);
+        block_header(h, crc, f, 1);
+        if ((st = dsort_line_writer_flush(w, err)) || (st = out(w, h, hl, err)) ||
+            (st = out(w, line, len, err)))
+            return st;
+        return out(w, &w->eol, 1, err);
+    }
+    if (!w->blk_open) {
+        if (w->used + RUN_HDR + f > w->cap && (st = dsort_line_writer_flush(w, err)))
+            return st;
+        w->blk = w->used;
+        w->used += RUN_HDR;
+        w->blk_open = 1;
+    }
+    unsigned char *q = w->buf + w->used;
+    if (w->frame_pos) {
+        put_be64(q, pos);
+        q += 8;
+    }
+    if (len)
+        memcpy(q, line, len);
+    q[len] = w->eol;
+    w->used += f;
+    w->blk_lines++;
     return DSORT_OK;
 }
 
@@ -428,20 +593,23 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
 {
     struct dsort_line_writer *w = ctx;
     enum dsort_status st = DSORT_OK;
-    if (w->frame_pos) {
-        unsigned char h[8];
-        for (int i = 0; i < 8; i++)
-            h[i] = (unsigned char)(pos >> (56 - 8 * i));
-        st = put(w, h, 8, err);
-    }
-    if (!st && w->used + len + 1 <= w->cap) { /* the common case: one copy */
-        memcpy(w->buf + w->used, line, len);
-        w->buf[w->used + len] = w->eol;
-        w->used += len + 1;
-    } else if (!st) {
-        st = put(w, line, len, err);
-        if (!st)
-            st = put(w, &w->eol, 1, err);
+    if (w->block) {
+        st = block_emit(w, line, len, pos, err);
+    } else {
+        if (w->frame_pos) {
+            unsigned char h[8];
+            put_be64(h, pos);
+            st = put(w, h, 8, err);
+        }
+        if (!st && w->used + len + 1 <= w->cap) { /* the common case: one copy */
+            memcpy(w->buf + w->used, line, len);
+            w->buf[w->used + len] = w->eol;
+            w->used += len + 1;
+        } else if (!st) {
+            st = put(w, line, len, err);
+            if (!st)
+                st = put(w, &w->eol, 1, err);
+        }
     }
     if (w->sum)
         dsort_sum128_add(w->sum, dsort_crc32(dsort_crc32(0, line, len), &w->eol, 1));
@@ -451,12 +619,10 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
 
 enum dsort_status dsort_line_writer_flush(struct dsort_line_writer *w, struct dsort_error *err)
 {
+    seal(w);
     if (!w->used)
         return DSORT_OK;
-    enum dsort_status st = w->flush
-                               ? w->flush(w->ctx, w->buf, w->used, w->off, err)
-                               : dsort_io_pwrite_full(w->fd, w->buf, w->used, w->off, w->path, err);
-    w->off += w->used;
+    size_t n = w->used;
     w->used = 0;
-    return st;
+    return out(w, w->buf, n, err);
 }

@@ -61,6 +61,7 @@ struct lx {
     double avg_line; /* bytes a line (with its eol) in the samples of all ranks */
     struct lrun *runs;
     size_t nruns, cap;
+    size_t run_block; /* bytes of a run file's checksummed blocks (0: not chosen yet) */
     struct dsort_sum128 sum_in, sum_out;
     uint64_t lines_in;
 };
@@ -370,16 +371,29 @@ static size_t io_block(const struct lx *x, size_t parts)
     return (size_t)b;
 }
 
-/* Merge cursors into a new run file. */
+static size_t fan_in(const struct lx *x);
+
+/* Merge cursors into a new run file (in checksummed blocks, see lines.h). */
 static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cur, size_t n)
 {
     char path[4096];
+    /* A reader holds a whole block to check it before it hands out a line: blocks are as
+     * large as the read buffers of a merge of the full fan-in, so that such a merge stays
+     * within its quarter of the budget. */
+    if (!x->run_block)
+        x->run_block = io_block(x, fan_in(x) + 1);
     dsort_tempdirs_run_path(&x->td, path, sizeof path);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot create run '%s'", path);
     struct dsort_line_writer w = {
-        .fd = fd, .path = path, .cap = io_block(x, 1), .frame_pos = x->with_pos, .eol = x->ord.eol};
+        .fd = fd,
+        .path = path,
+        .cap = io_block(x, 1),
+        .frame_pos = x->with_pos,
+        .eol = x->ord.eol,
+        .block = x->run_block,
+    };
     w.buf = malloc(w.cap);
     struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
     enum dsort_status st =
@@ -410,10 +424,12 @@ static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
     for (size_t i = 0; i < k; i++) {
         int fd = open(x->runs[from + i].path, O_RDONLY | O_CLOEXEC);
         enum dsort_status st =
-            fd < 0 ? DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot open run '%s'",
-                               x->runs[from + i].path)
-                   : dsort_line_cursor_file(&cur[i], &x->ord, fd, x->runs[from + i].path, block,
-                                            (size_t)x->third + 64, x->with_pos, &x->err);
+            fd < 0
+                ? DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot open run '%s'",
+                            x->runs[from + i].path)
+                : dsort_line_cursor_file(&cur[i], &x->ord, fd, x->runs[from + i].path, block,
+                                         (size_t)x->third + 64, x->with_pos,
+                                         x->runs[from + i].lines, x->runs[from + i].bytes, &x->err);
         if (st) {
             for (size_t j = 0; j < i; j++)
                 dsort_line_cursor_close(&cur[j]);

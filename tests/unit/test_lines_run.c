@@ -1,0 +1,333 @@
+/* Unit tests for the run files of lines.h: checksummed blocks of framed lines.
+ *
+ * Seeded random lines (the seed is printed, DSORT_TEST_SEED=<seed> replays it), short ones and
+ * some longer than a block, with and without positions, go through a dsort_line_writer with
+ * blocks into a temp file and back through a file cursor: the same lines, positions and
+ * counts must come out, whatever the cursor's buffer size. Then the damage a temp disk can do:
+ * every single flipped byte of a small run, every truncation, and an appended block, must each
+ * be DSORT_EFORMAT naming the file, never a different stream of lines. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "test_rng.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "keys.h"
+#include "lines.h"
+
+struct tline {
+    unsigned char *b;
+    size_t len;
+    uint64_t pos;
+};
+
+struct fixture {
+    struct dsort_keys keys;
+    struct dsort_lines_order ord;
+    char path[64];
+};
+
+static int setup(void **state)
+{
+    static struct fixture f;
+    dsort_keys_init(&f.keys);
+    struct dsort_error err;
+    assert_int_equal(dsort_keys_finish(&f.keys, &err), DSORT_OK);
+    dsort_lines_order_init(&f.ord, &f.keys, '\n');
+    snprintf(f.path, sizeof f.path, "/tmp/test_lines_run.XXXXXX");
+    int fd = mkstemp(f.path);
+    assert_true(fd >= 0);
+    close(fd);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    unlink(f->path);
+    return 0;
+}
+
+/* n random lines (no eol inside); every `big`-th is longer than `block` bytes. */
+static struct tline *make_lines(size_t n, size_t big, size_t block)
+{
+    struct tline *l = calloc(n ? n : 1, sizeof *l);
+    assert_non_null(l);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = big && i % big == big - 1 ? block + rng_next() % (3 * block)
+                                               : (size_t)(rng_next() % 200);
+        l[i].b = malloc(len ? len : 1);
+        assert_non_null(l[i].b);
+        for (size_t j = 0; j < len; j++)
+            l[i].b[j] = (unsigned char)('a' + rng_next() % 26);
+        l[i].len = len;
+        l[i].pos = rng_next();
+    }
+    return l;
+}
+
+static void free_lines(struct tline *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(l[i].b);
+    free(l);
+}
+
+/* Write the lines as a run; returns the writer's counts and the file size. */
+static void write_run(const struct fixture *f, const struct tline *l, size_t n, int with_pos,
+                      size_t block, size_t cap, uint64_t *bytes, uint64_t *size)
+{
+    /* a new file each time (ext4 flushes a file truncated to 0 and rewritten, which is slow) */
+    unlink(f->path);
+    int fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    struct dsort_line_writer w = {
+        .fd = fd, .path = f->path, .cap = cap, .frame_pos = with_pos, .eol = '\n', .block = block};
+    w.buf = malloc(cap);
+    assert_non_null(w.buf);
+    struct dsort_error err;
+    *bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(dsort_line_writer_emit(&w, l[i].b, l[i].len, l[i].pos, &err), DSORT_OK);
+        *bytes += l[i].len + 1;
+    }
+    assert_int_equal(dsort_line_writer_flush(&w, &err), DSORT_OK);
+    assert_int_equal(w.lines, n);
+    *size = w.off;
+    free(w.buf);
+    assert_int_equal(close(fd), 0);
+}
+
+/* Read the run back: DSORT_OK with every line as written, or the first error (err). */
+static enum dsort_status read_run(const struct fixture *f, const struct tline *l, size_t n,
+                                  int with_pos, size_t cap, uint64_t lines, uint64_t bytes,
+                                  size_t *got, struct dsort_error *err)
+{
+    int fd = open(f->path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct dsort_line_cursor c;
+    enum dsort_status st =
+        dsort_line_cursor_file(&c, &f->ord, fd, f->path, cap, 1 << 20, with_pos, lines, bytes, err);
+    *got = 0;
+    while (!st) {
+        st = dsort_line_cursor_next(&c, err);
+        if (st || c.done)
+            break;
+        /* a line that differs from what was written is a failure, not an error */
+        assert_true(*got < n);
+        assert_int_equal(c.len, l[*got].len);
+        assert_memory_equal(c.line, l[*got].b, c.len ? c.len : 0);
+        if (with_pos)
+            assert_int_equal(c.pos, l[*got].pos);
+        (*got)++;
+    }
+    dsort_line_cursor_close(&c);
+    return st;
+}
+
+static void round_trip(void **state)
+{
+    struct fixture *f = *state;
+    const size_t blocks[] = {4096, 65536};
+    const size_t caps[] = {4096, 5000, 1 << 20};
+    for (int with_pos = 0; with_pos < 2; with_pos++)
+        for (size_t b = 0; b < 2; b++)
+            for (size_t n = 0; n < 3000; n = n * 7 + 1) {
+                struct tline *l = make_lines(n, 97, blocks[b]);
+                uint64_t bytes, size;
+                write_run(f, l, n, with_pos, blocks[b], 2 * blocks[b], &bytes, &size);
+                for (size_t k = 0; k < 3; k++) {
+                    struct dsort_error err;
+                    size_t got;
+                    enum dsort_status st =
+                        read_run(f, l, n, with_pos, caps[k], n, bytes, &got, &err);
+                    if (st)
+                        fail_msg("seed %" PRIu64 ": %s", rng_seed_value, err.msg);
+                    assert_int_equal(got, n);
+                }
+                free_lines(l, n);
+            }
+}
+
+/* The blocks hold whole lines, each at most the block size unless it holds one line. */
+static void block_layout(void **state)
+{
+    struct fixture *f = *state;
+    const size_t n = 2000, block = 4096;
+    struct tline *l = make_lines(n, 101, block);
+    uint64_t bytes, size;
+    write_run(f, l, n, 1, block, 3 * block + 100, &bytes, &size);
+    FILE *fp = fopen(f->path, "rb");
+    assert_non_null(fp);
+    unsigned char *buf = malloc((size_t)size);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)size, fp), size);
+    fclose(fp);
+    uint64_t at = 0, lines = 0;
+    while (at < size) {
+        assert_true(at + DSORT_LINES_RUN_HEADER <= size);
+        assert_memory_equal(buf + at, "DSLB", 4);
+        uint32_t crc = 0;
+        uint64_t payload = 0, nl = 0;
+        for (int i = 3; i >= 0; i--)
+            crc = crc << 8 | buf[at + 4 + (size_t)i];
+        for (int i = 7; i >= 0; i--) {
+            payload = payload << 8 | buf[at + 8 + (size_t)i];
+            nl = nl << 8 | buf[at + 16 + (size_t)i];
+        }
+        assert_true(at + DSORT_LINES_RUN_HEADER + payload <= size);
+        const unsigned char *p = buf + at + DSORT_LINES_RUN_HEADER;
+        assert_int_equal(dsort_crc32c(0, p, (size_t)payload), crc);
+        assert_true(nl >= 1);
+        assert_true(DSORT_LINES_RUN_HEADER + payload <= block || nl == 1);
+        assert_int_equal(p[payload - 1], '\n'); /* whole lines */
+        lines += nl;
+        at += DSORT_LINES_RUN_HEADER + payload;
+    }
+    assert_int_equal(lines, n);
+    free(buf);
+    free_lines(l, n);
+}
+
+/* The payload bytes and lines of the block at off (little-endian header fields). */
+static void block_at(const char *path, uint64_t off, uint64_t *payload, uint64_t *lines)
+{
+    unsigned char h[DSORT_LINES_RUN_HEADER];
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, h, sizeof h, (off_t)off), (ssize_t)sizeof h);
+    close(fd);
+    assert_memory_equal(h, "DSLB", 4);
+    *payload = *lines = 0;
+    for (int i = 7; i >= 0; i--) {
+        *payload = *payload << 8 | h[8 + i];
+        *lines = *lines << 8 | h[16 + i];
+    }
+}
+
+static void flip_byte(const char *path, uint64_t off)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, (off_t)off), 1);
+    b ^= 0xFF;
+    assert_int_equal(pwrite(fd, &b, 1, (off_t)off), 1);
+    close(fd);
+}
+
+/* Every flipped byte of a run of several blocks (one of them oversized) is caught: every byte
+ * of the first 6000 (headers and whole blocks), then every 37th. */
+static void every_flip(void **state)
+{
+    struct fixture *f = *state;
+    const size_t n = 60, block = 4096;
+    for (int with_pos = 0; with_pos < 2; with_pos++) {
+        struct tline *l = make_lines(n, 29, block);
+        uint64_t bytes, size;
+        for (uint64_t off = 0;; off += off < 6000 ? 1 : 37) {
+            write_run(f, l, n, with_pos, block, block, &bytes, &size);
+            if (off >= size)
+                break;
+            flip_byte(f->path, off);
+            struct dsort_error err;
+            size_t got;
+            enum dsort_status st = read_run(f, l, n, with_pos, 4096, n, bytes, &got, &err);
+            if (st != DSORT_EFORMAT)
+                fail_msg("seed %" PRIu64 ": byte %" PRIu64 " of %" PRIu64
+                         " flipped (pos %d): status %d",
+                         rng_seed_value, off, size, with_pos, (int)st);
+            assert_non_null(strstr(err.msg, f->path));
+        }
+        free_lines(l, n);
+    }
+}
+
+/* A run cut anywhere (inside a block or at a block boundary) or with a block appended. */
+static void truncated_or_longer(void **state)
+{
+    struct fixture *f = *state;
+    const size_t n = 300, block = 4096;
+    struct tline *l = make_lines(n, 0, block);
+    uint64_t bytes, size;
+    write_run(f, l, n, 0, block, block, &bytes, &size);
+    for (uint64_t cut = 0; cut < size; cut += 1 + cut / 64) {
+        write_run(f, l, n, 0, block, block, &bytes, &size);
+        assert_int_equal(truncate(f->path, (off_t)cut), 0);
+        struct dsort_error err;
+        size_t got;
+        enum dsort_status st = read_run(f, l, n, 0, 4096, n, bytes, &got, &err);
+        if (st != DSORT_EFORMAT)
+            fail_msg("cut at %" PRIu64 " of %" PRIu64 ": status %d", cut, size, (int)st);
+        assert_non_null(strstr(err.msg, f->path));
+    }
+    /* the writer's counts are what catches a cut at a block boundary (here after the first
+     * block): unknown counts do not */
+    write_run(f, l, n, 0, block, block, &bytes, &size);
+    uint64_t payload, first_lines;
+    block_at(f->path, 0, &payload, &first_lines);
+    assert_true(DSORT_LINES_RUN_HEADER + payload < size);
+    assert_int_equal(truncate(f->path, (off_t)(DSORT_LINES_RUN_HEADER + payload)), 0);
+    struct dsort_error err;
+    size_t got;
+    assert_int_equal(read_run(f, l, n, 0, 4096, UINT64_MAX, UINT64_MAX, &got, &err), DSORT_OK);
+    assert_int_equal(got, first_lines);
+    assert_int_equal(read_run(f, l, n, 0, 4096, n, bytes, &got, &err), DSORT_EFORMAT);
+    char want[64];
+    snprintf(want, sizeof want, "ends after %" PRIu64 " of its %zu lines", first_lines, n);
+    if (!strstr(err.msg, want))
+        fail_msg("message '%s' lacks '%s'", err.msg, want);
+    /* a run with more lines than the writer wrote */
+    write_run(f, l, n, 0, block, block, &bytes, &size);
+    assert_int_equal(read_run(f, l, n, 0, 4096, n - 1, bytes, &got, &err), DSORT_EFORMAT);
+    free_lines(l, n);
+}
+
+/* The message of a flipped payload byte: the file, the block's offset, CRC32C. */
+static void crc_message(void **state)
+{
+    struct fixture *f = *state;
+    const size_t n = 500, block = 4096;
+    struct tline *l = make_lines(n, 0, block);
+    uint64_t bytes, size;
+    write_run(f, l, n, 0, block, 4 * block, &bytes, &size);
+    /* the second block's offset, from the first block's header */
+    uint64_t payload, first_lines;
+    block_at(f->path, 0, &payload, &first_lines);
+    uint64_t second = DSORT_LINES_RUN_HEADER + payload;
+    flip_byte(f->path, second + DSORT_LINES_RUN_HEADER + 10);
+    struct dsort_error err;
+    size_t got;
+    assert_int_equal(read_run(f, l, n, 0, 4096, n, bytes, &got, &err), DSORT_EFORMAT);
+    char want[256];
+    snprintf(want, sizeof want, "run '%s' is corrupt at offset %" PRIu64 " (CRC32C mismatch",
+             f->path, second);
+    if (!strstr(err.msg, want))
+        fail_msg("message '%s' lacks '%s'", err.msg, want);
+    /* the first block's lines, and none of the damaged block's */
+    assert_int_equal(got, first_lines);
+    free_lines(l, n);
+}
+
+int main(void)
+{
+    rng_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(block_layout, setup, teardown),
+        cmocka_unit_test_setup_teardown(every_flip, setup, teardown),
+        cmocka_unit_test_setup_teardown(truncated_or_longer, setup, teardown),
+        cmocka_unit_test_setup_teardown(crc_message, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
