@@ -2,7 +2,8 @@
 # Install what is missing, build with -Werror, run the whole test suite (ctest), then build
 # with AddressSanitizer + UndefinedBehaviorSanitizer and run the suite again.
 #   scripts/test.sh [ctest args...]     e.g. scripts/test.sh -LE slow   (skip slow tests)
-# DSORT_NO_ASAN=1 skips the sanitizer pass.
+# DSORT_NO_ASAN=1 skips the sanitizer pass. Then the libFuzzer targets run for a bounded time
+# (scripts/fuzz.sh, DSORT_FUZZ_SECONDS each, default 30); DSORT_NO_FUZZ=1 skips them.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/deps.sh" --test
@@ -22,4 +23,8 @@ if [ "${DSORT_NO_ASAN:-0}" != 1 ]; then
     echo "== build and test with AddressSanitizer + UBSan"
     ctest_args+=(-LE "slow|cluster")
     run_suite "$top/build-asan" -DCMAKE_BUILD_TYPE=Debug -DDSORT_SANITIZE=ON
+fi
+if [ "${DSORT_NO_FUZZ:-0}" != 1 ]; then
+    echo "== fuzz (libFuzzer, ${DSORT_FUZZ_SECONDS:-30} s a target)"
+    "$top/scripts/fuzz.sh" "${DSORT_FUZZ_SECONDS:-30}"
 fi
