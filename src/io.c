@@ -123,6 +123,8 @@ static enum dsort_status check_one(struct dsort_input *f, const char *path,
     f->records = size / fmt->rec_size;
     f->dev = sb.st_dev;
     f->ino = sb.st_ino;
+    f->mtime = sb.st_mtim;
+    f->ctime = sb.st_ctim;
     return DSORT_OK;
 }
 
@@ -293,6 +295,39 @@ static enum dsort_status advise_segment(void *ctx, const struct dsort_input_segm
 void dsort_inputs_advise(const struct dsort_inputs *in, uint64_t first, uint64_t count)
 {
     dsort_inputs_segments(in, first, count, advise_segment, NULL);
+}
+
+static int same_time(struct timespec a, struct timespec b)
+{
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+enum dsort_status dsort_inputs_check_unchanged(const struct dsort_inputs *in,
+                                               struct dsort_error *err)
+{
+    for (size_t i = 0; i < in->count; i++) {
+        const struct dsort_input *f = &in->files[i];
+        struct stat sb;
+        if (stat(f->path, &sb))
+            return DSORT_ERR(err, errno == ENOENT ? DSORT_EFORMAT : DSORT_EIO, errno,
+                             "'%s' changed while it was being sorted (it is gone)", f->path);
+        if (sb.st_dev != f->dev || sb.st_ino != f->ino)
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "'%s' changed while it was being sorted (another file now has "
+                             "its name); nothing written",
+                             f->path);
+        if ((uint64_t)sb.st_size != f->size)
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "'%s' changed while it was being sorted (%" PRIu64
+                             " bytes when opened, %" PRIu64 " now); nothing written",
+                             f->path, f->size, (uint64_t)sb.st_size);
+        if (!same_time(sb.st_mtim, f->mtime) || !same_time(sb.st_ctim, f->ctime))
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "'%s' changed while it was being sorted (it was modified after "
+                             "it was opened); nothing written",
+                             f->path);
+    }
+    return DSORT_OK;
 }
 
 int dsort_inputs_contains(const struct dsort_inputs *in, const char *path)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "error.h"
 #include "format.h"
@@ -35,6 +36,7 @@ struct dsort_input {
     uint64_t records; /* size / rec_size */
     dev_t dev;
     ino_t ino;
+    struct timespec mtime, ctime; /* as opened: a change before the commit is an error */
 };
 
 /* The inputs, in command-line order, seen as one sequence of records. */
@@ -83,6 +85,13 @@ enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t firs
 /* Ask the kernel to start reading records [first, first + count) into the page cache, so
  * that a later dsort_inputs_read overlaps with work done meanwhile. Best effort. */
 void dsort_inputs_advise(const struct dsort_inputs *in, uint64_t first, uint64_t count);
+
+/* Is every input still what it was when opened (the same file, size, modification and change
+ * times)? DSORT_EFORMAT naming the first that changed ("'f.dat' changed while it was being
+ * sorted: ..."), or DSORT_EIO if one cannot be examined. Called before the output is committed:
+ * an input truncated, appended to or rewritten after it was read gives no output. */
+enum dsort_status dsort_inputs_check_unchanged(const struct dsort_inputs *in,
+                                               struct dsort_error *err);
 
 /* Does path name one of the inputs (same device and inode)? A path that does not exist is
  * not an input. */

@@ -613,6 +613,8 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
     }
     if (w->sum)
         dsort_sum128_add(w->sum, dsort_crc32(dsort_crc32(0, line, len), &w->eol, 1));
+    if (w->sum_c)
+        dsort_sum128_add(w->sum_c, dsort_crc32c(dsort_crc32c(0, line, len), &w->eol, 1));
     w->lines++;
     return st;
 }

@@ -215,6 +215,7 @@ struct dsort_line_writer {
                           buffer holds several blocks when cap allows. 0: a plain stream. */
     uint64_t lines;
     struct dsort_sum128 *sum; /* when not NULL: add the CRC-32 of line + eol */
+    struct dsort_sum128 *sum_c; /* when not NULL: add the CRC32C of line + eol (conservation) */
     size_t blk;               /* the open block's header in buf (blk_open) */
     int blk_open;
     uint64_t blk_lines;

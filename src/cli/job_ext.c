@@ -854,6 +854,8 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         goto fail;
     if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, x.n, &x.sum_out, nout, &x.err)))
         goto fail;
+    if ((st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, &x.err), &x.err)))
+        goto fail;
     struct dsort_part_info info = {nout, nout * x.rs, x.sum_out, ""};
     dsort_job_phase_begin(&pc, PH_COMMIT);
     st = dsort_output_commit(c, &out, &info, &x.err);

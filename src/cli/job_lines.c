@@ -62,7 +62,8 @@ struct lx {
     struct lrun *runs;
     size_t nruns, cap;
     size_t run_block; /* bytes of a run file's checksummed blocks (0: not chosen yet) */
-    struct dsort_sum128 sum_in, sum_out;
+    struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
+    struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
     uint64_t lines_in;
 };
 
@@ -528,7 +529,9 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
                                   .flush = out_flush,
                                   .ctx = out,
                                   .eol = x->ord.eol,
-                                  .sum = &x->sum_out};
+                                  .sum = x->o->verify || x->o->output_dir ? &x->sum_out
+                                                                          : NULL,
+                                  .sum_c = &x->con_out};
     w.buf = malloc(w.cap);
     struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
     st = w.buf ? DSORT_OK : DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
@@ -887,13 +890,16 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         st = fill_chunk(&x, &k, &x.err);
         stats->bytes_read += k.used;
         stats->records_in += k.n;
-        if (!st && o->verify) {
+        if (!st) {
             const struct dsort_line_ent *e = chunk_ents(&k);
             for (size_t i = 0; i < k.n; i++) {
                 size_t len = dsort_line_len(&e[i], k.a, x.ord.eol);
-                dsort_sum128_add(
-                    &x.sum_in,
-                    dsort_crc32(dsort_crc32(0, k.a + dsort_line_off(&e[i]), len), &x.ord.eol, 1));
+                const unsigned char *line = k.a + dsort_line_off(&e[i]);
+                dsort_sum128_add(&x.con_in,
+                                 dsort_crc32c(dsort_crc32c(0, line, len), &x.ord.eol, 1));
+                if (o->verify)
+                    dsort_sum128_add(&x.sum_in,
+                                     dsort_crc32(dsort_crc32(0, line, len), &x.ord.eol, 1));
             }
         }
         dsort_job_phase_end(stats, PH_READ, &pc);
@@ -916,8 +922,13 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     k.segs = NULL;
     if (!wrote && (st = final_merge(&x, &out)))
         goto fail;
+    if ((st = dsort_job_conserve(c, o, &x.con_in, stats->records_in, &x.con_out,
+                                 stats->records_out, &x.err)))
+        goto fail;
     if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, stats->records_in, &x.sum_out,
                                             stats->records_out, &x.err)))
+        goto fail;
+    if ((st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, &x.err), &x.err)))
         goto fail;
     struct dsort_part_info info = {stats->records_out, stats->bytes_written, x.sum_out, ""};
     dsort_job_phase_begin(&pc, PH_COMMIT);

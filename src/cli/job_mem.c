@@ -230,6 +230,8 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
         goto fail;
     if (o->verify && (st = dsort_job_verify(c, o, &sum_in, n, &info.checksum, nout, &err)))
         goto fail;
+    if ((st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, &err), &err)))
+        goto fail;
 
     dsort_job_phase_begin(&pc, PH_COMMIT);
     st = dsort_output_commit(c, &out, &info, &err);
