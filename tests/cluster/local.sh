@@ -92,6 +92,25 @@ else
     done
 fi
 validated "dsort-validate --local-inputs" "$sum" --local-inputs "$L/out"
+
+# The two-phase commit of --local-output (issue 9): node n1's _SUCCESS cannot be written (the
+# fault shim fails its rename on rank 2, n1's first rank). No node may keep a _SUCCESS, or any
+# part, of a job that exits 2: before, n0 and n2 had already renamed theirs.
+SHIM=$DSORT_BIN_DIR/../../tests/faults/fault_shim.so
+if [ -f "$SHIM" ]; then
+    mpi -n 6 -x LD_PRELOAD="$SHIM" -x FAULT_RENAME=_SUCCESS -x FAULT_RANK=2 "$DSORT" -T "$LT" \
+        --local-inputs "${INPUTS[@]}" -O "$L/failed" --local-output
+    eq "a _SUCCESS that cannot be written on n1: exit status" 2 "$RC"
+    contains "a _SUCCESS that cannot be written on n1: the error names rank 2" "$S/.out" \
+        "rank 2/6 .*_SUCCESS"
+    for node in "${TB_NODES[@]}"; do
+        on "$node" sh -c "ls -A '$L' | grep -c failed"
+        eq "a _SUCCESS that cannot be written on n1: nothing of the output left on $node" 0 \
+            "$(head -n 1 "$S/.out")"
+    done
+else
+    note "no fault shim at $SHIM: the two-phase commit case is not run"
+fi
 mpi -n 6 "$VALIDATE" --local-inputs "$L/out"
 eq "dsort-validate --local-inputs at 6 ranks: exit status and checksum" "0 $sum" \
     "$RC $(sed -n 's/^Checksum: *//p' "$S/.out")"
