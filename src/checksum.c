@@ -157,9 +157,54 @@ void dsort_checksum_records(struct dsort_sum128 *s, const unsigned char *recs, s
         dsort_sum128_add(s, ~crc_update(&crc32_tab, 0xFFFFFFFFu, recs, rec_size));
 }
 
+#ifdef DSORT_HAVE_SSE42_CRC
+/* Four records at a time: the crc32 instruction has a latency of three cycles and a throughput
+ * of one, so four independent chains run about three times as fast as one record after
+ * another (a 100-byte record is only 12 words and a tail). */
+__attribute__((target("sse4.2"))) static size_t crc32c_records4(struct dsort_sum128 *s,
+                                                                const unsigned char *recs,
+                                                                size_t nrec, size_t rec_size)
+{
+    const size_t words = rec_size / 8;
+    size_t i = 0;
+    for (; i + 4 <= nrec; i += 4, recs += 4 * rec_size) {
+        const unsigned char *p0 = recs, *p1 = recs + rec_size, *p2 = p1 + rec_size,
+                            *p3 = p2 + rec_size;
+        uint64_t c0 = 0xFFFFFFFFu, c1 = c0, c2 = c0, c3 = c0, v0, v1, v2, v3;
+        for (size_t w = 0; w < words; w++) {
+            memcpy(&v0, p0 + 8 * w, 8);
+            memcpy(&v1, p1 + 8 * w, 8);
+            memcpy(&v2, p2 + 8 * w, 8);
+            memcpy(&v3, p3 + 8 * w, 8);
+            c0 = _mm_crc32_u64(c0, v0);
+            c1 = _mm_crc32_u64(c1, v1);
+            c2 = _mm_crc32_u64(c2, v2);
+            c3 = _mm_crc32_u64(c3, v3);
+        }
+        uint32_t d0 = (uint32_t)c0, d1 = (uint32_t)c1, d2 = (uint32_t)c2, d3 = (uint32_t)c3;
+        for (size_t b = 8 * words; b < rec_size; b++) {
+            d0 = _mm_crc32_u8(d0, p0[b]);
+            d1 = _mm_crc32_u8(d1, p1[b]);
+            d2 = _mm_crc32_u8(d2, p2[b]);
+            d3 = _mm_crc32_u8(d3, p3[b]);
+        }
+        dsort_sum128_add(s, ~d0);
+        dsort_sum128_add(s, ~d1);
+        dsort_sum128_add(s, ~d2);
+        dsort_sum128_add(s, ~d3);
+    }
+    return i;
+}
+#endif
+
 void dsort_checksum_records_c(struct dsort_sum128 *s, const unsigned char *recs, size_t nrec,
                               size_t rec_size)
 {
-    for (size_t i = 0; i < nrec; i++, recs += rec_size)
+    size_t i = 0;
+#ifdef DSORT_HAVE_SSE42_CRC
+    if (rec_size > 0 && __builtin_cpu_supports("sse4.2"))
+        i = crc32c_records4(s, recs, nrec, rec_size);
+#endif
+    for (recs += i * rec_size; i < nrec; i++, recs += rec_size)
         dsort_sum128_add(s, dsort_crc32c(0, recs, rec_size));
 }
