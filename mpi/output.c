@@ -433,6 +433,21 @@ static enum dsort_status write_manifest(const struct dsort_comm *c, struct dsort
     return st;
 }
 
+/* Take an output directory's names (parts, manifest, the directory) off the cleanup list. */
+static void forget_dir(const struct dsort_comm *c, const char *dir)
+{
+    char path[4200];
+    for (int r = 0; r < c->size; r++) {
+        snprintf(path, sizeof path, "%s/part-%05d", dir, r);
+        dsort_cleanup_forget(path);
+    }
+    snprintf(path, sizeof path, "%s/_SUCCESS", dir);
+    dsort_cleanup_forget(path);
+    snprintf(path, sizeof path, "%s/._SUCCESS.tmp", dir);
+    dsort_cleanup_forget(path);
+    dsort_cleanup_forget(dir);
+}
+
 static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output *o,
                                  const struct dsort_part_info *parts, struct dsort_error *err)
 {
@@ -469,16 +484,7 @@ static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output
         }
         return st;
     }
-    /* The stage's names are gone with the rename. */
-    for (int r = 0; r < c->size; r++) {
-        snprintf(path, sizeof path, "%s/part-%05d", o->stage, r);
-        dsort_cleanup_forget(path);
-    }
-    snprintf(path, sizeof path, "%s/._SUCCESS.tmp", o->stage);
-    dsort_cleanup_forget(path);
-    snprintf(path, sizeof path, "%s/_SUCCESS", o->stage);
-    dsort_cleanup_forget(path);
-    dsort_cleanup_forget(o->stage);
+    forget_dir(c, o->stage); /* the stage's names are gone with the rename */
     o->owns_stage = 0;
     o->renamed = local;
     return dsort_io_fsync_parent(o->target, err);
@@ -499,16 +505,7 @@ static enum dsort_status mark_success(struct dsort_output *o, struct dsort_error
 /* Committed: nothing under the final name may be removed from here on. */
 static void forget_target(const struct dsort_comm *c, struct dsort_output *o)
 {
-    char path[4200];
-    for (int r = 0; r < c->size; r++) {
-        snprintf(path, sizeof path, "%s/part-%05d", o->target, r);
-        dsort_cleanup_forget(path);
-    }
-    snprintf(path, sizeof path, "%s/_SUCCESS", o->target);
-    dsort_cleanup_forget(path);
-    snprintf(path, sizeof path, "%s/._SUCCESS.tmp", o->target);
-    dsort_cleanup_forget(path);
-    dsort_cleanup_forget(o->target);
+    forget_dir(c, o->target);
     o->renamed = 0;
 }
 

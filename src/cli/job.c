@@ -119,25 +119,37 @@ struct dsort_sum128 dsort_job_sum_all(const struct dsort_comm *c, const struct d
     return total;
 }
 
+/* Collective: combine both sides' counts and sums over all ranks; if they differ (with
+ * unique_ok, only more written than read counts), DSORT_EINTERNAL with both figures after
+ * `what`. Agrees (rank 0 speaks for the verdict every rank computed). */
+static enum dsort_status compare_sums(const struct dsort_comm *c, const char *what,
+                                      const char *sum_name, int unique_ok,
+                                      const struct dsort_sum128 *in_sum, uint64_t n_in,
+                                      const struct dsort_sum128 *out_sum, uint64_t n_out,
+                                      struct dsort_error *err)
+{
+    struct dsort_sum128 si = dsort_job_sum_all(c, in_sum), so = dsort_job_sum_all(c, out_sum);
+    uint64_t nin = dsort_comm_sum(c, n_in), nout = dsort_comm_sum(c, n_out);
+    enum dsort_status st = DSORT_OK;
+    if (unique_ok ? nout > nin : (si.lo != so.lo || si.hi != so.hi || nin != nout)) {
+        char h1[33], h2[33];
+        dsort_sum128_hex(&si, h1);
+        dsort_sum128_hex(&so, h2);
+        st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                       "%s: read %" PRIu64 " records (%s %s), wrote %" PRIu64
+                       " (%s); nothing committed",
+                       what, nin, sum_name, h1, nout, h2);
+    }
+    return dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err);
+}
+
 enum dsort_status dsort_job_conserve(const struct dsort_comm *c, const struct dsort_job_options *o,
                                      const struct dsort_sum128 *in_sum, uint64_t n_in,
                                      const struct dsort_sum128 *out_sum, uint64_t n_out,
                                      struct dsort_error *err)
 {
-    struct dsort_sum128 si = dsort_job_sum_all(c, in_sum), so = dsort_job_sum_all(c, out_sum);
-    uint64_t nin = dsort_comm_sum(c, n_in), nout = dsort_comm_sum(c, n_out);
-    enum dsort_status st = DSORT_OK;
-    int bad = o->ord.unique ? nout > nin : (si.lo != so.lo || si.hi != so.hi || nin != nout);
-    if (bad) {
-        char h1[33], h2[33];
-        dsort_sum128_hex(&si, h1);
-        dsort_sum128_hex(&so, h2);
-        st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                       "conservation check failed: read %" PRIu64 " records (CRC32C sum %s), "
-                       "wrote %" PRIu64 " (sum %s); nothing committed",
-                       nin, h1, nout, h2);
-    }
-    return dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err);
+    return compare_sums(c, "conservation check failed", "CRC32C sum", o->ord.unique, in_sum, n_in,
+                        out_sum, n_out, err);
 }
 
 enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -145,21 +157,10 @@ enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsor
                                    const struct dsort_sum128 *out_sum, uint64_t n_out,
                                    struct dsort_error *err)
 {
-    struct dsort_sum128 si = dsort_job_sum_all(c, in_sum), so = dsort_job_sum_all(c, out_sum);
-    uint64_t nin = dsort_comm_sum(c, n_in), nout = dsort_comm_sum(c, n_out);
-    enum dsort_status st = DSORT_OK;
     /* -u drops records by design: then there is nothing to compare. */
-    if (!o->ord.unique && (si.lo != so.lo || si.hi != so.hi || nin != nout)) {
-        char h1[33], h2[33];
-        dsort_sum128_hex(&si, h1);
-        dsort_sum128_hex(&so, h2);
-        st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                       "verification failed: input %" PRIu64 " records checksum %s, output %" PRIu64
-                       " records checksum %s",
-                       nin, h1, nout, h2);
-    }
-    /* Every rank computed the same verdict; rank 0 speaks for it. */
-    return dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err);
+    if (o->ord.unique)
+        return compare_sums(c, "verification failed", "checksum", 1, in_sum, 0, out_sum, 0, err);
+    return compare_sums(c, "verification failed", "checksum", 0, in_sum, n_in, out_sum, n_out, err);
 }
 
 enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort_job_options *o,
