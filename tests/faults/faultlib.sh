@@ -205,7 +205,9 @@ start_single() {
     done
     shift
     local envs=()
-    [ ${#FX[@]} -eq 0 ] || envs=("LD_PRELOAD=$SHIM" "${FX[@]}")
+    # As in start_job: an ASan build must not insist on coming first in the preload list.
+    [ ${#FX[@]} -eq 0 ] || envs=("LD_PRELOAD=$SHIM"
+        "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0" "${FX[@]}")
     LAST_CMD="${pre[*]} env ${envs[*]} $DSORT $*"
     T_START=$(date +%s%N)
     "${pre[@]}" env "${envs[@]}" "$DSORT" "$@" </dev/null >"$T/stdout" 2>"$T/stderr" &
