@@ -161,9 +161,8 @@ void dsort_checksum_records(struct dsort_sum128 *s, const unsigned char *recs, s
 /* Four records at a time: the crc32 instruction has a latency of three cycles and a throughput
  * of one, so four independent chains run about three times as fast as one record after
  * another (a 100-byte record is only 12 words and a tail). */
-__attribute__((target("sse4.2"))) static size_t crc32c_records4(struct dsort_sum128 *s,
-                                                                const unsigned char *recs,
-                                                                size_t nrec, size_t rec_size)
+__attribute__((target("sse4.2"))) static size_t
+crc32c_records4(struct dsort_sum128 *s, const unsigned char *recs, size_t nrec, size_t rec_size)
 {
     const size_t words = rec_size / 8;
     size_t i = 0;

@@ -214,9 +214,9 @@ struct dsort_line_writer {
                           (header included; a longer line gets a larger block of its own); the
                           buffer holds several blocks when cap allows. 0: a plain stream. */
     uint64_t lines;
-    struct dsort_sum128 *sum; /* when not NULL: add the CRC-32 of line + eol */
+    struct dsort_sum128 *sum;   /* when not NULL: add the CRC-32 of line + eol */
     struct dsort_sum128 *sum_c; /* when not NULL: add the CRC32C of line + eol (conservation) */
-    size_t blk;               /* the open block's header in buf (blk_open) */
+    size_t blk;                 /* the open block's header in buf (blk_open) */
     int blk_open;
     uint64_t blk_lines;
 };

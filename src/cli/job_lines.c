@@ -529,8 +529,7 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
                                   .flush = out_flush,
                                   .ctx = out,
                                   .eol = x->ord.eol,
-                                  .sum = x->o->verify || x->o->output_dir ? &x->sum_out
-                                                                          : NULL,
+                                  .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
                                   .sum_c = &x->con_out};
     w.buf = malloc(w.cap);
     struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
@@ -922,8 +921,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     k.segs = NULL;
     if (!wrote && (st = final_merge(&x, &out)))
         goto fail;
-    if ((st = dsort_job_conserve(c, o, &x.con_in, stats->records_in, &x.con_out,
-                                 stats->records_out, &x.err)))
+    if ((st = dsort_job_conserve(c, o, &x.con_in, stats->records_in, &x.con_out, stats->records_out,
+                                 &x.err)))
         goto fail;
     if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, stats->records_in, &x.sum_out,
                                             stats->records_out, &x.err)))

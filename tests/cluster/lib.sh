@@ -35,7 +35,7 @@ cl_init() {
     tb_up
     # Keep the lab of a failed test when asked (tb_down reads it at exit).
     trap 'cl_on_exit' EXIT
-    S=$TB_LAB/shared
+    S=$TB_LAB/common
     LT=$TB_LAB/local/tmp # node-local scratch: the same path on every node, its own disk
     cd "$S" || exit 2
     echo "cluster $CL_NAME: lab $TB_LAB"

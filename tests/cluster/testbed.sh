@@ -18,7 +18,7 @@
 # (n0 n1 n2), /dev/shm (a tmpfs: Open MPI's shared-memory transport breaks when nodes share
 # it), /etc/hosts naming the three nodes, and its own "local disk" (a loop-mounted ext4 image,
 # or a tmpfs with DSORT_TESTBED_DISK=tmpfs) at the common path $LAB/local. Everything else in
-# the file system is shared, as a cluster's shared file system is: $LAB/shared for data.
+# the file system is shared, as a cluster's shared file system is: $LAB/common for data.
 # One process per node (a "holder", sleep) keeps the node's namespaces; entering a node is
 # nsenter -t HOLDER --net --uts --mount.
 #
@@ -31,7 +31,7 @@
 #   nodes/NODE.pid   the node's holder; nodes/NODE.dev the loop device of its disk
 #   disk/NODE        its disk mounted in the root namespace (for inspection from the host)
 #   local/           where each node sees its own disk (empty in the root namespace)
-#   shared/          a directory every node sees (the "shared file system")
+#   common/          a directory every node sees (the "shared file system")
 #   hostfile, rsh    Open MPI's hostfile and plm_rsh_agent (runs a command inside a node)
 #   slurm/           slurm.conf, state, spool, logs, jobcomp.txt; munge/ the munge daemon's
 #
@@ -130,7 +130,7 @@ tb_up() {
     trap 'exit 143' TERM
     echo $$ >"$TB_LAB/owner"
     mkdir -p "$TB_REGISTRY" && echo "$TB_LAB $$" >"$TB_REGISTRY/$$"
-    mkdir -p "$TB_LAB"/{nodes,disk,local,shared,slurm,munge}
+    mkdir -p "$TB_LAB"/{nodes,disk,local,common,slurm,munge}
     local t0
     t0=$(date +%s%N)
     tb_net_up
