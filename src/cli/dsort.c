@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -540,6 +541,11 @@ static enum dsort_status check_written(const struct dsort_job_options *o,
     if (o->stats) {
         if (dsort_inputs_contains(in, o->stats))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also an input", o->stats);
+        struct stat sb;
+        if (!stat(o->stats, &sb) && !S_ISREG(sb.st_mode) &&
+            !(S_ISCHR(sb.st_mode) && major(sb.st_rdev) == 1 && minor(sb.st_rdev) == 3))
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "--stats file '%s' is not a regular file (nor /dev/null)", o->stats);
         if (o->output && same_file(o->stats, o->output))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also the output",
                              o->stats);

@@ -94,6 +94,8 @@ collide "--stats naming the output" "is also the output" \
     --stats="$T/o/s2" "$IN/a.dat" -o "$T/o/./s2"
 collide "--stats inside -O DIR" "is inside the output directory" \
     --stats="$T/o/d3/stats.json" "$IN/a.dat" -O "$T/o/d3"
+collide "--stats naming a FIFO (it would block the end of the job)" "is not a regular file" \
+    --stats="$T/o/fifo" "$IN/a.dat" -o "$T/o/s5"
 collide "-T inside -O DIR" "temp directory .* is inside the output directory" \
     -T "$T/o/d4/tmp" "$IN/a.dat" -O "$T/o/d4"
 eq "no output of the refused runs" "" "$(ls -d "$T/o/s1" "$T/o/s2" "$T/o/d3" "$T/o/d4" 2>/dev/null)"
