@@ -5,13 +5,13 @@
 # yet (tests/fuzz/pending/<target>/) are replayed and reported without failing the run. Fails
 # if any target crashes or finds a property broken; the input is then in
 # $build/fuzz-artifacts/<target>/ and its path printed.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]    (default: 30 s each, every target)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]    (default: 20 s each, every target)
 # Installs nothing (scripts/deps.sh --test does). DSORT_FUZZ_BUILD sets the build directory
 # (default build-fuzz); new inputs the fuzzer finds go to $build/fuzz-corpus/<target>/ and
 # are reused by the next run in that directory. See tests/fuzz/README.md.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-secs=${1:-30}
+secs=${1:-20}
 [ $# -gt 0 ] && shift
 case $secs in
 '' | *[!0-9]*)

@@ -366,7 +366,9 @@ enum dsort_status dsort_line_cursor_next(struct dsort_line_cursor *c, struct dso
             const unsigned char *e =
                 avail > hdr ? memchr(c->p + hdr, c->ord->eol, avail - hdr) : NULL;
             if (!e && c->fd < 0)
-                return DSORT_ERR(err, DSORT_EFORMAT, 0, "a received piece ends inside a line");
+                return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                                 "a piece received in the exchange ends inside a line (changed on "
+                                 "the way?); nothing committed");
             if (!e)
                 return corrupt(c, c->blk_off, "a line runs past the end of its block", err);
             c->pos = hdr ? get_be64(c->p) : 0;
