@@ -362,10 +362,11 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
                 ", \"memory_needed\": %" PRIu64 ", \"runs\": %" PRIu64
                 ", \"merge_passes\": %" PRIu64 ", \"spill_bytes\": %" PRIu64
                 ", \"extra_merge_bytes\": %" PRIu64 ", \"fan_in\": %d"
+                ", \"extra_pass_reason\": \"%s\""
                 ", \"splitter_rounds\": %d, \"exchange_rounds\": %d}%s\n",
                 s->records_in, s->records_out, s->bytes_read, s->bytes_written, s->bytes_sent,
                 s->bytes_received, s->budget, s->budget_why, s->needed, s->runs, s->merge_passes,
-                s->spill_bytes, s->extra_merge_bytes, s->fan_in, s->splitter_rounds,
+                s->spill_bytes, s->extra_merge_bytes, s->fan_in, s->merge_why, s->splitter_rounds,
                 s->exchange_rounds, r + 1 < c->size ? "," : "");
     }
     fprintf(f, "  ],\n  \"plan\": ");
@@ -418,6 +419,8 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
                     " extra merge passes\n",
                     mine->runs, dsort_mem_format(mine->spill_bytes, b1, sizeof b1), mine->fan_in,
                     mine->merge_passes);
+        if (mine->merge_why[0])
+            fprintf(stderr, "dsort: rank 0 took an extra merge pass: %s\n", mine->merge_why);
         fprintf(stderr, "dsort: phase seconds (slowest rank):");
         for (int p = 0; p < PH_COUNT; p++)
             if (tmax[p] > 0)

@@ -70,6 +70,7 @@ struct dsort_job_stats {
     uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
     int external, splitter_rounds, exchange_rounds, fan_in;
     char budget_why[200];
+    char merge_why[160]; /* why an extra merge pass was needed ("" if none) */
     char host[64];
 };
 

@@ -389,7 +389,21 @@ static size_t fan_in(const struct ext *x)
     const size_t blen = dsort_runreader_buf_len(x->irs, x->block);
     size_t by_mem = x->abytes / blen + x->bbytes / blen;
     size_t f = by_files < by_mem ? by_files : by_mem;
-    return f < 2 ? 2 : f;
+    if (f < 2)
+        f = 2;
+    if (x->nruns > f) { /* an extra pass cannot be avoided: say why (--stats, -v) */
+        char b1[32];
+        if (by_files < by_mem)
+            snprintf(x->stats->merge_why, sizeof x->stats->merge_why,
+                     "%zu runs, but the open-file limit (ulimit -n %zu, %zu open) allows %zu at "
+                     "once",
+                     x->nruns, files, open_now, f);
+        else
+            snprintf(x->stats->merge_why, sizeof x->stats->merge_why,
+                     "%zu runs, but the budget's merge buffers (%s a run) hold %zu at once",
+                     x->nruns, dsort_mem_format(blen, b1, sizeof b1), f);
+    }
+    return f;
 }
 
 /* The output sink. With O_DIRECT, the buffer is laid out so that memory alignment follows
@@ -793,6 +807,24 @@ static enum dsort_status plan_memory(struct ext *x)
     return DSORT_OK;
 }
 
+/* Floor of a merge read block: below it the disks seek more than they read. */
+#define MIN_MERGE_BLOCK ((size_t)256 << 10)
+
+/* 2 reads + 2 writes at small budgets: the final merge reads every run at once when its read
+ * buffers (two blocks a run, carved from A and B) fit, so the run files are written in blocks
+ * small enough for the runs expected (one a round, and a margin for the waves of skewed
+ * input), down to MIN_MERGE_BLOCK. rounds: the most rounds of any rank (agreed). Local. */
+static void fit_block(struct ext *x, uint64_t rounds)
+{
+    uint64_t runs = rounds + rounds / 4 + 1;
+    uint64_t fit = (uint64_t)(x->abytes + x->bbytes) / (2 * runs);
+    fit = fit / 4096 * 4096;
+    if (fit < MIN_MERGE_BLOCK)
+        fit = MIN_MERGE_BLOCK;
+    if (fit < x->block)
+        x->block = (size_t)fit;
+}
+
 int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
                             const struct dsort_inputs *in, const struct dsort_share *sh,
                             struct dsort_job_stats *stats)
@@ -836,6 +868,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         st = dsort_job_tempdirs(o, job, c->rank, &x.td, &x.err);
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
+    fit_block(&x, dsort_comm_max(c, (x.n + x.chunk - 1) / x.chunk));
 
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);

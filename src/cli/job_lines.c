@@ -65,6 +65,10 @@ struct lx {
     struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
     uint64_t lines_in;
+    int grow_share;    /* in memory (one round): the arena may grow up to a third */
+    uint64_t longest;  /* the longest line (with its eol) this rank read */
+    uint64_t max_line; /* the longest line of all ranks (set before run files are read) */
+    int noted_long;    /* -v: the note about a line held past the budget was printed */
 };
 
 /* ---- reading whole lines of the share ---- */
@@ -126,6 +130,23 @@ static uint64_t seg_pos(const struct chunk *k, uint64_t off)
     return k->segs[lo].pos + (off - k->segs[lo].off);
 }
 
+/* Grow the arena to size bytes, keeping its data at the front and its entries at the back. */
+static enum dsort_status grow_chunk(struct chunk *k, uint64_t size, struct dsort_error *err)
+{
+    size = (size + 15) / 16 * 16;
+    unsigned char *a = dsort_mem_alloc((size_t)size);
+    if (!a)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno,
+                         "cannot allocate %" PRIu64 " bytes to hold a long line", size);
+    const size_t eb = k->n * sizeof(struct dsort_line_ent);
+    memcpy(a, k->a, (size_t)k->used);
+    memcpy(a + size - eb, k->a + k->size - eb, eb);
+    dsort_mem_free(k->a, (size_t)k->size);
+    k->a = a;
+    k->size = size;
+    return DSORT_OK;
+}
+
 /* Fill the chunk with whole lines from x->pos on (those that start before x->end), indexing
  * them as they arrive. Stops when the arena is full (a partial line at the end is given back
  * and read again next time); a line that cannot fit in an empty arena is an error. */
@@ -156,6 +177,8 @@ static enum dsort_status fill_chunk(struct lx *x, struct chunk *k, struct dsort_
                 goto done;
             }
             size_t len = (size_t)(e - (k->a + scan));
+            if (len + 1 > x->longest)
+                x->longest = len + 1;
             struct dsort_line_ent *slot =
                 (struct dsort_line_ent *)(void *)(k->a + k->size) - (k->n + 1);
             dsort_line_set(slot, scan, len, dsort_lines_prefix(&x->ord, k->a + scan, len));
@@ -170,13 +193,31 @@ static enum dsort_status fill_chunk(struct lx *x, struct chunk *k, struct dsort_
         uint64_t used_room = k->used + k->n * ent;
         uint64_t room = k->size > used_room ? k->size - used_room : 0;
         if (room < ent + 2) {
+            /* In memory the arena grows up to a third of the budget (the share was an
+             * estimate); a line that does not fit an empty arena is held whole, past the
+             * budget if need be, as GNU sort does (noted under -v). */
+            uint64_t grown = k->size * 2 > k->size + ((uint64_t)4 << 20)
+                                 ? k->size * 2
+                                 : k->size + ((uint64_t)4 << 20);
+            if (x->grow_share && k->size < x->third) {
+                if ((st = grow_chunk(k, grown < x->third ? grown : x->third, err)))
+                    return st;
+                continue;
+            }
             if (k->n == 0) {
-                size_t i = dsort_lines_file_at(in, next);
-                return DSORT_ERR(err, DSORT_ENOMEM, 0,
-                                 "'%s': the line at byte %" PRIu64 " is longer than the %" PRIu64
-                                 " bytes this rank can hold of one line (a third of its memory "
-                                 "budget of %" PRIu64 " bytes; raise -S)",
-                                 in->files[i].path, next - in->files[i].first, k->size, x->budget);
+                if (x->o->verbose && !x->noted_long) {
+                    size_t i = dsort_lines_file_at(in, next);
+                    dsort_comm_print(x->c,
+                                     "'%s': the line at byte %" PRIu64
+                                     " is longer than the %" PRIu64
+                                     "-byte arena (a third of the budget): held whole, past the "
+                                     "budget",
+                                     in->files[i].path, next - in->files[i].first, k->size);
+                    x->noted_long = 1;
+                }
+                if ((st = grow_chunk(k, grown, err)))
+                    return st;
+                continue;
             }
             x->pos = next;
             k->used = scan;
@@ -417,6 +458,14 @@ static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cu
     return DSORT_OK;
 }
 
+/* The largest payload of a run file's block: a block holds lines up to its size, and a
+ * longer line (with its position) gets a block of its own. */
+static uint64_t max_block(const struct lx *x)
+{
+    uint64_t lim = x->third + 64, line = x->max_line + 8 + 64;
+    return line > lim ? line : lim;
+}
+
 /* Open cursors over runs [from, from + k). */
 static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
                                    struct dsort_line_cursor *cur)
@@ -429,8 +478,8 @@ static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
                 ? DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot open run '%s'",
                             x->runs[from + i].path)
                 : dsort_line_cursor_file(&cur[i], &x->ord, fd, x->runs[from + i].path, block,
-                                         (size_t)x->third + 64, x->with_pos,
-                                         x->runs[from + i].lines, x->runs[from + i].bytes, &x->err);
+                                         (size_t)max_block(x), x->with_pos, x->runs[from + i].lines,
+                                         x->runs[from + i].bytes, &x->err);
         if (st) {
             for (size_t j = 0; j < i; j++)
                 dsort_line_cursor_close(&cur[j]);
@@ -753,6 +802,12 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     enum dsort_status st = DSORT_OK;
     struct dsort_phase_clock pc;
     size_t f = fan_in(x);
+    x->max_line = dsort_comm_max(c, x->longest);
+    if (x->nruns > f) /* an extra pass cannot be avoided: say why (--stats, -v) */
+        snprintf(x->stats->merge_why, sizeof x->stats->merge_why,
+                 "%zu runs, but the open-file limit and the budget's 4 KiB merge blocks allow "
+                 "%zu at once",
+                 x->nruns, f);
     struct dsort_line_cursor *cur = calloc(f + 1, sizeof *cur);
     if (!cur)
         st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
@@ -875,6 +930,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     int direct = dsort_comm_all_ok(c, fits);
     k.size = direct ? (need > 65536 ? need : 65536) : x.third;
     k.size = (k.size + 15) / 16 * 16;
+    const uint64_t arena = k.size;
+    x.grow_share = direct;
     k.a = dsort_mem_alloc((size_t)k.size);
     if (!k.a)
         st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes", k.size);
@@ -914,6 +971,16 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
             goto fail;
         if (!more)
             break;
+        x.grow_share = 0;
+        if (k.size > arena && !direct) { /* it held a long line: back to the budget */
+            dsort_mem_free(k.a, (size_t)k.size);
+            k.size = arena > x.third ? arena : x.third;
+            if (!(k.a = dsort_mem_alloc((size_t)k.size)))
+                st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes",
+                               k.size);
+        }
+        if ((st = dsort_comm_agree(c, st, &x.err))) /* every rank, grown or not */
+            goto fail;
     }
     dsort_mem_free(k.a, (size_t)k.size);
     k.a = NULL;
