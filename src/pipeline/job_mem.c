@@ -148,11 +148,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 
     /* Claim the output name first: an unwritable output fails before any work is done. */
     struct dsort_output out;
-    st = dsort_output_open(c, &out,
-                           o->output         ? DSORT_OUTPUT_FILE
-                           : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
-                                             : DSORT_OUTPUT_DIR,
-                           o->output ? o->output : o->output_dir, n * rs, !o->no_direct, &err);
+    st = dsort_job_output_open(c, o, n * rs, &out, &err);
     if (st)
         return 2;
 
@@ -226,22 +222,12 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_job_phase_end(stats, PH_WRITE, &pc);
     if ((st = dsort_comm_agree(c, st, &err)))
         goto fail;
-    if ((st = dsort_job_conserve(c, o, &con_in, n, &con_out, nout, &err)))
-        goto fail;
-    if (o->verify && (st = dsort_job_verify(c, o, &sum_in, n, &info.checksum, nout, &err)))
-        goto fail;
-    if ((st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, &err), &err)))
-        goto fail;
-
-    dsort_job_phase_begin(&pc, PH_COMMIT);
-    st = dsort_output_commit(c, &out, &info, &err);
-    if (!st) /* the output is published: a signal now must not claim otherwise */
-        dsort_cleanup_set_prefix(NULL);
-    dsort_job_phase_end(stats, PH_COMMIT, &pc);
+    struct dsort_job_sums sums = {sum_in, info.checksum, con_in, con_out, n, nout, nout * rs};
+    int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &err);
     free(cuts);
     dsort_mem_free(a, bytes);
     dsort_mem_free(b, bytes);
-    return st ? 2 : 0;
+    return rc;
 
 fail:
     dsort_output_abandon(&out);

@@ -9,7 +9,9 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "keysort.h"
+#include "output.h"
 #include "splitters.h"
+#include "tempdir.h"
 
 const char *const dsort_phase_names[PH_COUNT] = {"sample",   "read",  "sort",  "splitters",
                                                  "exchange", "merge", "spill", "final_merge",
@@ -204,4 +206,48 @@ enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const ch
     enum dsort_status st = dsort_tempdirs_create(td, temps, ntemps, job, rank, err);
     free(temps);
     return st;
+}
+
+enum dsort_status dsort_job_output_open(const struct dsort_comm *c,
+                                        const struct dsort_job_options *o, uint64_t share,
+                                        struct dsort_output *out, struct dsort_error *err)
+{
+    return dsort_output_open(c, out,
+                             o->output         ? DSORT_OUTPUT_FILE
+                             : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
+                                               : DSORT_OUTPUT_DIR,
+                             o->output ? o->output : o->output_dir, share, !o->no_direct, err);
+}
+
+void dsort_job_name(const struct dsort_comm *c, char *job, size_t len)
+{
+    if (c->rank == 0)
+        dsort_tempdirs_job_name(job, len);
+    dsort_comm_require(c, MPI_Bcast(job, (int)len, MPI_CHAR, 0, c->comm),
+                       "sharing the job's name (MPI_Bcast)");
+}
+
+int dsort_job_finish(const struct dsort_comm *c, const struct dsort_job_options *o,
+                     const struct dsort_inputs *in, struct dsort_output *out,
+                     const struct dsort_job_sums *s, struct dsort_job_stats *stats,
+                     struct dsort_error *err)
+{
+    enum dsort_status st =
+        dsort_job_conserve(c, o, &s->con_in, s->n_in, &s->con_out, s->n_out, err);
+    if (!st && o->verify)
+        st = dsort_job_verify(c, o, &s->sum_in, s->n_in, &s->sum_out, s->n_out, err);
+    if (!st)
+        st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, err), err);
+    if (st) {
+        dsort_output_abandon(out);
+        return 2;
+    }
+    struct dsort_part_info info = {s->n_out, s->bytes_out, s->sum_out, ""};
+    struct dsort_phase_clock pc;
+    dsort_job_phase_begin(&pc, PH_COMMIT);
+    st = dsort_output_commit(c, out, &info, err);
+    if (!st) /* the output is published: a signal now must not claim otherwise */
+        dsort_cleanup_set_prefix(NULL);
+    dsort_job_phase_end(stats, PH_COMMIT, &pc);
+    return st ? 2 : 0;
 }

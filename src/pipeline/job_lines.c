@@ -32,12 +32,8 @@
 #include "lines.h"
 #include "mem.h"
 #include "output.h"
+#include "runset.h"
 #include "tempdir.h"
-
-struct lrun {
-    char path[4096];
-    uint64_t lines, bytes; /* lines and line + eol bytes (without positions) */
-};
 
 struct lx {
     const struct dsort_comm *c;
@@ -57,11 +53,10 @@ struct lx {
     size_t *split_len;
     struct dsort_tempdirs td;
     int have_td;
-    char job[256];   /* the temp directories' job name (the same on every rank) */
-    double avg_line; /* bytes a line (with its eol) in the samples of all ranks */
-    struct lrun *runs;
-    size_t nruns, cap;
-    size_t run_block; /* bytes of a run file's checksummed blocks (0: not chosen yet) */
+    char job[256];            /* the temp directories' job name (the same on every rank) */
+    double avg_line;          /* bytes a line (with its eol) in the samples of all ranks */
+    struct dsort_runset runs; /* records: lines; bytes: line + eol bytes (no positions) */
+    size_t run_block;         /* bytes of a run file's checksummed blocks (0: not chosen yet) */
     struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
     uint64_t lines_in;
@@ -387,22 +382,6 @@ static size_t cut_after(const struct lx *x, const unsigned char *buf,
 
 /* ---- runs ---- */
 
-static enum dsort_status add_run(struct lx *x, const char *path, uint64_t lines, uint64_t bytes)
-{
-    if (x->nruns == x->cap) {
-        size_t cap = x->cap ? 2 * x->cap : 16;
-        struct lrun *r = realloc(x->runs, cap * sizeof *r);
-        if (!r)
-            return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-        x->runs = r;
-        x->cap = cap;
-    }
-    snprintf(x->runs[x->nruns].path, sizeof x->runs[0].path, "%s", path);
-    x->runs[x->nruns].lines = lines;
-    x->runs[x->nruns++].bytes = bytes;
-    return DSORT_OK;
-}
-
 static size_t io_block(const struct lx *x, size_t parts)
 {
     uint64_t b = x->budget / 4 / (parts ? parts : 1);
@@ -448,7 +427,7 @@ static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cu
     if (close(fd) && !st)
         st = DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot write run '%s'", path);
     if (!st)
-        st = add_run(x, path, sink.lines, sink.bytes);
+        st = dsort_runset_add(&x->runs, path, sink.lines, sink.bytes, &x->err);
     if (st) {
         unlink(path);
         return st;
@@ -472,14 +451,13 @@ static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
 {
     size_t block = io_block(x, k + 1);
     for (size_t i = 0; i < k; i++) {
-        int fd = open(x->runs[from + i].path, O_RDONLY | O_CLOEXEC);
+        const struct dsort_run *r = &x->runs.runs[from + i];
+        int fd = open(r->path, O_RDONLY | O_CLOEXEC);
         enum dsort_status st =
             fd < 0
-                ? DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot open run '%s'",
-                            x->runs[from + i].path)
-                : dsort_line_cursor_file(&cur[i], &x->ord, fd, x->runs[from + i].path, block,
-                                         (size_t)max_block(x), x->with_pos, x->runs[from + i].lines,
-                                         x->runs[from + i].bytes, &x->err);
+                ? DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot open run '%s'", r->path)
+                : dsort_line_cursor_file(&cur[i], &x->ord, fd, r->path, block, (size_t)max_block(x),
+                                         x->with_pos, r->records, r->bytes, &x->err);
         if (st) {
             for (size_t j = 0; j < i; j++)
                 dsort_line_cursor_close(&cur[j]);
@@ -489,44 +467,14 @@ static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
     return DSORT_OK;
 }
 
-static void drop_runs(struct lx *x, size_t from, size_t k)
-{
-    for (size_t i = from; i < from + k; i++)
-        unlink(x->runs[i].path);
-    if (k == 0)
-        return;
-    memmove(x->runs + from, x->runs + from + k, (x->nruns - from - k) * sizeof *x->runs);
-    x->nruns -= k;
-}
-
-/* Descriptors open now (MPI keeps several). */
-static uint64_t open_fds(void)
-{
-    uint64_t n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return 64; /* a guess */
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n;
-}
-
-/* How many runs one merge opens: a 4 KiB block each within a quarter of the budget, and the
- * open-file limit less what is open and a margin (the output, a new run, directories). */
+/* How many runs one merge opens: a 4 KiB block each within a quarter of the budget (at most
+ * 1024), and the open-file limit less what is open and a margin. */
 static size_t fan_in(const struct lx *x)
 {
-    struct rlimit rl;
-    uint64_t f = x->budget / 4 / 4096;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        uint64_t used = open_fds() + 8;
-        uint64_t room = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
-        if (room < f)
-            f = room;
-    }
-    if (f > 1024)
-        f = 1024;
-    return f < 2 ? 2 : (size_t)f;
+    struct dsort_fan_in fi;
+    dsort_fan_in_now(x->budget / 4, 4096, 1024, &fi);
+    dsort_fan_in_explain(&fi, x->runs.n, x->stats->merge_why, sizeof x->stats->merge_why);
+    return fi.f;
 }
 
 /* ---- the rounds ---- */
@@ -707,20 +655,12 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
         (st = dsort_comm_agree(c, st, &x->err)))
         goto out;
     /* Waves: sources in rank order, as many as fit the receive allowance at a time. */
-    int w = 0;
-    uint64_t acc = 0, most = 0, rtotal = 0;
-    for (int s = 0; s < p; s++) {
-        if (acc && acc + rcount[s] > x->third) {
-            w++;
-            acc = 0;
-        }
-        wave_of[s] = w;
-        acc += rcount[s];
-        most = acc > most ? acc : most;
+    uint64_t most = 0, rtotal = 0;
+    int w = dsort_waves_assign(rcount, p, x->third, wave_of, &most);
+    for (int s = 0; s < p; s++)
         rtotal += rcount[s];
-    }
     MPI_Alltoall(wave_of, 1, MPI_INT, swave, 1, MPI_INT, c->comm);
-    int waves = (int)dsort_comm_max(c, (uint64_t)w + 1);
+    int waves = (int)dsort_comm_max(c, (uint64_t)w);
     /* Receive into the chunk's arena (its lines are all in the send buffer now) when they
      * fit, else into new memory. */
     rsize = most ? most : 1;
@@ -803,17 +743,13 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     struct dsort_phase_clock pc;
     size_t f = fan_in(x);
     x->max_line = dsort_comm_max(c, x->longest);
-    if (x->nruns > f) /* an extra pass cannot be avoided: say why (--stats, -v) */
-        snprintf(x->stats->merge_why, sizeof x->stats->merge_why,
-                 "%zu runs, but the open-file limit and the budget's 4 KiB merge blocks allow "
-                 "%zu at once",
-                 x->nruns, f);
     struct dsort_line_cursor *cur = calloc(f + 1, sizeof *cur);
     if (!cur)
         st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
     dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
-    while (!st && x->nruns > f) {
-        size_t k = f;
+    while (!st && x->runs.n > f) { /* extra passes: the smallest runs first */
+        dsort_runset_sort_smallest(&x->runs);
+        size_t k = dsort_fan_in_step(x->runs.n, f);
         if ((st = open_runs(x, 0, k, cur)))
             break;
         st = merge_to_run(x, cur, k);
@@ -821,8 +757,8 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
             dsort_line_cursor_close(&cur[i]);
         if (!st) {
             x->stats->merge_passes++;
-            x->stats->extra_merge_bytes += x->runs[x->nruns - 1].bytes;
-            drop_runs(x, 0, k);
+            x->stats->extra_merge_bytes += x->runs.runs[x->runs.n - 1].bytes;
+            dsort_runset_drop(&x->runs, 0, k);
         }
     }
     if ((st = dsort_comm_agree(c, st, &x->err))) {
@@ -830,10 +766,8 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
         return st;
     }
     x->stats->fan_in = (int)f;
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < x->nruns; i++)
-        bytes += x->runs[i].bytes;
-    size_t n = x->nruns;
+    uint64_t bytes = dsort_runset_bytes(&x->runs);
+    size_t n = x->runs.n;
     st = open_runs(x, 0, n, cur);
     if ((st = dsort_comm_agree(c, st, &x->err))) {
         free(cur);
@@ -846,7 +780,7 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     dsort_job_phase_end(x->stats, PH_FINAL_MERGE, &pc);
     free(cur);
     if (!st)
-        drop_runs(x, 0, x->nruns);
+        dsort_runset_drop(&x->runs, 0, x->runs.n);
     return st;
 }
 
@@ -860,11 +794,7 @@ static enum dsort_status make_tempdirs(struct lx *x)
 
 static void release(struct lx *x)
 {
-    for (size_t i = 0; i < x->nruns; i++)
-        unlink(x->runs[i].path);
-    free(x->runs);
-    x->runs = NULL;
-    x->nruns = 0;
+    dsort_runset_release(&x->runs);
     if (x->have_td)
         dsort_tempdirs_destroy(&x->td);
     x->have_td = 0;
@@ -898,19 +828,12 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     stats->external = 1;
 
     struct dsort_output out;
-    enum dsort_status st =
-        dsort_output_open(c, &out,
-                          o->output         ? DSORT_OUTPUT_FILE
-                          : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
-                                            : DSORT_OUTPUT_DIR,
-                          o->output ? o->output : o->output_dir, 0, !o->no_direct, &x.err);
+    enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.err);
     if (st)
         return 2;
     struct chunk k;
     memset(&k, 0, sizeof k);
-    if (c->rank == 0)
-        dsort_tempdirs_job_name(x.job, sizeof x.job);
-    MPI_Bcast(x.job, sizeof x.job, MPI_CHAR, 0, c->comm);
+    dsort_job_name(c, x.job, sizeof x.job);
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);
     st = dsort_lines_range_start(in, sh->first, o->eol, &x.pos, &x.err);
@@ -988,22 +911,12 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     k.segs = NULL;
     if (!wrote && (st = final_merge(&x, &out)))
         goto fail;
-    if ((st = dsort_job_conserve(c, o, &x.con_in, stats->records_in, &x.con_out, stats->records_out,
-                                 &x.err)))
-        goto fail;
-    if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, stats->records_in, &x.sum_out,
-                                            stats->records_out, &x.err)))
-        goto fail;
-    if ((st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, &x.err), &x.err)))
-        goto fail;
-    struct dsort_part_info info = {stats->records_out, stats->bytes_written, x.sum_out, ""};
-    dsort_job_phase_begin(&pc, PH_COMMIT);
-    st = dsort_output_commit(c, &out, &info, &x.err);
-    if (!st)
-        dsort_cleanup_set_prefix(NULL);
-    dsort_job_phase_end(stats, PH_COMMIT, &pc);
+    struct dsort_job_sums sums = {
+        x.sum_in,           x.sum_out,           x.con_in, x.con_out, stats->records_in,
+        stats->records_out, stats->bytes_written};
+    int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &x.err);
     release(&x);
-    return st ? 2 : 0;
+    return rc;
 fail:
     dsort_output_abandon(&out);
     dsort_mem_free(k.a, (size_t)k.size);

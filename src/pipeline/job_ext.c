@@ -23,13 +23,11 @@
  * Memory: A and B (a chunk each) plus 16 bytes a record of chunk for the sort entries, plus
  * two I/O blocks for the writer thread. In the merge phase A and B hold the read buffers.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "awrite.h"
@@ -41,16 +39,12 @@
 #include "merge.h"
 #include "output.h"
 #include "runfile.h"
+#include "runset.h"
 #include "tempdir.h"
 
 #define SAMPLES_PER_RANK 4096
 #define SAMPLE_BYTES ((uint64_t)32 << 20) /* all ranks' samples, on rank 0 */
 #define MIN_CHUNK_RECORDS 16
-
-struct run {
-    char path[4096];
-    uint64_t records;
-};
 
 struct ext {
     const struct dsort_comm *c;
@@ -71,8 +65,7 @@ struct ext {
     unsigned char *a, *b;
     struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
     struct dsort_tempdirs td;
-    struct run *runs;
-    size_t nruns, cap;
+    struct dsort_runset runs;
     struct dsort_sum128 sum_in, sum_out; /* --verify: valsort's CRC-32 sums */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C sums */
 };
@@ -168,17 +161,7 @@ out:
 
 static enum dsort_status add_run(struct ext *x, const char *path, uint64_t records)
 {
-    if (x->nruns == x->cap) {
-        size_t cap = x->cap ? 2 * x->cap : 16;
-        struct run *r = realloc(x->runs, cap * sizeof *r);
-        if (!r)
-            return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-        x->runs = r;
-        x->cap = cap;
-    }
-    snprintf(x->runs[x->nruns].path, sizeof x->runs[0].path, "%s", path);
-    x->runs[x->nruns++].records = records;
-    return DSORT_OK;
+    return dsort_runset_add(&x->runs, path, records, records * x->irs, &x->err);
 }
 
 /* Merge k in-memory pieces (in source order) of in-flight records into a new run. */
@@ -277,12 +260,7 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
     const uint64_t cap = x->abytes / irs; /* A receives */
     for (;;) {
         /* Plan a wave: take from the sources in order, up to what A holds. */
-        uint64_t room = cap, pending = 0;
-        for (int s = 0; s < p; s++) {
-            allot[s] = left[s] < room ? left[s] : room;
-            room -= allot[s];
-            pending += left[s];
-        }
+        uint64_t pending = dsort_waves_allot(left, p, cap, allot);
         if (dsort_comm_sum(c, pending) == 0)
             break;
         /* Tell every source how much to send us now. */
@@ -370,40 +348,15 @@ static enum dsort_status form_runs(struct ext *x)
 }
 
 /* How many runs one merge may read at once: the open-file limit (less what is open now and
- * a margin) and the read buffers that fit in A and B. */
+ * a margin) and the read buffers that fit in A and B. When there are more runs than that,
+ * --stats and -v say why. */
 static size_t fan_in(const struct ext *x)
 {
-    size_t open_now = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)))
-            open_now++;
-        closedir(d);
-    }
-    struct rlimit rl;
-    size_t files = 1024;
-    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
-        files = (size_t)rl.rlim_cur;
-    size_t by_files = files > open_now + 8 ? files - open_now - 8 : 2;
     const size_t blen = dsort_runreader_buf_len(x->irs, x->block);
-    size_t by_mem = x->abytes / blen + x->bbytes / blen;
-    size_t f = by_files < by_mem ? by_files : by_mem;
-    if (f < 2)
-        f = 2;
-    if (x->nruns > f) { /* an extra pass cannot be avoided: say why (--stats, -v) */
-        char b1[32];
-        if (by_files < by_mem)
-            snprintf(x->stats->merge_why, sizeof x->stats->merge_why,
-                     "%zu runs, but the open-file limit (ulimit -n %zu, %zu open) allows %zu at "
-                     "once",
-                     x->nruns, files, open_now, f);
-        else
-            snprintf(x->stats->merge_why, sizeof x->stats->merge_why,
-                     "%zu runs, but the budget's merge buffers (%s a run) hold %zu at once",
-                     x->nruns, dsort_mem_format(blen, b1, sizeof b1), f);
-    }
-    return f;
+    struct dsort_fan_in fi;
+    dsort_fan_in_now((uint64_t)(x->abytes / blen + x->bbytes / blen) * blen, blen, 0, &fi);
+    dsort_fan_in_explain(&fi, x->runs.n, x->stats->merge_why, sizeof x->stats->merge_why);
+    return fi.f;
 }
 
 /* The output sink. With O_DIRECT, the buffer is laid out so that memory alignment follows
@@ -531,8 +484,8 @@ static enum dsort_status open_readers(struct ext *x, size_t from, size_t k,
         unsigned char *buf =
             i < x->abytes / blen ? x->a + i * blen : x->b + (i - x->abytes / blen) * blen;
         enum dsort_status st =
-            dsort_runreader_open(&rd[i], x->runs[from + i].path, x->irs, x->block, buf, pf,
-                                 x->runs[from + i].records, &x->err);
+            dsort_runreader_open(&rd[i], x->runs.runs[from + i].path, x->irs, x->block, buf, pf,
+                                 x->runs.runs[from + i].records, &x->err);
         if (st) {
             for (size_t j = 0; j < i; j++)
                 dsort_runreader_close(&rd[j]);
@@ -548,19 +501,9 @@ static enum dsort_status open_readers(struct ext *x, size_t from, size_t k,
 
 static void drop_runs(struct ext *x, size_t from, size_t k, struct dsort_runreader *rd)
 {
-    for (size_t i = 0; i < k; i++) {
+    for (size_t i = 0; i < k; i++)
         dsort_runreader_close(&rd[i]);
-        unlink(x->runs[from + i].path);
-        dsort_cleanup_forget(x->runs[from + i].path);
-    }
-    memmove(x->runs + from, x->runs + from + k, (x->nruns - from - k) * sizeof *x->runs);
-    x->nruns -= k;
-}
-
-static int by_records(const void *a, const void *b)
-{
-    uint64_t x = ((const struct run *)a)->records, y = ((const struct run *)b)->records;
-    return x < y ? -1 : x > y;
+    dsort_runset_drop(&x->runs, from, k);
 }
 
 /* Merge runs [0, k) (after the refill cursors are set) through cur into sink. The cursors'
@@ -588,11 +531,11 @@ static enum dsort_status reduce_runs(struct ext *x, size_t f, struct dsort_runre
                                      struct dsort_cursor *cur)
 {
     enum dsort_status st = DSORT_OK;
-    while (!st && x->nruns > f) {
+    while (!st && x->runs.n > f) {
         struct dsort_phase_clock pc;
         dsort_job_phase_begin(&pc, PH_MERGE);
-        qsort(x->runs, x->nruns, sizeof *x->runs, by_records);
-        size_t k = x->nruns - f + 1 < f ? x->nruns - f + 1 : f;
+        dsort_runset_sort_smallest(&x->runs);
+        size_t k = dsort_fan_in_step(x->runs.n, f);
         char path[4096];
         dsort_tempdirs_run_path(&x->td, path, sizeof path);
         struct dsort_runwriter w;
@@ -673,9 +616,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
     if ((st = dsort_comm_agree(c, st, &x->err)))
         goto out;
 
-    uint64_t total = 0;
-    for (size_t i = 0; i < x->nruns; i++)
-        total += x->runs[i].records;
+    uint64_t total = dsort_runset_records(&x->runs);
     char upath[4096] = "";
     uint64_t drop = 0;
     if (x->o->ord.unique) {
@@ -685,14 +626,14 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
         struct dsort_runwriter w;
         st = dsort_runwriter_open(&w, upath, x->rs, x->block, &x->err);
         if (!st) {
-            st = merge_runs(x, x->nruns, x->rs, &w.sink, rd, cur);
+            st = merge_runs(x, x->runs.n, x->rs, &w.sink, rd, cur);
             if (!st)
                 st = dsort_runwriter_close(&w, &x->err);
             if (st)
                 dsort_runwriter_abort(&w);
         }
         if (!st) {
-            drop_runs(x, 0, x->nruns, rd);
+            drop_runs(x, 0, x->runs.n, rd);
             total = w.records;
         }
         /* The first record: read the run's first block into A (free now); keep it in B. */
@@ -728,9 +669,9 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
             unlink(upath);
             dsort_cleanup_forget(upath);
         } else {
-            st = merge_runs(x, x->nruns, x->rs, &os.sink, rd, cur);
+            st = merge_runs(x, x->runs.n, x->rs, &os.sink, rd, cur);
             if (!st)
-                drop_runs(x, 0, x->nruns, rd);
+                drop_runs(x, 0, x->runs.n, rd);
         }
         st = out_finish(&os, st, &x->err);
     }
@@ -751,13 +692,7 @@ static void release(struct ext *x)
     dsort_mem_free(x->scratch, x->ebytes);
     x->a = x->b = NULL;
     x->ents = x->scratch = NULL;
-    for (size_t i = 0; i < x->nruns; i++) {
-        unlink(x->runs[i].path);
-        dsort_cleanup_forget(x->runs[i].path);
-    }
-    free(x->runs);
-    x->runs = NULL;
-    x->nruns = 0;
+    dsort_runset_release(&x->runs);
     dsort_tempdirs_destroy(&x->td);
     free(x->splitters);
     x->splitters = NULL;
@@ -851,18 +786,11 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     stats->records_in = x.n;
 
     struct dsort_output out;
-    enum dsort_status st =
-        dsort_output_open(c, &out,
-                          o->output         ? DSORT_OUTPUT_FILE
-                          : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
-                                            : DSORT_OUTPUT_DIR,
-                          o->output ? o->output : o->output_dir, 0, !o->no_direct, &x.err);
+    enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.err);
     if (st)
         return 2;
     char job[256];
-    if (c->rank == 0)
-        dsort_tempdirs_job_name(job, sizeof job);
-    MPI_Bcast(job, sizeof job, MPI_CHAR, 0, c->comm);
+    dsort_job_name(c, job, sizeof job);
     st = plan_memory(&x);
     if (!st)
         st = dsort_job_tempdirs(o, job, c->rank, &x.td, &x.err);
@@ -883,20 +811,10 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     if ((st = final_merge(&x, &out, &nout)))
         goto fail;
     stats->records_out = nout;
-    if ((st = dsort_job_conserve(c, o, &x.con_in, x.n, &x.con_out, nout, &x.err)))
-        goto fail;
-    if (o->verify && (st = dsort_job_verify(c, o, &x.sum_in, x.n, &x.sum_out, nout, &x.err)))
-        goto fail;
-    if ((st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, &x.err), &x.err)))
-        goto fail;
-    struct dsort_part_info info = {nout, nout * x.rs, x.sum_out, ""};
-    dsort_job_phase_begin(&pc, PH_COMMIT);
-    st = dsort_output_commit(c, &out, &info, &x.err);
-    if (!st) /* the output is published: a signal now must not claim otherwise */
-        dsort_cleanup_set_prefix(NULL);
-    dsort_job_phase_end(stats, PH_COMMIT, &pc);
+    struct dsort_job_sums sums = {x.sum_in, x.sum_out, x.con_in, x.con_out, x.n, nout, nout * x.rs};
+    int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &x.err);
     release(&x);
-    return st ? 2 : 0;
+    return rc;
 fail:
     dsort_output_abandon(&out);
     release(&x);

@@ -138,6 +138,31 @@ enum dsort_status dsort_job_conserve(const struct dsort_comm *c, const struct ds
                                      const struct dsort_sum128 *out_sum, uint64_t n_out,
                                      struct dsort_error *err);
 
+/* The job's scaffold, the same for every pipeline. */
+struct dsort_output;
+/* Collective: open the output that o names (-o FILE, -O DIR, node-local -O DIR) with this
+ * rank's share of bytes (0 when not known yet, see dsort_output_set_share). On failure the
+ * error has been agreed and printed; return 2. */
+enum dsort_status dsort_job_output_open(const struct dsort_comm *c,
+                                        const struct dsort_job_options *o, uint64_t share,
+                                        struct dsort_output *out, struct dsort_error *err);
+/* Collective: rank 0 names the job (its temp directories); every rank gets the name. */
+void dsort_job_name(const struct dsort_comm *c, char *job, size_t len);
+/* What a pipeline read and handed to the writer, for the checks before the commit. */
+struct dsort_job_sums {
+    struct dsort_sum128 sum_in, sum_out; /* valsort's CRC-32 sums (--verify, -O manifests) */
+    struct dsort_sum128 con_in, con_out; /* conservation, always: CRC32C sums */
+    uint64_t n_in, n_out;                /* records (lines) read and written */
+    uint64_t bytes_out;                  /* bytes of this rank's output */
+};
+/* Collective: the end of every pipeline. Conservation, --verify, the inputs unchanged since
+ * they were opened, then the commit; on any failure the output is abandoned (nothing
+ * committed). Returns the exit code: 0, or 2 after an agreed error. */
+int dsort_job_finish(const struct dsort_comm *c, const struct dsort_job_options *o,
+                     const struct dsort_inputs *in, struct dsort_output *out,
+                     const struct dsort_job_sums *s, struct dsort_job_stats *stats,
+                     struct dsort_error *err);
+
 /* Collective: check the input and output checksums and counts (--verify). Agrees. */
 enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsort_job_options *o,
                                    const struct dsort_sum128 *in_sum, uint64_t n_in,

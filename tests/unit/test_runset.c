@@ -1,0 +1,234 @@
+/* Unit tests for the engine's planners (src/pipeline/runset.h, issue 10): the run set (add,
+ * drop with the files, smallest first), the merge fan-in (open files, memory, cap), the size
+ * of the next extra pass, and the two wave planners of the exchange. No MPI. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runset.h"
+
+static void make_file(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Add many runs (the set grows), drop a middle range: its files are gone, the others stay, in
+ * order; release removes the rest. */
+static void test_add_drop_release(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dsort-test-runset.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct dsort_runset s;
+    dsort_runset_init(&s);
+    struct dsort_error err;
+    char path[PATH_MAX];
+    for (int i = 0; i < 40; i++) {
+        snprintf(path, sizeof path, "%s/run%02d", dir, i);
+        make_file(path);
+        assert_int_equal(dsort_runset_add(&s, path, (uint64_t)i, (uint64_t)i * 100, &err),
+                         DSORT_OK);
+    }
+    assert_int_equal(s.n, 40);
+    assert_true(dsort_runset_records(&s) == 40 * 39 / 2);
+    assert_true(dsort_runset_bytes(&s) == 100 * 40 * 39 / 2);
+    dsort_runset_drop(&s, 10, 5);
+    assert_int_equal(s.n, 35);
+    for (int i = 0; i < 40; i++) {
+        snprintf(path, sizeof path, "%s/run%02d", dir, i);
+        assert_int_equal(exists(path), i < 10 || i >= 15);
+    }
+    assert_string_equal(s.runs[10].path + strlen(dir), "/run15");
+    assert_true(s.runs[10].records == 15);
+    dsort_runset_drop(&s, 30, 100); /* past the end: only what is there */
+    assert_int_equal(s.n, 30);
+    dsort_runset_drop(&s, 99, 1); /* nothing */
+    assert_int_equal(s.n, 30);
+    dsort_runset_release(&s);
+    assert_int_equal(s.n, 0);
+    assert_null(s.runs);
+    dsort_runset_release(&s); /* idempotent */
+    for (int i = 0; i < 40; i++) {
+        snprintf(path, sizeof path, "%s/run%02d", dir, i);
+        assert_false(exists(path));
+    }
+    assert_int_equal(rmdir(dir), 0); /* nothing else was left */
+}
+
+/* Smallest first by bytes, then records; equal sizes keep their order (stable). */
+static void test_sort_smallest(void **state)
+{
+    (void)state;
+    struct dsort_runset s;
+    dsort_runset_init(&s);
+    struct dsort_error err;
+    const uint64_t bytes[] = {500, 100, 300, 100, 900, 100, 300};
+    const uint64_t recs[] = {5, 2, 3, 1, 9, 2, 3};
+    for (int i = 0; i < 7; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "r%d", i);
+        assert_int_equal(dsort_runset_add(&s, name, recs[i], bytes[i], &err), DSORT_OK);
+    }
+    dsort_runset_sort_smallest(&s);
+    const char *want[] = {"r3", "r1", "r5", "r2", "r6", "r0", "r4"};
+    for (int i = 0; i < 7; i++)
+        assert_string_equal(s.runs[i].path, want[i]);
+    free(s.runs); /* the names are not files: do not drop them */
+}
+
+/* The fan-in is the smaller of the open-file room and the buffers that fit, at least 2, at
+ * most cap. */
+static void test_fan_in_plan(void **state)
+{
+    (void)state;
+    struct dsort_fan_in fi;
+    /* memory-bound: 60 MiB of 2 MiB buffers, 1024 files */
+    dsort_fan_in_plan(1024, 20, 60u << 20, 2u << 20, 0, &fi);
+    assert_int_equal(fi.f, 30);
+    assert_int_equal(fi.by_mem, 30);
+    assert_int_equal(fi.by_files, 1024 - 20 - 8);
+    /* file-bound: ulimit -n 36 with 20 open leaves 8 */
+    dsort_fan_in_plan(36, 20, 60u << 20, 256u << 10, 0, &fi);
+    assert_int_equal(fi.f, 8);
+    /* nothing left: still 2 (a merge of two is always possible) */
+    dsort_fan_in_plan(16, 20, 1u << 20, 1u << 20, 0, &fi);
+    assert_int_equal(fi.f, 2);
+    /* no limit on files, a cap */
+    dsort_fan_in_plan(0, 20, (uint64_t)1 << 40, 4096, 1024, &fi);
+    assert_int_equal(fi.f, 1024);
+    /* explanations name the limit only when it bites */
+    char why[160];
+    dsort_fan_in_plan(36, 20, 60u << 20, 256u << 10, 0, &fi);
+    dsort_fan_in_explain(&fi, 8, why, sizeof why);
+    assert_string_equal(why, "");
+    dsort_fan_in_explain(&fi, 19, why, sizeof why);
+    assert_non_null(strstr(why, "19 runs"));
+    assert_non_null(strstr(why, "ulimit -n 36"));
+    dsort_fan_in_plan(1024, 20, 12u << 20, 2u << 20, 0, &fi);
+    dsort_fan_in_explain(&fi, 19, why, sizeof why);
+    assert_non_null(strstr(why, "merge buffers"));
+    assert_non_null(strstr(why, "hold 6"));
+}
+
+/* The real process: what getrlimit says, with /proc/self/fd counted. */
+static void test_fan_in_now(void **state)
+{
+    (void)state;
+    struct rlimit old, rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    rl = old;
+    rl.rlim_cur = 40;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    struct dsort_fan_in fi;
+    dsort_fan_in_now((uint64_t)1 << 30, 4096, 0, &fi);
+    assert_true(fi.files_limit == 40);
+    assert_true(fi.open_now >= 3);
+    assert_true(fi.f >= 2 && fi.f <= 40 - 8 - 3);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
+/* The next extra pass merges just enough of the smallest runs for the rest to fit one merge. */
+static void test_fan_in_step(void **state)
+{
+    (void)state;
+    assert_int_equal(dsort_fan_in_step(5, 6), 5);  /* fits: all */
+    assert_int_equal(dsort_fan_in_step(7, 6), 2);  /* 2 -> 1, then 6 */
+    assert_int_equal(dsort_fan_in_step(19, 6), 6); /* a full merge first */
+    assert_int_equal(dsort_fan_in_step(10, 1), 2); /* a fan-in below 2 counts as 2 */
+    /* simulate: every step leaves fewer runs, and the last merge is at most f */
+    for (size_t f = 2; f < 12; f++)
+        for (size_t n = 1; n < 200; n++) {
+            size_t runs = n, passes = 0;
+            while (runs > f) {
+                size_t k = dsort_fan_in_step(runs, f);
+                assert_true(k >= 2 && k <= f);
+                runs = runs - k + 1;
+                passes++;
+            }
+            assert_true(passes <= n);
+        }
+}
+
+/* Split pieces (fixed records): sources in order, up to the capacity. */
+static void test_waves_allot(void **state)
+{
+    (void)state;
+    uint64_t left[4] = {5, 0, 7, 3}, allot[7];
+    assert_true(dsort_waves_allot(left, 4, 10, allot) == 15);
+    assert_true(allot[0] == 5 && allot[1] == 0 && allot[2] == 5 && allot[3] == 0);
+    left[0] = 0;
+    left[2] = 2;
+    assert_true(dsort_waves_allot(left, 4, 10, allot) == 5);
+    assert_true(allot[0] == 0 && allot[2] == 2 && allot[3] == 3);
+    uint64_t none[3] = {0, 0, 0};
+    assert_true(dsort_waves_allot(none, 3, 10, allot) == 0);
+    /* waves until done: every item once, never more than cap a wave */
+    uint64_t l2[7] = {13, 1, 0, 40, 2, 9, 30}, total = 95, got = 0;
+    while (dsort_waves_allot(l2, 7, 16, allot)) {
+        uint64_t w = 0;
+        for (int s = 0; s < 7; s++) {
+            assert_true(allot[s] <= l2[s]);
+            l2[s] -= allot[s];
+            w += allot[s];
+        }
+        assert_true(w > 0 && w <= 16);
+        got += w;
+    }
+    assert_true(got == total);
+}
+
+/* Whole pieces (lines): a new wave when the next piece would pass the cap; a piece larger
+ * than the cap has a wave of its own. */
+static void test_waves_assign(void **state)
+{
+    (void)state;
+    int w[6];
+    uint64_t most = 0;
+    const uint64_t c1[6] = {4, 4, 4, 4, 4, 4};
+    assert_int_equal(dsort_waves_assign(c1, 6, 8, w, &most), 3);
+    assert_int_equal(w[0], 0);
+    assert_int_equal(w[1], 0);
+    assert_int_equal(w[2], 1);
+    assert_int_equal(w[5], 2);
+    assert_true(most == 8);
+    const uint64_t c2[4] = {1, 30, 1, 0};
+    assert_int_equal(dsort_waves_assign(c2, 4, 8, w, &most), 3);
+    assert_int_equal(w[0], 0);
+    assert_int_equal(w[1], 1);
+    assert_int_equal(w[2], 2);
+    assert_int_equal(w[3], 2);
+    assert_true(most == 30);
+    const uint64_t c3[3] = {0, 0, 0};
+    assert_int_equal(dsort_waves_assign(c3, 3, 8, w, &most), 1);
+    assert_true(most == 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_add_drop_release), cmocka_unit_test(test_sort_smallest),
+        cmocka_unit_test(test_fan_in_plan),      cmocka_unit_test(test_fan_in_now),
+        cmocka_unit_test(test_fan_in_step),      cmocka_unit_test(test_waves_allot),
+        cmocka_unit_test(test_waves_assign),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
