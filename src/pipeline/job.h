@@ -1,11 +1,16 @@
-/* job.h - what the dsort program's two pipelines share: options, per-rank figures, and the
- * small collective helpers. Program-internal; not a library interface.
+/* job.h - the pipelines (the library dsort_pipeline, src/pipeline/) and what they share:
+ * options, per-rank figures, the job's scaffold (output, job name, the checks before the
+ * commit) and the small collective helpers. The dsort program parses options, chooses a
+ * pipeline and reports; the pipelines do the rest. Collective unless marked local; every
+ * pipeline returns the exit code after agreeing, and prints only through dsort_comm_agree.
  *
  *   in memory (job_mem.c): read share -> radix sort -> exact splitters -> one exchange
  *                          -> merge -> write -> commit
  *   out of core (job_ext.c): sample -> splitters; per memory-sized chunk: read -> sort -> cut
  *                          -> exchange -> merge received pieces into a spilled run;
  *                          then merge runs (extra passes only beyond the fan-in) -> write
+ *   text lines (job_lines.c): the same rounds over variable-length lines
+ * The run set, fan-in and wave planners they share are runset.h (no MPI).
  */
 #ifndef DSORT_JOB_H
 #define DSORT_JOB_H

@@ -32,7 +32,7 @@
  * test can prove that the fault reached each file
  *
  * 2. A phase hook. dsort calls dsort_cleanup_set_phase(name) and then fopen("/proc/self/io")
- *    at the start of every phase (src/cli/job.c): the shim sees that fopen (or an open of it)
+ *    at the start of every phase (src/pipeline/job.c): the shim sees that fopen (or an open of it)
  *    and reads dsort's `phase` variable (its offset in the executable is passed as
  *    FAULT_PHASE_SYM, from nm).
  *      FAULT_PHASE      stop in this phase (sample, read, sort, splitters, exchange, merge,
