@@ -1,6 +1,7 @@
 #include "splitters.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +169,80 @@ uint64_t dsort_splitters_memory(int p, size_t key_size)
     const uint64_t m = p > 1 ? (uint64_t)p - 1 : 0, slot = sizeof(uint64_t) + key_size;
     return m * (4 * sizeof(uint64_t) + slot + key_size + 1) + (uint64_t)p * m * slot +
            (uint64_t)p * 32 + key_size;
+}
+
+uint64_t dsort_splitters_sample_count(uint64_t n, int p, size_t key_size, uint64_t per_rank,
+                                      uint64_t cap_bytes)
+{
+    uint64_t s = n < per_rank ? n : per_rank;
+    uint64_t fit = cap_bytes / ((uint64_t)(p > 0 ? p : 1) * (key_size ? key_size : 1));
+    if (s > fit)
+        s = fit > 16 ? fit : (n < 16 ? n : 16);
+    return s;
+}
+
+static size_t sample_key_size; /* qsort has no context argument in C11 */
+
+static int sample_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sample_key_size);
+}
+
+enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *keys, uint64_t n,
+                                         size_t key_size, unsigned char *splitters,
+                                         struct dsort_error *err)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    enum dsort_status st = DSORT_OK;
+    if (n > INT_MAX || key_size > INT_MAX)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "too many or too long sample keys");
+    int *counts = NULL, *displs = NULL;
+    unsigned char *all = NULL;
+    uint64_t total = 0;
+    MPI_Datatype keytype;
+    MPI_Type_contiguous((int)key_size, MPI_BYTE, &keytype);
+    MPI_Type_commit(&keytype);
+    int mine = (int)n;
+    if (rank == 0) {
+        counts = calloc((size_t)p, sizeof *counts);
+        displs = calloc((size_t)p, sizeof *displs);
+    }
+    MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+    int ok = 1;
+    if (rank == 0) {
+        for (int r = 0; r < p && counts; r++) {
+            displs[r] = (int)total;
+            total += (uint64_t)counts[r];
+        }
+        all = counts && displs ? malloc(total * key_size + 1) : NULL;
+        ok = all != NULL;
+    }
+    /* Rank 0 tells whether it can hold the samples; the others must not send otherwise. */
+    MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    if (!ok) {
+        if (rank == 0)
+            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory for %" PRIu64 " sample keys",
+                           total);
+        goto out;
+    }
+    MPI_Gatherv(keys, mine, keytype, all, counts, displs, keytype, 0, comm);
+    if (rank == 0) {
+        size_t ns = (size_t)total;
+        sample_key_size = key_size;
+        qsort(all, ns, key_size, sample_cmp);
+        memset(splitters, 0, (size_t)(p - 1) * key_size);
+        for (int j = 1; j < p && ns; j++)
+            memcpy(splitters + (size_t)(j - 1) * key_size,
+                   all + (size_t)((uint64_t)j * ns / (uint64_t)p) * key_size, key_size);
+    }
+    if (p > 1)
+        MPI_Bcast(splitters, p - 1, keytype, 0, comm);
+out:
+    MPI_Type_free(&keytype);
+    free(all);
+    free(counts);
+    free(displs);
+    return st;
 }

@@ -39,6 +39,22 @@ struct dsort_splitter_keys {
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err);
 
+/* Sampled splitters (the out-of-core pipeline: the data is not all in memory when they must
+ * be chosen). Every rank gives n sample keys of key_size bytes (memcmp order, unique across
+ * the job: composite keys); the keys are gathered on rank 0 in the key's own MPI datatype (so
+ * that int counts hold any key size), sorted, and splitter j (1 <= j < p) is the sample at
+ * j*N/p: every rank then owns an equal share of the samples. splitters (p-1 keys) is the same
+ * on every rank on return; with no samples anywhere it is all zero bytes. Collective; returns
+ * DSORT_OK or DSORT_ENOMEM (on rank 0 only: callers agree afterwards, as for _cut). */
+enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *keys, uint64_t n,
+                                         size_t key_size, unsigned char *splitters,
+                                         struct dsort_error *err);
+/* Local: how many sample keys a rank of n elements gives, so that rank 0 holds at most
+ * cap_bytes of all ranks' keys: at most per_rank, fewer for long keys or many ranks, but at
+ * least 16 (or n, when n is smaller). */
+uint64_t dsort_splitters_sample_count(uint64_t n, int p, size_t key_size, uint64_t per_rank,
+                                      uint64_t cap_bytes);
+
 /* Local: the bytes dsort_splitters_cut allocates at p ranks for composite keys of key_size
  * bytes (p proposals of every one of the p-1 splitters: O(p^2), so that callers can count it
  * against the memory budget). */

@@ -40,6 +40,7 @@
 #include "output.h"
 #include "runfile.h"
 #include "runset.h"
+#include "splitters.h"
 #include "tempdir.h"
 
 #define SAMPLES_PER_RANK 4096
@@ -84,28 +85,16 @@ static void composite(const struct ext *x, const unsigned char *rec, uint64_t g,
     dsort_job_put_be64(out, g);
 }
 
-static int cmp_keys_size;
-static int cmp_composite(const void *a, const void *b)
-{
-    return memcmp(a, b, (size_t)cmp_keys_size);
-}
-
 /* Choose the splitters from a sample of every rank's share. Collective; agrees. */
 static enum dsort_status choose_splitters(struct ext *x)
 {
     const struct dsort_comm *c = x->c;
-    uint64_t s = x->n < SAMPLES_PER_RANK ? x->n : SAMPLES_PER_RANK;
-    /* Rank 0 holds every rank's samples: keep them within SAMPLE_BYTES (outside the budget),
-     * taking fewer per rank for long keys or many ranks (at least 16 each). */
-    uint64_t fit = SAMPLE_BYTES / ((uint64_t)c->size * x->ks);
-    if (s > fit)
-        s = fit > 16 ? fit : (x->n < 16 ? x->n : 16);
+    /* Rank 0 holds every rank's samples: SAMPLE_BYTES at most (outside the budget). */
+    uint64_t s = dsort_splitters_sample_count(x->n, c->size, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
     unsigned char *mine = malloc(s * x->ks + 1), *rec = malloc(x->rs);
-    int *counts = calloc((size_t)c->size, sizeof *counts),
-        *displs = calloc((size_t)c->size, sizeof *displs);
     x->splitters = calloc((size_t)c->size, x->ks);
     enum dsort_status st = DSORT_OK;
-    if (!mine || !rec || !counts || !displs || !x->splitters)
+    if (!mine || !rec || !x->splitters)
         st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
     for (uint64_t k = 0; !st && k < s; k++) {
         uint64_t i = (k * x->n + x->n / 2) / s; /* evenly spaced, centred */
@@ -113,49 +102,11 @@ static enum dsort_status choose_splitters(struct ext *x)
         if (!st)
             composite(x, rec, x->g0 + i, mine + k * x->ks);
     }
-    if ((st = dsort_comm_agree(c, st, &x->err)))
-        goto out;
-    /* Counts and displacements in composite keys, not bytes: MPI's int counts then hold any
-     * key size (64 KiB keys at 9 ranks overflowed them in bytes). */
-    MPI_Datatype keytype;
-    MPI_Type_contiguous((int)x->ks, MPI_BYTE, &keytype);
-    MPI_Type_commit(&keytype);
-    int mine_n = (int)s;
-    MPI_Gather(&mine_n, 1, MPI_INT, counts, 1, MPI_INT, 0, c->comm);
-    unsigned char *all = NULL;
-    uint64_t total = 0; /* keys */
-    if (c->rank == 0) {
-        for (int r = 0; r < c->size; r++) {
-            displs[r] = (int)total;
-            total += (uint64_t)counts[r];
-        }
-        all = malloc(total * x->ks + 1);
-        if (!all)
-            st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory for samples");
-    }
-    if ((st = dsort_comm_agree(c, st, &x->err))) {
-        MPI_Type_free(&keytype);
-        goto out;
-    }
-    MPI_Gatherv(mine, mine_n, keytype, all, counts, displs, keytype, 0, c->comm);
-    if (c->rank == 0) {
-        size_t ns = (size_t)total;
-        cmp_keys_size = (int)x->ks;
-        qsort(all, ns, x->ks, cmp_composite);
-        /* Splitter j is the sample at rank j*ns/p: ranks get equal shares of the samples. */
-        for (int j = 1; j < c->size; j++)
-            if (ns)
-                memcpy(x->splitters + (size_t)(j - 1) * x->ks,
-                       all + (size_t)((uint64_t)j * ns / (uint64_t)c->size) * x->ks, x->ks);
-        free(all);
-    }
-    MPI_Bcast(x->splitters, c->size - 1, keytype, 0, c->comm);
-    MPI_Type_free(&keytype);
-out:
+    if (!(st = dsort_comm_agree(c, st, &x->err)))
+        st = dsort_comm_agree(
+            c, dsort_splitters_sample(c->comm, mine, s, x->ks, x->splitters, &x->err), &x->err);
     free(mine);
     free(rec);
-    free(counts);
-    free(displs);
     return st;
 }
 

@@ -7,8 +7,10 @@
  * than ranks, data already partitioned by rank - and the result is checked globally: cuts
  * monotone and complete, every destination's count exact, and every element sent to rank j
  * below every element sent to any later rank (bucket maxima against later bucket minima,
- * gathered to rank 0). Seeded: rank 0 prints the seed; DSORT_TEST_SEED=<seed> replays.
- * Exit status 0 on success, 1 on any failure (every rank agrees). */
+ * gathered to rank 0). dsort_splitters_sample (the out-of-core pipeline's sampled splitters)
+ * is checked on the same scenarios against the sorted keys gathered as bytes. Seeded: rank 0 prints
+ * the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success, 1 on any failure (every rank
+ * agrees). */
 #include <inttypes.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -277,6 +279,63 @@ static void run_case(enum scenario sc, int rep, int *max_rounds)
 
 /* Without the rounds pointer, and with a communicator that is not MPI_COMM_WORLD (the
  * reversed order of a split), the cut still works. */
+static int key_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, KEY_SIZE);
+}
+
+/* dsort_splitters_sample over every scenario's keys (all of them as the sample): the same
+ * p-1 splitters on every rank, each the key at j*N/p of all keys sorted (gathered here with
+ * plain MPI byte counts, the oracle), or zero bytes when there are none. */
+static void run_sample(enum scenario sc, int rep)
+{
+    int bad = 0;
+    struct keys K;
+    build(sc, rep + 1000, &K);
+    unsigned char *spl = calloc((size_t)nranks, KEY_SIZE), *ref = calloc((size_t)nranks, KEY_SIZE);
+    int *cnt = calloc((size_t)nranks, sizeof *cnt), *dis = calloc((size_t)nranks, sizeof *dis);
+    if (!spl || !ref || !cnt || !dis)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    struct dsort_error err;
+    CHECK(dsort_splitters_sample(MPI_COMM_WORLD, K.k, K.n, KEY_SIZE, spl, &err) == DSORT_OK,
+          "sample: %s", err.msg);
+    int mine = (int)(K.n * KEY_SIZE);
+    MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    uint64_t total = 0;
+    for (int r = 0; rank == 0 && r < nranks; r++) {
+        dis[r] = (int)total;
+        total += (uint64_t)cnt[r];
+    }
+    unsigned char *all = malloc(total + 1);
+    if (!all)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Gatherv(K.k, mine, MPI_BYTE, all, cnt, dis, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        size_t n = (size_t)(total / KEY_SIZE);
+        qsort(all, n, KEY_SIZE, key_cmp);
+        for (int j = 1; j < nranks && n; j++)
+            memcpy(ref + (size_t)(j - 1) * KEY_SIZE,
+                   all + (size_t)((uint64_t)j * n / (uint64_t)nranks) * KEY_SIZE, KEY_SIZE);
+    }
+    MPI_Bcast(ref, (nranks - 1) * KEY_SIZE, MPI_BYTE, 0, MPI_COMM_WORLD);
+    for (int j = 0; j + 1 < nranks; j++)
+        CHECK(!memcmp(spl + (size_t)j * KEY_SIZE, ref + (size_t)j * KEY_SIZE, KEY_SIZE),
+              "sample: splitter %d differs from the sorted keys' element at (j+1)N/p", j);
+    for (int j = 1; j + 1 < nranks; j++)
+        CHECK(memcmp(spl + (size_t)(j - 1) * KEY_SIZE, spl + (size_t)j * KEY_SIZE, KEY_SIZE) <= 0,
+              "sample: splitters %d and %d out of order", j - 1, j);
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any)
+        failures++;
+    free(all);
+    free(spl);
+    free(ref);
+    free(cnt);
+    free(dis);
+    free(K.k);
+}
+
 static void run_subcomm(void)
 {
     MPI_Comm comm;
@@ -337,6 +396,8 @@ int main(int argc, char **argv)
     }
     run_subcomm();
     cases++;
+    for (int sc = 0; sc < SC_COUNT; sc++, cases++)
+        run_sample((enum scenario)sc, 0);
     if (rank == 0) {
         printf("test_splitters: %d cases, %d failed, at most %d selection rounds\n", cases,
                failures, max_rounds);
