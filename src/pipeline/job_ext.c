@@ -30,7 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "awrite.h"
 #include "cleanup.h"
 #include "exchange.h"
 #include "job.h"
@@ -38,6 +37,7 @@
 #include "mem.h"
 #include "merge.h"
 #include "output.h"
+#include "outsink.h"
 #include "runfile.h"
 #include "runset.h"
 #include "splitters.h"
@@ -310,119 +310,13 @@ static size_t fan_in(const struct ext *x)
     return fi.f;
 }
 
-/* The output sink. With O_DIRECT, the buffer is laid out so that memory alignment follows
- * file alignment: whole 4 KiB pages go to the writer thread through the O_DIRECT descriptor;
- * the partial first page of the share is written through the page cache (a neighbouring
- * rank may write the other part of that page), and the partial last page of each flush is
- * carried over to the start of the next buffer, which is then page-aligned in the file. */
-struct out_sink {
-    struct dsort_sink sink;
-    struct dsort_awriter *aw;
-    int fd;         /* buffered descriptor */
-    int direct;     /* aw writes through an O_DIRECT descriptor */
-    uint64_t fbase; /* file offset of sink.buf[0] */
-    size_t lead;    /* sink.buf - the writer's buffer */
-    size_t carried; /* bytes at sink.buf that an earlier flush already counted */
-    uint64_t pos;   /* bytes of the share passed on */
-    const char *path;
-    int sum;
-    struct dsort_sum128 *checksum;
-    struct dsort_sum128 *conserve; /* CRC32C of every record passed on */
-    size_t rs;
-};
-
-static enum dsort_status out_flush(struct dsort_sink *s, struct dsort_error *err)
+/* The output sink's view of the records passed on: their checksums. */
+static void count_out(void *ctx, const unsigned char *p, size_t len)
 {
-    struct out_sink *o = (struct out_sink *)s;
-    const size_t A = DSORT_RUN_ALIGN;
-    if (s->len == o->carried)
-        return DSORT_OK;
-    if (o->sum)
-        dsort_checksum_records(o->checksum, s->buf + o->carried, (s->len - o->carried) / o->rs,
-                               o->rs);
-    dsort_checksum_records_c(o->conserve, s->buf + o->carried, (s->len - o->carried) / o->rs,
-                             o->rs);
-    o->pos += s->len - o->carried;
-    if (!o->direct) {
-        enum dsort_status st = dsort_awriter_submit(o->aw, s->len, o->fbase, err);
-        if (st)
-            return st;
-        o->fbase += s->len;
-        s->buf = dsort_awriter_buf(o->aw);
-        s->len = 0;
-        return DSORT_OK;
-    }
-    unsigned char *mem = s->buf - o->lead;
-    size_t end = o->lead + s->len, from = 0;
-    uint64_t page0 = o->fbase - o->lead; /* file offset of mem[0], page-aligned */
-    if (o->lead) {                       /* the share's partial first page */
-        size_t n = end < A ? s->len : A - o->lead;
-        enum dsort_status st = dsort_io_pwrite_full(o->fd, s->buf, n, o->fbase, o->path, err);
-        if (st)
-            return st;
-        from = A;
-    }
-    size_t aligned = end / A * A, tail = 0;
-    if (aligned > from) {
-        enum dsort_status st =
-            dsort_awriter_submit_range(o->aw, from, aligned - from, page0 + from, err);
-        if (st)
-            return st;
-    }
-    if (end > from && end > aligned)
-        tail = end - aligned; /* a partial last page: carry it to the next buffer */
-    unsigned char *next = dsort_awriter_buf(o->aw);
-    if (tail) {
-        memmove(next, mem + aligned, tail);
-        o->fbase = page0 + aligned;
-    } else {
-        o->fbase = page0 + end;
-    }
-    /* Keep memory offset = file offset modulo the page size. */
-    o->lead = (size_t)(o->fbase % A);
-    s->buf = next + o->lead;
-    s->cap = dsort_awriter_buf_len(o->aw) - o->lead;
-    s->len = tail;
-    o->carried = tail;
-    return DSORT_OK;
-}
-
-/* Flush, wait for the writer, and write any carried partial page through the page cache. */
-static enum dsort_status out_finish(struct out_sink *o, enum dsort_status st,
-                                    struct dsort_error *err)
-{
-    if (!st)
-        st = out_flush(&o->sink, err);
-    if (!st)
-        st = dsort_awriter_drain(o->aw, err);
-    if (!st && o->direct && o->sink.len)
-        st = dsort_io_pwrite_full(o->fd, o->sink.buf, o->sink.len, o->fbase, o->path, err);
-    enum dsort_status st2 = dsort_awriter_finish(o->aw, st ? NULL : err);
-    o->aw = NULL;
-    return st ? st : st2;
-}
-
-static enum dsort_status out_open(struct out_sink *os, struct dsort_output *out, size_t rs,
-                                  size_t buf_len, int sum, struct dsort_sum128 *checksum,
-                                  struct dsort_sum128 *conserve, struct dsort_error *err)
-{
-    memset(os, 0, sizeof *os);
-    os->rs = rs;
-    os->fd = out->fd;
-    os->direct = out->dfd >= 0;
-    os->path = out->mode == DSORT_OUTPUT_FILE ? out->final : out->part;
-    os->fbase = dsort_output_file_offset(out, 0);
-    os->sum = sum;
-    os->checksum = checksum;
-    os->conserve = conserve;
-    enum dsort_status st =
-        dsort_awriter_create(&os->aw, os->direct ? out->dfd : out->fd, os->path, buf_len, err);
-    if (st)
-        return st;
-    os->lead = os->direct ? (size_t)(os->fbase % DSORT_RUN_ALIGN) : 0;
-    dsort_sink_memory(&os->sink, dsort_awriter_buf(os->aw) + os->lead, buf_len - os->lead);
-    os->sink.flush = out_flush;
-    return DSORT_OK;
+    struct ext *x = ctx;
+    if (x->o->output_dir || x->o->verify)
+        dsort_checksum_records(&x->sum_out, p, len / x->rs, x->rs);
+    dsort_checksum_records_c(&x->con_out, p, len / x->rs, x->rs);
 }
 
 /* Open readers for runs [from, from + k) with buffers carved from A and B. */
@@ -512,7 +406,7 @@ static enum dsort_status reduce_runs(struct ext *x, size_t f, struct dsort_runre
 /* Write records [0, n) of a run file (plain records) to the output, skipping the first
  * `skip`. Used for -u, whose output size is known only after the final merge. */
 static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t records, uint64_t skip,
-                                  struct out_sink *os)
+                                  struct dsort_output_sink *os)
 {
     struct dsort_runreader r;
     struct dsort_prefetch *pf = NULL;
@@ -534,7 +428,7 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t reco
             size_t room = (os->sink.cap - os->sink.len) / x->rs * x->rs;
             size_t n = len < room ? len : room;
             if (n == 0) { /* not a whole record left in the buffer */
-                if ((st = out_flush(&os->sink, &x->err)))
+                if ((st = os->sink.flush(&os->sink, &x->err)))
                     break;
                 continue;
             }
@@ -610,10 +504,10 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
         goto out;
 
     dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
-    struct out_sink os;
+    struct dsort_output_sink os;
     /* One page more than a block: room for a whole block after a carried partial page. */
-    st = out_open(&os, out, x->rs, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
-                  x->o->output_dir || x->o->verify, &x->sum_out, &x->con_out, &x->err);
+    st = dsort_output_sink_open(&os, out, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
+                                count_out, x, &x->err);
     if (!st) {
         if (x->o->ord.unique) {
             st = copy_run(x, upath, total, drop, &os);
@@ -624,7 +518,7 @@ static enum dsort_status final_merge(struct ext *x, struct dsort_output *out, ui
             if (!st)
                 drop_runs(x, 0, x->runs.n, rd);
         }
-        st = out_finish(&os, st, &x->err);
+        st = dsort_output_sink_finish(&os, st, &x->err);
     }
     x->stats->bytes_written = os.pos;
     dsort_job_phase_end(x->stats, x->o->ord.unique ? PH_WRITE : PH_FINAL_MERGE, &pc);
