@@ -1,0 +1,79 @@
+/* lines_job.h - the text-line pipeline's state and its reading side, shared by job_lines.c
+ * (rounds, runs, merge, commit) and lines_read.c (reading whole lines of the share into the
+ * arena; sampling and choosing the splitter lines). Internal to src/pipeline/. Local unless
+ * marked collective.
+ */
+#ifndef DSORT_LINES_JOB_H
+#define DSORT_LINES_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "lines.h"
+#include "runset.h"
+#include "tempdir.h"
+
+struct lx {
+    const struct dsort_comm *c;
+    const struct dsort_job_options *o;
+    const struct dsort_inputs *in;
+    struct dsort_share sh;
+    struct dsort_job_stats *stats;
+    struct dsort_lines_order ord;
+    struct dsort_error err;
+    int with_pos;
+    uint64_t budget;    /* the smallest budget of all ranks */
+    uint64_t third;     /* each of chunk, send and receive */
+    uint64_t end;       /* lines starting at or after this byte are not ours */
+    uint64_t pos;       /* the next byte to read (index into the inputs) */
+    unsigned char *spl; /* gathered samples; the splitters point into them */
+    const unsigned char **split;
+    size_t *split_len;
+    struct dsort_tempdirs td;
+    int have_td;
+    char job[256];            /* the temp directories' job name (the same on every rank) */
+    double avg_line;          /* bytes a line (with its eol) in the samples of all ranks */
+    struct dsort_runset runs; /* records: lines; bytes: line + eol bytes (no positions) */
+    size_t run_block;         /* bytes of a run file's checksummed blocks (0: not chosen yet) */
+    struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
+    struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
+    uint64_t lines_in;
+    int grow_share;    /* in memory (one round): the arena may grow up to a third */
+    uint64_t longest;  /* the longest line (with its eol) this rank read */
+    uint64_t max_line; /* the longest line of all ranks (set before run files are read) */
+    int noted_long;    /* -v: the note about a line held past the budget was printed */
+};
+
+/* A chunk: lines at the front of an arena, their index entries at the back (growing down).
+ * segs map data offsets to input positions (data is contiguous input but for the eols added at
+ * files' ends). */
+struct seg {
+    uint64_t off, pos;
+};
+struct chunk {
+    unsigned char *a;
+    uint64_t size;
+    uint64_t used; /* data bytes */
+    size_t n;      /* lines indexed */
+    struct seg *segs;
+    size_t nsegs, segcap;
+};
+
+static inline struct dsort_line_ent *chunk_ents(const struct chunk *k)
+{
+    return (struct dsort_line_ent *)(void *)(k->a + k->size) - k->n;
+}
+
+/* The job-wide input position (for ties under -s and -u) of data offset off of the chunk. */
+uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, uint64_t off);
+/* Fill the chunk with whole lines from x->pos on (those that start before x->end), indexing
+ * them as they arrive; a line longer than the arena grows it (see lines_read.c). */
+enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
+/* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
+enum dsort_status dsort_lines_job_splitters(struct lx *x);
+/* Number of sorted entries [lo, n) that belong at or before splitter d. */
+size_t dsort_lines_job_cut_after(const struct lx *x, const unsigned char *buf,
+                                 const struct dsort_line_ent *e, size_t lo, size_t n, int d);
+
+#endif

@@ -1,0 +1,304 @@
+/* Reading for the text-line pipeline (lines_job.h): whole lines of this rank's share into the
+ * arena, with their index entries; samples of every rank's share and the splitter lines. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lines_job.h"
+#include "mem.h"
+
+/* ---- reading whole lines of the share ---- */
+
+static uint64_t seg_pos(const struct chunk *k, uint64_t off);
+
+/* The job-wide input position (for ties under -s and -u) of data offset off. */
+uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, uint64_t off)
+{
+    return x->sh.g0 + (seg_pos(k, off) - x->sh.first);
+}
+
+static enum dsort_status add_seg(struct chunk *k, uint64_t off, uint64_t pos,
+                                 struct dsort_error *err)
+{
+    if (k->nsegs == k->segcap) {
+        size_t cap = k->segcap ? 2 * k->segcap : 64;
+        struct seg *s = realloc(k->segs, cap * sizeof *s);
+        if (!s)
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        k->segs = s;
+        k->segcap = cap;
+    }
+    k->segs[k->nsegs++] = (struct seg){off, pos};
+    return DSORT_OK;
+}
+
+/* The input position of data offset off of the chunk. */
+static uint64_t seg_pos(const struct chunk *k, uint64_t off)
+{
+    size_t lo = 0, hi = k->nsegs;
+    while (hi - lo > 1) {
+        size_t m = (lo + hi) / 2;
+        if (k->segs[m].off <= off)
+            lo = m;
+        else
+            hi = m;
+    }
+    return k->segs[lo].pos + (off - k->segs[lo].off);
+}
+
+/* Grow the arena to size bytes, keeping its data at the front and its entries at the back. */
+static enum dsort_status grow_chunk(struct chunk *k, uint64_t size, struct dsort_error *err)
+{
+    size = (size + 15) / 16 * 16;
+    unsigned char *a = dsort_mem_alloc((size_t)size);
+    if (!a)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno,
+                         "cannot allocate %" PRIu64 " bytes to hold a long line", size);
+    const size_t eb = k->n * sizeof(struct dsort_line_ent);
+    memcpy(a, k->a, (size_t)k->used);
+    memcpy(a + size - eb, k->a + k->size - eb, eb);
+    dsort_mem_free(k->a, (size_t)k->size);
+    k->a = a;
+    k->size = size;
+    return DSORT_OK;
+}
+
+/* Fill the chunk with whole lines from x->pos on (those that start before x->end), indexing
+ * them as they arrive. Stops when the arena is full (a partial line at the end is given back
+ * and read again next time); a line that cannot fit in an empty arena is an error. */
+enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err)
+{
+    const struct dsort_inputs *in = x->in;
+    const unsigned char eol = x->ord.eol;
+    const uint64_t ent = sizeof(struct dsort_line_ent);
+    enum dsort_status st = DSORT_OK;
+    uint64_t scan = 0; /* data offset of the first byte not indexed */
+    k->used = 0;
+    k->n = 0;
+    k->nsegs = 0;
+    for (;;) {
+        while (scan < k->used) {
+            uint64_t lpos = seg_pos(k, scan);
+            if (lpos >= x->end) { /* the next rank's lines */
+                x->pos = x->end;
+                k->used = scan;
+                goto done;
+            }
+            const unsigned char *e = memchr(k->a + scan, eol, (size_t)(k->used - scan));
+            if (!e)
+                break;
+            if (k->used + (k->n + 1) * ent > k->size) { /* no room for its entry */
+                x->pos = lpos;
+                k->used = scan;
+                goto done;
+            }
+            size_t len = (size_t)(e - (k->a + scan));
+            if (len + 1 > x->longest)
+                x->longest = len + 1;
+            struct dsort_line_ent *slot =
+                (struct dsort_line_ent *)(void *)(k->a + k->size) - (k->n + 1);
+            dsort_line_set(slot, scan, len, dsort_lines_prefix(&x->ord, k->a + scan, len));
+            k->n++;
+            scan += len + 1;
+        }
+        uint64_t next = scan < k->used ? seg_pos(k, scan) : x->pos;
+        if (scan == k->used && (x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count))
+            goto done;
+        size_t f = dsort_lines_file_at(in, x->pos);
+        uint64_t fend = in->files[f].first + in->files[f].records;
+        uint64_t used_room = k->used + k->n * ent;
+        uint64_t room = k->size > used_room ? k->size - used_room : 0;
+        if (room < ent + 2) {
+            /* In memory the arena grows up to a third of the budget (the share was an
+             * estimate); a line that does not fit an empty arena is held whole, past the
+             * budget if need be, as GNU sort does (noted under -v). */
+            uint64_t grown = k->size * 2 > k->size + ((uint64_t)4 << 20)
+                                 ? k->size * 2
+                                 : k->size + ((uint64_t)4 << 20);
+            if (x->grow_share && k->size < x->third) {
+                if ((st = grow_chunk(k, grown < x->third ? grown : x->third, err)))
+                    return st;
+                continue;
+            }
+            if (k->n == 0) {
+                if (x->o->verbose && !x->noted_long) {
+                    size_t i = dsort_lines_file_at(in, next);
+                    dsort_comm_print(x->c,
+                                     "'%s': the line at byte %" PRIu64
+                                     " is longer than the %" PRIu64
+                                     "-byte arena (a third of the budget): held whole, past the "
+                                     "budget",
+                                     in->files[i].path, next - in->files[i].first, k->size);
+                    x->noted_long = 1;
+                }
+                if ((st = grow_chunk(k, grown, err)))
+                    return st;
+                continue;
+            }
+            x->pos = next;
+            k->used = scan;
+            goto done;
+        }
+        /* leave room for the entries of the lines read: share the room in proportion to the
+         * line length seen so far (or in the samples) */
+        double avg = k->n ? (double)scan / (double)k->n : x->avg_line;
+        if (avg < 1)
+            avg = 1;
+        uint64_t want = (uint64_t)((double)(room - ent - 1) * avg / (avg + (double)ent));
+        if (want == 0)
+            want = 1;
+        if (want > fend - x->pos)
+            want = fend - x->pos;
+        if (want > ((uint64_t)4 << 20))
+            want = (uint64_t)4 << 20;
+        if ((st = add_seg(k, k->used, x->pos, err)) ||
+            (st = dsort_inputs_read(in, x->pos, (size_t)want, k->a + k->used, err)))
+            return st;
+        k->used += want;
+        x->pos += want;
+        if (x->pos == fend && k->a[k->used - 1] != eol) /* the file's last line */
+            k->a[k->used++] = eol;
+    }
+done:;
+    /* the entries sit at the back in reverse input order: put them in input order */
+    struct dsort_line_ent *e = chunk_ents(k);
+    for (size_t i = 0, j = k->n ? k->n - 1 : 0; i < j; i++, j--) {
+        struct dsort_line_ent t = e[i];
+        e[i] = e[j];
+        e[j] = t;
+    }
+    return DSORT_OK;
+}
+
+/* ---- splitters ---- */
+
+static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outlen,
+                                struct dsort_error *err)
+{
+    const uint64_t win = 16384;
+    const unsigned char eol = x->ord.eol;
+    uint64_t cap_bytes = ((uint64_t)64 << 20) / (uint64_t)x->c->size;
+    if (cap_bytes < 65536)
+        cap_bytes = 65536;
+    if (cap_bytes > ((uint64_t)1 << 20))
+        cap_bytes = (uint64_t)1 << 20;
+    uint64_t first = x->sh.first, n = x->sh.n, lo = first;
+    size_t windows = n / win + 1 > 256 ? 256 : (size_t)(n / win + 1);
+    unsigned char *buf = malloc(win + 1), *s = malloc(cap_bytes);
+    size_t used = 0;
+    enum dsort_status st = DSORT_OK;
+    if (!buf || !s)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (size_t w = 0; w < windows && !st && n; w++) {
+        uint64_t at = first + n / windows * w, start;
+        if (at < lo)
+            continue;
+        if ((st = dsort_lines_range_start(x->in, at, eol, &start, err)))
+            break;
+        if (start >= first + n)
+            break;
+        size_t f = dsort_lines_file_at(x->in, start);
+        if (f == x->in->count)
+            break;
+        uint64_t fend = x->in->files[f].first + x->in->files[f].records;
+        size_t len = fend - start < win ? (size_t)(fend - start) : (size_t)win;
+        if ((st = dsort_inputs_read(x->in, start, len, buf, err)))
+            break;
+        if (start + len == fend && (len == 0 || buf[len - 1] != eol))
+            buf[len++] = eol;
+        size_t p = 0;
+        for (int taken = 0; taken < 8 && p < len && start + p < first + n; taken++) {
+            const unsigned char *e = memchr(buf + p, eol, len - p);
+            if (!e)
+                break;
+            size_t l = (size_t)(e - (buf + p)) + 1;
+            if (used + l > cap_bytes)
+                break;
+            memcpy(s + used, buf + p, l);
+            used += l;
+            p += l;
+        }
+        lo = start + p;
+    }
+    free(buf);
+    if (st) {
+        free(s);
+        return st;
+    }
+    *out = s;
+    *outlen = used;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_lines_job_splitters(struct lx *x)
+{
+    const struct dsort_comm *c = x->c;
+    unsigned char *mine = NULL;
+    size_t mlen = 0;
+    enum dsort_status st = sample(x, &mine, &mlen, &x->err);
+    if ((st = dsort_comm_agree(c, st, &x->err))) {
+        free(mine);
+        return st;
+    }
+    int len = (int)mlen, *lens = calloc((size_t)c->size, sizeof *lens),
+        *displs = calloc((size_t)c->size, sizeof *displs);
+    MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, c->comm);
+    size_t total = 0;
+    for (int r = 0; r < c->size; r++) {
+        displs[r] = (int)total;
+        total += (size_t)lens[r];
+    }
+    x->spl = malloc(total + 1);
+    struct dsort_line_ent *ents = malloc((total + 1) * sizeof *ents),
+                          *tmp = malloc((total + 1) * sizeof *tmp);
+    x->split = calloc((size_t)c->size, sizeof *x->split);
+    x->split_len = calloc((size_t)c->size, sizeof *x->split_len);
+    if (!lens || !displs || !x->spl || !ents || !tmp || !x->split || !x->split_len)
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+    MPI_Allgatherv(mine, len, MPI_BYTE, x->spl, lens, displs, MPI_BYTE, c->comm);
+    /* Every rank sorts the same samples the same way: the splitters agree. */
+    size_t n = dsort_lines_index(&x->ord, x->spl, total, ents);
+    dsort_lines_sort(&x->ord, x->spl, ents, n, tmp);
+    x->avg_line = n ? (double)total / (double)n : 100.0;
+    for (int d = 0; d + 1 < c->size && n; d++) {
+        size_t i = (size_t)((uint64_t)(d + 1) * n / (uint64_t)c->size);
+        if (i >= n)
+            i = n - 1;
+        x->split[d] = x->spl + dsort_line_off(&ents[i]);
+        x->split_len[d] = dsort_line_len(&ents[i], x->spl, x->ord.eol);
+    }
+    if (!n) /* no lines anywhere: everything (nothing) goes to rank 0 */
+        for (int d = 0; d + 1 < c->size; d++)
+            x->split[d] = NULL;
+out:
+    free(mine);
+    free(lens);
+    free(displs);
+    free(ents);
+    free(tmp);
+    return st;
+}
+
+/* Number of sorted entries [lo, n) that belong at or before splitter d. */
+size_t dsort_lines_job_cut_after(const struct lx *x, const unsigned char *buf,
+                                 const struct dsort_line_ent *e, size_t lo, size_t n, int d)
+{
+    if (!x->split[d])
+        return n;
+    size_t hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        int r =
+            dsort_lines_cmp(&x->ord, buf + dsort_line_off(&e[m]),
+                            dsort_line_len(&e[m], buf, x->ord.eol), x->split[d], x->split_len[d]);
+        if (r <= 0)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
