@@ -1,0 +1,50 @@
+/* ext_job.h - the out-of-core pipeline for fixed records: its state, shared by job_ext.c
+ * (memory plan, splitters, rounds of read, sort, exchange and spill) and ext_merge.c (the merge
+ * phase: extra passes, the final merge into the output sink, -u's deduplicated run). Internal
+ * to src/pipeline/.
+ */
+#ifndef DSORT_EXT_JOB_H
+#define DSORT_EXT_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "keysort.h"
+#include "merge.h"
+#include "output.h"
+#include "runset.h"
+#include "tempdir.h"
+
+struct ext {
+    const struct dsort_comm *c;
+    const struct dsort_job_options *o;
+    const struct dsort_inputs *in;
+    struct dsort_job_stats *stats;
+    struct dsort_error err;
+    size_t rs, irs; /* record size in the input and in flight (irs = rs + 8 when tagged) */
+    int tagged;
+    struct dsort_cmp cmp; /* on in-flight records */
+    size_t ks;            /* composite key bytes */
+    unsigned char *splitters;
+    uint64_t first, n; /* this rank's share of the inputs it opened */
+    uint64_t g0;       /* global position of its first record */
+    uint64_t chunk;    /* records per chunk */
+    size_t block;
+    size_t abytes, bbytes, ebytes; /* A also receives: 1/16 more than a chunk */
+    unsigned char *a, *b;
+    struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
+    struct dsort_tempdirs td;
+    struct dsort_runset runs;
+    struct dsort_sum128 sum_in, sum_out; /* --verify: valsort's CRC-32 sums */
+    struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C sums */
+};
+
+/* Local: add a spilled run of records in-flight records to the run set. */
+enum dsort_status dsort_ext_job_add_run(struct ext *x, const char *path, uint64_t records);
+/* Collective: merge the runs (extra passes beyond the fan-in, smallest first) into the
+ * output, setting this rank's share of it; *nout gets the records written. Agrees. */
+enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *out,
+                                            uint64_t *nout);
+
+#endif
