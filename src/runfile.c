@@ -36,13 +36,18 @@ size_t dsort_run_stride(size_t rec_size, size_t block)
     return align_up(DSORT_RUN_HEADER + dsort_run_payload(rec_size, block));
 }
 
-/* Open with O_DIRECT where the file system has it, else without. */
+/* Open, then turn O_DIRECT on where the file system has it. Not open(flags | O_DIRECT): where
+ * O_DIRECT is refused (EINVAL) Linux has already created the file, and a second open with
+ * O_EXCL would then fail with EEXIST and leave an empty file behind. */
 static int open_maybe_direct(const char *path, int flags, mode_t mode)
 {
-    int fd = open(path, flags | O_DIRECT, mode);
-    if (fd >= 0 || errno != EINVAL)
+    int fd = open(path, flags, mode);
+    if (fd < 0)
         return fd;
-    return open(path, flags, mode);
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl | O_DIRECT); /* EINVAL: buffered I/O, as before */
+    return fd;
 }
 
 static enum dsort_status run_flush(struct dsort_sink *s, struct dsort_error *err)
