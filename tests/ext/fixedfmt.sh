@@ -17,7 +17,7 @@ orders=("" "-r" "-s" "-u" "-r -s" "-u -r")
 fmt_case() {
     local fmt=$1 size=$2 ko=$3 kl=$4 count=$5 nkeys=$6
     local in=$T/in-$size.bin out=$T/out/sorted.bin stats=$T/out/stats.json opts o lim k=0
-    py mk "$in" "$size" "$ko" "$kl" "$count" "$nkeys" "$SEED" || die "mk failed"
+    py mkkeys "$in" "$size" "$ko" "$kl" "$count" "$nkeys" "$SEED" || die "mk failed"
     for opts in "${orders[@]}"; do
         read -ra o <<<"$opts"
         py sort "$T/want.bin" "$size" "$ko" "$kl" "$(oracle_flags "${o[@]}")" "$in" || die "oracle failed"
