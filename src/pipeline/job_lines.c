@@ -159,18 +159,20 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
     const struct dsort_comm *c = x->c;
     enum dsort_status st = DSORT_OK;
     uint64_t bytes = known_bytes;
+    struct dsort_phase_clock pc;
     if (x->o->ord.unique && x->o->output) { /* the size after -u: count first */
+        dsort_job_phase_begin(&pc, PH_MERGE);
         struct dsort_line_sink cs = {count_emit, NULL, 0, 0};
         st = dsort_lines_merge(&x->ord, cur, n, 1, &cs, &x->err);
         bytes = cs.bytes;
         if (!st)
             st = reopen(x, cur, n, rctx);
+        dsort_job_phase_end(x->stats, PH_MERGE, &pc);
     }
     if ((st = dsort_comm_agree(c, st, &x->err)))
         return st;
     if ((st = dsort_output_set_share(c, out, bytes, &x->err)))
         return st;
-    struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_WRITE);
     struct dsort_line_writer w = {.fd = -1,
                                   .cap = io_block(x, 1),
@@ -365,9 +367,8 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
                     q = e + 1;
                     lines++;
                 }
-            dsort_job_phase_begin(&pc, PH_MERGE);
+            /* timed by write_output: the merge into the output is the write phase */
             st = write_output(x, out, cur, npieces, rtotal - hdr * lines, reopen_memory, &mp);
-            dsort_job_phase_end(x->stats, PH_MERGE, &pc);
         } else {
             dsort_job_phase_begin(&pc, PH_SPILL);
             st = npieces ? merge_to_run(x, cur, npieces) : DSORT_OK;
@@ -420,6 +421,9 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     uint64_t bytes = dsort_runset_bytes(&x->runs);
     size_t n = x->runs.n;
     st = open_runs(x, 0, n, cur);
+    /* Phases do not nest (their I/O would count twice): the merge into the output is timed
+     * as the write phase by write_output. */
+    dsort_job_phase_end(x->stats, PH_FINAL_MERGE, &pc);
     if ((st = dsort_comm_agree(c, st, &x->err))) {
         free(cur);
         return st;
@@ -428,7 +432,6 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     for (size_t i = 0; i < n; i++)
         dsort_line_cursor_close(&cur[i]);
     st = dsort_comm_agree(c, st, &x->err);
-    dsort_job_phase_end(x->stats, PH_FINAL_MERGE, &pc);
     free(cur);
     if (!st)
         dsort_runset_drop(&x->runs, 0, x->runs.n);
