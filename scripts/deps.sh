@@ -7,6 +7,7 @@ pkgs=(cmake gcc make pkg-config libopenmpi-dev openmpi-bin libhwloc-dev hwloc li
 if [ "${1:-}" = "--test" ]; then
     pkgs+=(util-linux iproute2 fdisk e2fsprogs)
     pkgs+=(clang libclang-rt-14-dev) # libFuzzer for scripts/fuzz.sh
+    pkgs+=(chromium) # renders dsort-report's page headless (tests/report)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,144 @@
+#!/bin/sh
+# dsort-report on a real run (issue 12): sorts 200000 gensort records on 4 ranks with --stats,
+# turns the stats into a page with dsort-report, and checks the page: a timeline row
+# "rank 0".."rank 3", inline <svg>, every phase of the file named, nothing that loads from
+# elsewhere (no http:// or https://, no <script>, no <link>). Then the errors: a malformed JSON
+# file, a missing file and an unwritable -o each give exit 2 and one line naming the file.
+# Last, headless Chromium renders the page and python3 (standard library only) decodes the
+# PNG: it must be a 1200 px wide PNG with more than one colour, and hold the colours of the
+# read and sort bars (so the SVG was drawn). Exit 77 (skipped) when Chromium or python3 is
+# missing; the checks before the rendering have run and passed by then.
+# Usage: report_html.sh BIN_DIR
+set -u
+bin=${1:?usage: report_html.sh BIN_DIR}
+mpiexec=${DSORT_MPIEXEC:-mpiexec}
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+command -v python3 >/dev/null 2>&1 || skip "python3 is missing"
+work=$(mktemp -d "${TMPDIR:-/tmp}/dsort-report-XXXXXX") || fail mktemp
+trap 'rm -rf "$work"' EXIT
+trap 'exit 1' INT TERM HUP
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
+
+# A real 4-rank sort with --stats.
+timeout 60 "$mpiexec" -n 2 "$bin/dsort-gen" 200000 "$work/in.dat" || fail "dsort-gen failed"
+timeout 120 "$mpiexec" --oversubscribe -n 4 "$bin/dsort" --stats "$work/s.json" \
+    -o "$work/out.dat" "$work/in.dat" || fail "dsort failed"
+[ -s "$work/s.json" ] || fail "dsort wrote no stats"
+
+# The page.
+page=$work/page.html
+"$bin/dsort-report" "$work/s.json" -o "$page" 2>"$work/err" || {
+    cat "$work/err" >&2
+    fail "dsort-report failed"
+}
+[ -s "$work/err" ] && { cat "$work/err" >&2; fail "dsort-report wrote to stderr"; }
+[ -s "$page" ] || fail "no page"
+for r in 0 1 2 3; do
+    grep -qF "rank $r" "$page" || fail "no 'rank $r' in the page"
+    grep -qF ">rank $r</text>" "$page" || fail "no timeline row labelled 'rank $r'"
+done
+grep -qF "rank 4" "$page" && fail "a fifth rank in the page"
+grep -qF "<svg" "$page" || fail "no <svg in the page"
+for bad in "http://" "https://" "<script src" "<script" "<link" "@import" "url("; do
+    grep -qiF "$bad" "$page" && fail "the page holds '$bad'"
+done
+ls "$work" | grep -q '^page\.html\.tmp' && fail "a temp file is left beside the page"
+python3 - "$work/s.json" "$page" <<'PY' || fail "the page does not show the stats"
+import json, sys
+s, page = json.load(open(sys.argv[1])), open(sys.argv[2], encoding="utf-8").read()
+for name in s["per_rank"][0]["phases"]:
+    assert ">" + name + " " in page, "phase %s not in the legend" % name
+assert "%.4f" % s["balance"] in page, "balance %.4f not shown" % s["balance"]
+assert s["per_rank"][0]["memory_budget_reason"] in page, "no budget reason"
+assert "<h2>Bytes per device</h2>" in page, "no bytes per device"
+print("page: %d bytes, %d phases, balance %.4f" % (len(page), len(s["per_rank"][0]["phases"]),
+                                                 s["balance"]))
+PY
+
+# Errors: exit 2 and one line "dsort-report: FILE: cause".
+one_error() { # NAME FILE EXPECT ARGS...: run dsort-report ARGS, expect 2 and one line
+    name=$1 file=$2 expect=$3
+    shift 3
+    "$bin/dsort-report" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "$name: exit $rc, not 2"
+    [ "$(wc -l <"$work/err")" -eq 1 ] || { cat "$work/err" >&2; fail "$name: not one line"; }
+    grep -qF "dsort-report: $file: $expect" "$work/err" ||
+        { cat "$work/err" >&2; fail "$name: the line does not name $file and the cause"; }
+    [ -s "$work/out" ] && fail "$name: wrote to stdout"
+    echo "$name: $(cat "$work/err")"
+}
+printf '{"records": 1, "per_rank": [1, 2,, 3]}\n' >"$work/bad.json"
+one_error "malformed JSON" "$work/bad.json" "invalid JSON at byte offset 33:" \
+    "$work/bad.json" -o "$work/bad.html"
+one_error "missing file" "$work/none.json" "No such file or directory" \
+    "$work/none.json" -o "$work/none.html"
+printf '{"records": 1, "bytes": 100, "seconds": 1, "balance": 1}\n' >"$work/noranks.json"
+one_error "no per_rank" "$work/noranks.json" "missing field 'per_rank'" "$work/noranks.json" \
+    -o "$work/noranks.html"
+one_error "unwritable -o" "$work/no/dir/r.html" "cannot create a temp file" "$work/s.json" \
+    -o "$work/no/dir/r.html"
+for f in bad none noranks; do
+    [ -e "$work/$f.html" ] && fail "a page was written for the $f case"
+done
+
+# Rendering: headless Chromium, then the PNG decoded and looked at.
+chromium=""
+for c in chromium chromium-browser; do
+    command -v "$c" >/dev/null 2>&1 && { chromium=$c; break; }
+done
+[ -n "$chromium" ] || skip "chromium not found (the checks before rendering passed)"
+png=$work/page.png
+HOME=$work timeout 120 "$chromium" --headless --no-sandbox --disable-gpu \
+    --user-data-dir="$work/chromium" --screenshot="$png" --window-size=1200,1600 \
+    "file://$page" >"$work/chromium.log" 2>&1 || { cat "$work/chromium.log" >&2; fail chromium; }
+[ -s "$png" ] || { cat "$work/chromium.log" >&2; fail "chromium wrote no PNG"; }
+python3 - "$png" <<'PY' || fail "the screenshot"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG (magic bytes)"
+pos, idat, ihdr = 8, b"", None
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0], kind
+    if kind == b"IHDR":
+        ihdr = struct.unpack(">IIBBBBB", body)
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+w, h, depth, ctype, _, _, interlace = ihdr
+assert depth == 8 and ctype in (0, 2, 4, 6) and interlace == 0, "unexpected PNG %r" % (ihdr,)
+bpp = {0: 1, 2: 3, 4: 2, 6: 4}[ctype]
+raw, stride = zlib.decompress(idat), w * bpp
+prev, colours = bytearray(stride), set()
+for y in range(h):  # undo the scanline filters (PNG spec, section 9)
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    if f == 2:  # Up, the common one: no dependency along the line
+        line, f = bytearray((x + u) & 255 for x, u in zip(line, prev)), 0
+    for i in range(stride if f else 0):
+        a = line[i - bpp] if i >= bpp else 0
+        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+        if f == 1:
+            line[i] = (line[i] + a) & 255
+        elif f == 2:
+            line[i] = (line[i] + b) & 255
+        elif f == 3:
+            line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    colours.update(bytes(line[i:i + min(bpp, 3)]) for i in range(0, stride, bpp))
+    prev = line
+print("screenshot: %dx%d, %d distinct colours" % (w, h, len(colours)))
+assert w == 1200, "width %d, not 1200" % w
+assert len(colours) > 1, "blank: one colour"
+for name, rgb in (("read", "f28e2b"), ("sort", "e15759")):
+    assert bytes.fromhex(rgb) in colours, "no %s bar (#%s) in the screenshot" % (name, rgb)
+PY
+echo "PASS"
