@@ -10,14 +10,14 @@ set -u -o pipefail
 CL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CL_TOP=$(cd "$CL_DIR/../.." && pwd)
 JOBS=$CL_TOP/jobs
+# The shared assertions (check, eq, ...) first: this file and the test bed redefine fail,
+# contains and gen for the cluster (no seed; the tail of long logs).
+# shellcheck source=../lib/check.sh
+. "$CL_DIR/../lib/check.sh"
 # shellcheck source=testbed.sh
 . "$CL_DIR/testbed.sh"
 
 CL_NAME=$(basename "$0" .sh)
-FAILS=0
-CHECKS=0
-LAST_CMD="(none)"
-RC=0
 
 cl_init() {
     [ -n "${DSORT_BIN_DIR:-}" ] || { echo "ERROR: DSORT_BIN_DIR is not set (run through ctest)" >&2 && exit 2; }
@@ -68,21 +68,6 @@ fail() {
 
 note() {
     echo "note: $*" >&2
-}
-
-# check STATUS MESSAGE: count a check; fail with MESSAGE unless STATUS is 0.
-check() {
-    CHECKS=$((CHECKS + 1))
-    [ "$1" -eq 0 ] || fail "$2"
-}
-
-eq() {
-    CHECKS=$((CHECKS + 1))
-    if [ "$2" != "$3" ]; then
-        fail "$1: expected '$2', got '$3'"
-        return 1
-    fi
-    return 0
 }
 
 # contains WHAT FILE REGEX: FILE has a line matching the extended regex.

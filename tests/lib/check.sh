@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2034
 # The assertions and the mpiexec runner that every shell test library shares (tests/e2e/lib.sh,
-# tests/ext/extlib.sh, and through it tests/faults/faultlib.sh). Sourced by those libraries,
-# not by tests. The oracle is tests/lib/oracle.py (python3, standard library only), run by py.
+# tests/ext/extlib.sh, and through it tests/faults/faultlib.sh; tests/cluster/lib.sh takes the
+# assertions and redefines fail, contains and gen). Sourced by those libraries, not by tests. The oracle is tests/lib/oracle.py (python3, standard library only), run by py.
 #
 # The sourcing library sets, before the tests run:
 #   MPIEXEC            the mpiexec to use
