@@ -208,152 +208,55 @@ void dsort_line_cursor_memory(struct dsort_line_cursor *c, const struct dsort_li
                               const unsigned char *p, size_t size, int with_pos)
 {
     memset(c, 0, sizeof *c);
-    c->fd = -1;
     c->p = p;
     c->end = p + size;
     c->with_pos = with_pos;
     c->ord = o;
 }
 
-enum dsort_status dsort_line_cursor_file(struct dsort_line_cursor *c,
-                                         const struct dsort_lines_order *o, int fd,
-                                         const char *path, size_t cap, size_t max_cap, int with_pos,
-                                         uint64_t expect_lines, uint64_t expect_bytes,
-                                         struct dsort_error *err)
+void dsort_line_cursor_run(struct dsort_line_cursor *c, const struct dsort_lines_order *o,
+                           struct dsort_runreader *r, int with_pos, uint64_t expect_bytes)
 {
     memset(c, 0, sizeof *c);
-    c->fd = fd;
-    c->path = path;
-    c->ord = o;
+    c->run = r;
+    c->p = r->cur.cur; /* the reader has loaded the first block */
+    c->end = r->cur.end;
     c->with_pos = with_pos;
-    c->expect_lines = expect_lines;
+    c->ord = o;
     c->expect_bytes = expect_bytes;
-    c->cap = cap < 4096 ? 4096 : cap;
-    c->max_cap = max_cap < 64 ? 64 : max_cap;
-    c->buf = malloc(c->cap);
-    off_t size = lseek(fd, 0, SEEK_END);
-    if (!c->buf || size < 0) {
-        int e = errno;
-        close(fd);
-        c->fd = -1;
-        return DSORT_ERR(err, c->buf ? DSORT_EIO : DSORT_ENOMEM, e, "cannot read run '%s'", path);
-    }
-    c->file_size = (uint64_t)size;
-    c->p = c->end = c->raw = c->raw_end = c->buf;
-    return DSORT_OK;
 }
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-#define RUN_HDR DSORT_LINES_RUN_HEADER
-#define RUN_MAGIC UINT32_C(0x424C5344) /* "DSLB" little-endian */
-
-static enum dsort_status corrupt(const struct dsort_line_cursor *c, uint64_t off, const char *why,
+static enum dsort_status corrupt(const struct dsort_line_cursor *c, const char *why,
                                  struct dsort_error *err)
 {
-    return DSORT_ERR(err, DSORT_EFORMAT, 0, "run '%s' is corrupt at offset %" PRIu64 " (%s)",
-                     c->path, off, why);
+    return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                     "run file '%s': the block at offset %" PRIu64 " is corrupt (%s)", c->run->path,
+                     c->run->blk_off, why);
 }
 
-/* File cursor, when the current block is used up: check it was whole, then check the next
- * block and make its payload [p, end). Reads behind the bytes already read (raw), growing the
- * buffer for a block larger than it. Sets done at the end of the file. */
+/* Run file, when the current block is used up: check it held the lines its header says, then
+ * on to the next block (the reader checks its header and CRC32C). At the end of the run (the
+ * reader checked the line count), check the bytes. */
 static enum dsort_status next_block(struct dsort_line_cursor *c, struct dsort_error *err)
 {
-    if (c->blk_seen != c->blk_lines)
-        return corrupt(c, c->blk_off, "the line count of its block differs from its header", err);
-    for (;;) {
-        size_t have = (size_t)(c->raw_end - c->raw), need = RUN_HDR;
-        uint64_t at = c->file_off - have; /* file offset of raw */
-        if (have >= RUN_HDR) {
-            const unsigned char *h = c->raw;
-            uint64_t payload = get_le64(h + 8), lines = get_le64(h + 16);
-            if (get_le32(h) != RUN_MAGIC || payload > c->max_cap || lines > payload)
-                return corrupt(c, at, "not a block header", err);
-            need = RUN_HDR + (size_t)payload;
-            if (have >= need) {
-                if (dsort_crc32c(0, h + RUN_HDR, (size_t)payload) != get_le32(h + 4))
-                    return corrupt(c, at, "CRC32C mismatch in the block there", err);
-                c->p = h + RUN_HDR;
-                c->end = c->p + payload;
-                c->raw = c->end;
-                c->blk_off = at;
-                c->blk_lines = lines;
-                c->blk_seen = 0;
-                return DSORT_OK;
-            }
-        }
-        if (c->file_off == c->file_size) {
-            if (have == 0) {
-                c->done = 1;
-                return DSORT_OK;
-            }
-            return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                             "run '%s' is truncated at offset %" PRIu64
-                             " (the block there ends past the end of the file)",
-                             c->path, at);
-        }
-        if (have && c->raw != c->buf) /* the current block is used up: keep only the rest */
-            memmove(c->buf, c->raw, have);
-        if (need > c->cap) {
-            size_t ncap = c->cap * 2 < c->max_cap + RUN_HDR ? c->cap * 2 : c->max_cap + RUN_HDR;
-            if (ncap < need)
-                ncap = need;
-            unsigned char *nb = realloc(c->buf, ncap);
-            if (!nb)
-                return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot grow the buffer of run '%s'",
-                                 c->path);
-            c->buf = nb;
-            c->cap = ncap;
-        }
-        c->p = c->end = c->raw = c->buf;
-        c->raw_end = c->buf + have;
-        uint64_t left = c->file_size - c->file_off;
-        size_t want = c->cap - have < left ? c->cap - have : (size_t)left;
-        enum dsort_status st =
-            dsort_io_pread_full(c->fd, c->buf + have, want, c->file_off, c->path, err);
-        if (st)
-            return st;
-        c->file_off += want;
-        c->raw_end += want;
-    }
-}
-
-/* File cursor at the end of the file: did it hold what the writer wrote? */
-static enum dsort_status check_end(const struct dsort_line_cursor *c, struct dsort_error *err)
-{
-    if ((c->expect_lines != UINT64_MAX && c->lines != c->expect_lines) ||
-        (c->expect_bytes != UINT64_MAX && c->bytes != c->expect_bytes))
+    struct dsort_runreader *r = c->run;
+    if (c->blk_seen != r->blk_records)
+        return corrupt(c, "the line count of its block differs from its header", err);
+    r->cur.cur = r->cur.end;
+    enum dsort_status st = r->cur.refill(&r->cur, err);
+    if (st)
+        return st;
+    c->blk_seen = 0;
+    c->p = r->cur.cur;
+    c->end = r->cur.end;
+    if (c->p != c->end)
+        return DSORT_OK;
+    c->done = 1;
+    if (c->expect_bytes != UINT64_MAX && c->bytes != c->expect_bytes)
         return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                         "run '%s' ends after %" PRIu64 " of its %" PRIu64 " lines (%" PRIu64
-                         " of %" PRIu64 " bytes; truncated on the temp disk?)",
-                         c->path, c->lines, c->expect_lines, c->bytes, c->expect_bytes);
+                         "run file '%s' ends after %" PRIu64 " of its %" PRIu64
+                         " bytes of lines (truncated on the temp disk?)",
+                         r->path, c->bytes, c->expect_bytes);
     return DSORT_OK;
 }
 
@@ -365,43 +268,41 @@ enum dsort_status dsort_line_cursor_next(struct dsort_line_cursor *c, struct dso
         if (avail) {
             const unsigned char *e =
                 avail > hdr ? memchr(c->p + hdr, c->ord->eol, avail - hdr) : NULL;
-            if (!e && c->fd < 0)
+            if (!e && !c->run)
                 return DSORT_ERR(err, DSORT_EFORMAT, 0,
                                  "a piece received in the exchange ends inside a line (changed on "
                                  "the way?); nothing committed");
             if (!e)
-                return corrupt(c, c->blk_off, "a line runs past the end of its block", err);
+                return corrupt(c, "a line runs past the end of its block", err);
             c->pos = hdr ? get_be64(c->p) : 0;
             c->line = c->p + hdr;
             c->len = (size_t)(e - c->line);
             c->prefix = dsort_lines_prefix(c->ord, c->line, c->len);
             c->p = e + 1;
-            if (c->fd >= 0) {
+            if (c->run) {
                 c->blk_seen++;
                 c->lines++;
                 c->bytes += c->len + 1;
             }
             return DSORT_OK;
         }
-        enum dsort_status st = c->fd < 0 ? DSORT_OK : next_block(c, err);
+        enum dsort_status st = c->run && !c->done ? next_block(c, err) : DSORT_OK;
         if (st)
             return st;
-        if (c->fd < 0 || c->done) {
+        if (!c->run || c->done) {
             c->done = 1;
             c->line = NULL;
             c->len = 0;
-            return c->fd < 0 ? DSORT_OK : check_end(c, err);
+            return DSORT_OK;
         }
     }
 }
 
 void dsort_line_cursor_close(struct dsort_line_cursor *c)
 {
-    if (c->fd >= 0)
-        close(c->fd);
-    c->fd = -1;
-    free(c->buf);
-    c->buf = NULL;
+    if (c->run)
+        dsort_runreader_close(c->run);
+    c->run = NULL;
 }
 
 /* ---- merge ---- */
@@ -525,69 +426,20 @@ static void put_be64(unsigned char *p, uint64_t v)
         p[i] = (unsigned char)(v >> (56 - 8 * i));
 }
 
-static void block_header(unsigned char *h, uint32_t crc, uint64_t payload, uint64_t lines)
+/* Run file: one framed line, one record of the run writer. */
+static enum dsort_status run_emit(struct dsort_line_writer *w, const unsigned char *line,
+                                  size_t len, uint64_t pos, struct dsort_error *err)
 {
-    put_le32(h, RUN_MAGIC);
-    put_le32(h + 4, crc);
-    put_le64(h + 8, payload);
-    put_le64(h + 16, lines);
-}
-
-/* Run file: close the open block (fill in its header). */
-static void seal(struct dsort_line_writer *w)
-{
-    if (!w->blk_open)
-        return;
-    unsigned char *h = w->buf + w->blk;
-    size_t payload = w->used - w->blk - RUN_HDR;
-    block_header(h, dsort_crc32c(0, h + RUN_HDR, payload), payload, w->blk_lines);
-    w->blk_open = 0;
-    w->blk_lines = 0;
-}
-
-/* Run file: one framed line of f bytes into the open block, or a new one. A line too long
- * for a block of w->block bytes (or for the buffer) is written straight through as a block
- * of its own. */
-static enum dsort_status block_emit(struct dsort_line_writer *w, const unsigned char *line,
-                                    size_t len, uint64_t pos, struct dsort_error *err)
-{
-    const size_t f = (w->frame_pos ? 8 : 0) + len + 1;
-    const size_t lim = w->block < w->cap ? w->block : w->cap;
-    enum dsort_status st;
-    if (w->blk_open && (w->used - w->blk + f > lim || w->used + f > w->cap))
-        seal(w);
-    if (!w->blk_open && RUN_HDR + f > lim) {
-        unsigned char h[RUN_HDR + 8];
-        size_t hl = RUN_HDR;
-        if (w->frame_pos)
-            put_be64(h + RUN_HDR, pos);
-        hl += w->frame_pos ? 8 : 0;
-        uint32_t crc = dsort_crc32c(0, h + RUN_HDR, hl - RUN_HDR);
-        crc = dsort_crc32c(dsort_crc32c(crc, line, len), &w->eol, 1);
-        block_header(h, crc, f, 1);
-        if ((st = dsort_line_writer_flush(w, err)) || (st = out(w, h, hl, err)) ||
-            (st = out(w, line, len, err)))
-            return st;
-        return out(w, &w->eol, 1, err);
-    }
-    if (!w->blk_open) {
-        if (w->used + RUN_HDR + f > w->cap && (st = dsort_line_writer_flush(w, err)))
-            return st;
-        w->blk = w->used;
-        w->used += RUN_HDR;
-        w->blk_open = 1;
-    }
-    unsigned char *q = w->buf + w->used;
-    if (w->frame_pos) {
+    const size_t h = w->frame_pos ? 8 : 0;
+    unsigned char *q = dsort_runwriter_reserve(w->run, h + len + 1, err);
+    if (!q)
+        return err ? err->status : DSORT_EIO;
+    if (h)
         put_be64(q, pos);
-        q += 8;
-    }
     if (len)
-        memcpy(q, line, len);
-    q[len] = w->eol;
-    w->used += f;
-    w->blk_lines++;
-    return DSORT_OK;
+        memcpy(q + h, line, len);
+    q[h + len] = w->eol;
+    return dsort_runwriter_commit(w->run, err);
 }
 
 enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, size_t len,
@@ -595,8 +447,8 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
 {
     struct dsort_line_writer *w = ctx;
     enum dsort_status st = DSORT_OK;
-    if (w->block) {
-        st = block_emit(w, line, len, pos, err);
+    if (w->run) {
+        st = run_emit(w, line, len, pos, err);
     } else {
         if (w->frame_pos) {
             unsigned char h[8];
@@ -623,7 +475,6 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
 
 enum dsort_status dsort_line_writer_flush(struct dsort_line_writer *w, struct dsort_error *err)
 {
-    seal(w);
     if (!w->used)
         return DSORT_OK;
     size_t n = w->used;

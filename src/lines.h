@@ -11,18 +11,13 @@
  * line's place in the job's input (a byte offset); it breaks ties between equal keys when the
  * order must keep input order (-s, -u). Without positions, ties are identical lines.
  *
- * A run file (a spilled run of lines) is framed lines in checksummed blocks, as fixed-record
- * runs are (runfile.h), so that a run damaged on the temp disk fails the job instead of
- * changing its output. Blocks follow each other with no padding (line runs use buffered
- * I/O). Each block is a 24-byte header, all little-endian:
- *     magic "DSLB" (4 bytes), CRC32C of the payload (4), payload bytes (8), lines (8)
- * and a payload of whole framed lines. A writer with block size B puts as many whole lines as
- * fit in B bytes (header included) in a block; a line longer than that gets a block of its
- * own, as large as it needs: lines never span blocks. A reader checks each block's header and
- * CRC32C before it hands out any of its lines, counts each block's lines against its header,
- * and at the end of the file compares the lines and line bytes it read with what the writer
- * wrote (a file cut at a block boundary is short of lines). Every mismatch is DSORT_EFORMAT
- * naming the file and the offset of the block.
+ * A run file (a spilled run of lines) is framed lines in the checksummed blocks of runfile.h,
+ * the format fixed-record runs use (framed records: each block holds whole lines, a line longer
+ * than a block gets an oversize block of its own), written by its writer thread and read
+ * ahead by the prefetch thread, with O_DIRECT where the file system has it. A cursor over a
+ * run checks that every line ends inside its block, counts each block's lines against its
+ * header, and at the end compares the line bytes it read with what the writer wrote (the
+ * reader compares the lines). Every mismatch is DSORT_EFORMAT naming the file and an offset.
  *
  * All functions are local. Nothing here allocates per line.
  */
@@ -37,6 +32,7 @@
 #include "error.h"
 #include "io.h"
 #include "keys.h"
+#include "runfile.h"
 
 /* The order of lines: keys, their cached prefixes, and the framing. */
 struct dsort_lines_order {
@@ -137,7 +133,6 @@ enum dsort_status dsort_lines_range_start(const struct dsort_inputs *in, uint64_
                                           struct dsort_error *err);
 
 /* Bytes of a run file block's header (see the top of this file). */
-#define DSORT_LINES_RUN_HEADER 24
 
 /* A line being read from a stream: a cursor. */
 struct dsort_line_cursor {
@@ -147,37 +142,28 @@ struct dsort_line_cursor {
     uint64_t prefix;
     int done;
     /* where the data comes from */
-    const unsigned char *p, *end; /* framed lines in memory, or of the current checked block of
-                                     a run file (the unread rest) */
-    int fd;                       /* or a run file (-1: memory) */
-    const char *path;
-    unsigned char *buf; /* file buffer (owned), cap bytes */
-    size_t cap, max_cap;
-    uint64_t file_off, file_size;
-    const unsigned char *raw, *raw_end;    /* bytes read after the current block, unchecked */
-    uint64_t blk_off, blk_lines, blk_seen; /* the current block: offset, lines (header, seen) */
-    uint64_t lines, bytes;                 /* lines handed out, and their line + eol bytes */
-    uint64_t expect_lines, expect_bytes;   /* what the writer wrote (UINT64_MAX: unknown) */
+    const unsigned char *p, *end; /* framed lines in memory, or the unread rest of the current
+                                     block of a run file */
+    struct dsort_runreader *run;  /* the run file's reader (not owned), or NULL: memory */
+    uint64_t blk_seen;            /* lines handed out from the current block */
+    uint64_t lines, bytes;        /* lines handed out, and their line + eol bytes */
+    uint64_t expect_bytes;        /* what the writer wrote (UINT64_MAX: unknown) */
     int with_pos;
     const struct dsort_lines_order *ord;
 };
 /* A cursor over framed lines in memory [p, p + size). */
 void dsort_line_cursor_memory(struct dsort_line_cursor *c, const struct dsort_lines_order *o,
                               const unsigned char *p, size_t size, int with_pos);
-/* A cursor over a run file (checksummed blocks of framed lines, see the top of this file),
- * read cap bytes at a time; a block larger than the buffer grows it, up to max_cap bytes of
- * payload (a larger block is corrupt). expect_lines and expect_bytes are the lines and line +
- * eol bytes the writer wrote (a dsort_line_sink's counts), checked at the end of the file;
- * UINT64_MAX: unknown, not checked. Takes ownership of fd, even on failure. */
-enum dsort_status dsort_line_cursor_file(struct dsort_line_cursor *c,
-                                         const struct dsort_lines_order *o, int fd,
-                                         const char *path, size_t cap, size_t max_cap, int with_pos,
-                                         uint64_t expect_lines, uint64_t expect_bytes,
-                                         struct dsort_error *err);
+/* A cursor over a run file, through its open framed reader r (dsort_runreader_open_framed,
+ * with the writer's line count as expected). expect_bytes is the line + eol bytes the writer
+ * wrote (a dsort_line_sink's count), checked at the end; UINT64_MAX: unknown. */
+void dsort_line_cursor_run(struct dsort_line_cursor *c, const struct dsort_lines_order *o,
+                           struct dsort_runreader *r, int with_pos, uint64_t expect_bytes);
 /* Step to the next line (c->done at the end). A run file that fails a check (see the top of
  * this file) is DSORT_EFORMAT naming the file and the offset of the block; a read error is
  * DSORT_EIO. After an error the cursor may only be closed. */
 enum dsort_status dsort_line_cursor_next(struct dsort_line_cursor *c, struct dsort_error *err);
+/* Close a cursor over a run file (its reader too); a memory cursor has nothing to close. */
 void dsort_line_cursor_close(struct dsort_line_cursor *c);
 
 /* Where merged lines go: emit(ctx, line, len, pos) writes one line (the sink adds the eol and,
@@ -196,8 +182,8 @@ enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
                                     struct dsort_line_cursor *cur, size_t n, int unique,
                                     struct dsort_line_sink *sink, struct dsort_error *err);
 
-/* A buffered writer of bytes to a file descriptor at increasing offsets. Zero-initialise,
- * then set the fields above `lines`. */
+/* A buffered writer of bytes to a file descriptor at increasing offsets, or of lines to a run
+ * file. Zero-initialise, then set the fields above `lines`. */
 struct dsort_line_writer {
     int fd;
     const char *path;
@@ -208,23 +194,19 @@ struct dsort_line_writer {
     enum dsort_status (*flush)(void *ctx, const unsigned char *buf, size_t len, uint64_t off,
                                struct dsort_error *err);
     void *ctx;
+    /* or a run file (framed, open): each line is one framed record (buf is not used) */
+    struct dsort_runwriter *run;
     int frame_pos;     /* write [position] before each line */
     unsigned char eol; /* added after each line */
-    size_t block;      /* > 0: write a run file, in checksummed blocks of at most this many bytes
-                          (header included; a longer line gets a larger block of its own); the
-                          buffer holds several blocks when cap allows. 0: a plain stream. */
     uint64_t lines;
     struct dsort_sum128 *sum;   /* when not NULL: add the CRC-32 of line + eol */
     struct dsort_sum128 *sum_c; /* when not NULL: add the CRC32C of line + eol (conservation) */
-    size_t blk;                 /* the open block's header in buf (blk_open) */
-    int blk_open;
-    uint64_t blk_lines;
 };
 /* Sink callback for a writer (ctx: the writer). */
 enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, size_t len,
                                          uint64_t pos, struct dsort_error *err);
-/* Write what the buffer holds (closing the open block of a run file). Call it once more after
- * the last line. */
+/* Write what the buffer holds (nothing for a run file: close its runwriter). Call it once
+ * more after the last line. */
 enum dsort_status dsort_line_writer_flush(struct dsort_line_writer *w, struct dsort_error *err);
 
 #endif

@@ -6,6 +6,13 @@
  * block is one aligned read of `stride` bytes. Every block's CRC32C is checked when it is
  * read back; a mismatch is DSORT_EFORMAT naming the file and the block's offset.
  *
+ * Records are fixed-size (rec_size > 0: a block's payload is whole records) or framed (rec_size
+ * 0: records of any length that frame themselves, such as text lines with their eol; the
+ * caller parses them). A framed block holds whole records up to its payload size; a record
+ * longer than that gets a block of its own, as large as it needs ("oversize"), written and
+ * read synchronously. Every block starts at a multiple of 4 KiB and takes
+ * align_up(24 + payload) bytes, so a reader finds the next block from the header.
+ *
  * Runs are written and read with O_DIRECT where the file system allows it (not tmpfs): they
  * are read once, soon, and filling the page cache with them is the slow path on these
  * machines. The writer is a merge sink whose full buffers go to a writer thread; the reader
@@ -26,7 +33,8 @@
 #define DSORT_RUN_HEADER 24
 #define DSORT_RUN_ALIGN 4096
 
-/* Payload bytes of a full block for records of rec_size within `block` bytes (>= 1 record). */
+/* Payload bytes of a full block for records of rec_size within `block` bytes (>= 1 record);
+ * framed (rec_size 0): a block is `block` bytes rounded up to 4 KiB, header included. */
 size_t dsort_run_payload(size_t rec_size, size_t block);
 /* Bytes a full block takes on disk (header + payload, padded to DSORT_RUN_ALIGN). */
 size_t dsort_run_stride(size_t rec_size, size_t block);
@@ -39,6 +47,10 @@ struct dsort_runwriter {
     uint64_t off;        /* bytes of the file submitted so far */
     uint64_t records;    /* records written */
     unsigned char *last; /* the last record written (rec_size bytes), once records > 0 */
+    /* framed records */
+    uint64_t blk_records; /* in the open block */
+    size_t resv;          /* bytes reserved by dsort_runwriter_reserve, not yet committed */
+    unsigned char *big;   /* an oversize block being filled (4 KiB-aligned), or NULL */
     char path[4096];
 };
 
@@ -46,6 +58,17 @@ struct dsort_runwriter {
  * file named by dsort_tempdirs_run_path is covered by its directory's cleanup series). */
 enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path, size_t rec_size,
                                        size_t block, struct dsort_error *err);
+/* A writer of framed records (rec_size 0) in blocks of `block` bytes (see the top). */
+enum dsort_status dsort_runwriter_open_framed(struct dsort_runwriter *w, const char *path,
+                                              size_t block, struct dsort_error *err);
+/* Framed: room for the next record of len bytes (fill it, then commit). A full block goes to
+ * the writer thread first; a record longer than a block's payload gets an oversize block of
+ * its own (allocated for it, past the writer's buffers). NULL on an error of an earlier write
+ * or of the allocation (in err). */
+unsigned char *dsort_runwriter_reserve(struct dsort_runwriter *w, size_t len,
+                                       struct dsort_error *err);
+/* Framed: the reserved record is filled in; an oversize block is written now. */
+enum dsort_status dsort_runwriter_commit(struct dsort_runwriter *w, struct dsort_error *err);
 /* Write the last block, wait for the writer, close. */
 enum dsort_status dsort_runwriter_close(struct dsort_runwriter *w, struct dsort_error *err);
 /* Give up: stop the writer, close and remove the file. */
@@ -56,10 +79,13 @@ void dsort_runwriter_free(struct dsort_runwriter *w);
 struct dsort_runreader {
     struct dsort_cursor cur; /* merge from this; cur.ctx points back here */
     int fd;
-    size_t rec_size, payload, stride;
-    uint64_t next, size;   /* offset of the next block to request, file size */
-    unsigned char *buf[2]; /* two stride-sized, 4 KiB-aligned buffers (caller's) */
-    int pending;           /* rq is in flight, for buffer buf[rq_buf] */
+    size_t rec_size, payload, stride; /* rec_size 0: framed records */
+    size_t max_payload;               /* framed: the largest payload an oversize block may have */
+    unsigned char *big;               /* framed: the current oversize block (owned), or NULL */
+    uint64_t blk_off, blk_records;    /* the current block: offset and records (its header) */
+    uint64_t next, size;              /* offset of the next block to request, file size */
+    unsigned char *buf[2];            /* two stride-sized, 4 KiB-aligned buffers (caller's) */
+    int pending;                      /* rq is in flight, for buffer buf[rq_buf] */
     int rq_buf;
     struct dsort_preq rq;
     struct dsort_prefetch *pf; /* NULL: read synchronously */
@@ -78,6 +104,14 @@ size_t dsort_runreader_buf_len(size_t rec_size, size_t block);
 enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,
                                        size_t block, unsigned char *buf, struct dsort_prefetch *pf,
                                        uint64_t expected, struct dsort_error *err);
+/* A reader of framed records (rec_size 0) written in blocks of `block` bytes; an oversize
+ * block's payload may be up to max_payload bytes (a larger one is corrupt). The cursor's
+ * [cur, end) is a block's payload: whole framed records, blk_records of them by the header,
+ * which the caller parses and counts. */
+enum dsort_status dsort_runreader_open_framed(struct dsort_runreader *r, const char *path,
+                                              size_t block, size_t max_payload, unsigned char *buf,
+                                              struct dsort_prefetch *pf, uint64_t expected,
+                                              struct dsort_error *err);
 /* Close (waiting for a request still in flight). */
 void dsort_runreader_close(struct dsort_runreader *r);
 

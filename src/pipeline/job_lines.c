@@ -30,6 +30,8 @@
 #include "lines_job.h"
 #include "mem.h"
 #include "output.h"
+#include "prefetch.h"
+#include "runfile.h"
 
 /* ---- runs ---- */
 
@@ -43,89 +45,93 @@ static size_t io_block(const struct lx *x, size_t parts)
     return (size_t)b;
 }
 
-static size_t fan_in(const struct lx *x);
+/* Run files are read back with two buffers of a block each (runfile.h): half the budget holds
+ * them in the final merge (the output's buffer and the writer's take the rest). */
+static uint64_t read_mem(const struct lx *x)
+{
+    return x->budget / 2;
+}
 
-/* Merge cursors into a new run file (in checksummed blocks, see lines.h). */
+/* Floor of a run file's block: below it the disks seek more than they read. */
+#define MIN_RUN_BLOCK ((uint64_t)256 << 10)
+
+/* Collective: the block of the run files, from the runs expected (a run a round: the largest
+ * share over the chunk), so that all of them can be merged at once in read_mem with two
+ * blocks each (2 reads + 2 writes), but no smaller than MIN_RUN_BLOCK (then an extra pass is
+ * cheaper than seeking) and no larger than --block-size. */
+static void choose_run_block(struct lx *x, uint64_t need)
+{
+    uint64_t most = dsort_comm_max(x->c, need);
+    uint64_t rounds = (most + x->third - 1) / x->third;
+    uint64_t fit = read_mem(x) / (2 * (rounds + 1));
+    uint64_t b = fit > MIN_RUN_BLOCK ? fit : MIN_RUN_BLOCK;
+    if (b > x->o->block)
+        b = x->o->block;
+    x->run_block = (size_t)b;
+}
+
+/* How many runs one merge opens: two blocks each within read_mem (at most 1024), and the
+ * open-file limit less what is open and a margin. */
+static size_t fan_in(const struct lx *x)
+{
+    struct dsort_fan_in fi;
+    dsort_fan_in_now(read_mem(x), dsort_runreader_buf_len(0, x->run_block), 1024, &fi);
+    dsort_fan_in_explain(&fi, x->runs.n, x->stats->merge_why, sizeof x->stats->merge_why);
+    return fi.f;
+}
+
+/* Merge cursors into a new run file (framed lines in checksummed blocks, see lines.h). */
 static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cur, size_t n)
 {
     char path[4096];
-    /* A reader holds a whole block to check it before it hands out a line: blocks are as
-     * large as the read buffers of a merge of the full fan-in, so that such a merge stays
-     * within its quarter of the budget. */
-    if (!x->run_block)
-        x->run_block = io_block(x, fan_in(x) + 1);
+    struct dsort_runwriter rw;
     dsort_tempdirs_run_path(&x->td, path, sizeof path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot create run '%s'", path);
+    enum dsort_status st = dsort_runwriter_open_framed(&rw, path, x->run_block, &x->err);
+    if (st)
+        return st;
     struct dsort_line_writer w = {
-        .fd = fd,
-        .path = path,
-        .cap = io_block(x, 1),
-        .frame_pos = x->with_pos,
-        .eol = x->ord.eol,
-        .block = x->run_block,
-    };
-    w.buf = malloc(w.cap);
+        .fd = -1, .run = &rw, .frame_pos = x->with_pos, .eol = x->ord.eol};
     struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
-    enum dsort_status st =
-        w.buf ? DSORT_OK : DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    st = dsort_lines_merge(&x->ord, cur, n, x->o->ord.unique, &sink, &x->err);
     if (!st)
-        st = dsort_lines_merge(&x->ord, cur, n, x->o->ord.unique, &sink, &x->err);
-    if (!st)
-        st = dsort_line_writer_flush(&w, &x->err);
-    free(w.buf);
-    if (close(fd) && !st)
-        st = DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot write run '%s'", path);
+        st = dsort_runwriter_close(&rw, &x->err);
     if (!st)
         st = dsort_runset_add(&x->runs, path, sink.lines, sink.bytes, &x->err);
     if (st) {
-        unlink(path);
+        dsort_runwriter_abort(&rw);
         return st;
     }
+    dsort_runwriter_free(&rw);
     x->stats->runs++;
-    x->stats->spill_bytes += w.off;
+    x->stats->spill_bytes += rw.off;
     return DSORT_OK;
 }
 
-/* The largest payload of a run file's block: a block holds lines up to its size, and a
- * longer line (with its position) gets a block of its own. */
-static uint64_t max_block(const struct lx *x)
+/* The largest payload of a run file's oversize block: one line with its position. */
+static size_t max_payload(const struct lx *x)
 {
-    uint64_t lim = x->third + 64, line = x->max_line + 8 + 64;
-    return line > lim ? line : lim;
+    return (size_t)x->max_line + 8 + 64;
 }
 
-/* Open cursors over runs [from, from + k). */
+/* Open cursors over runs [from, from + k), with the readers and buffers of x (ready for the
+ * fan-in). */
 static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
                                    struct dsort_line_cursor *cur)
 {
-    size_t block = io_block(x, k + 1);
+    const size_t blen = dsort_runreader_buf_len(0, x->run_block);
     for (size_t i = 0; i < k; i++) {
         const struct dsort_run *r = &x->runs.runs[from + i];
-        int fd = open(r->path, O_RDONLY | O_CLOEXEC);
         enum dsort_status st =
-            fd < 0
-                ? DSORT_ERR(&x->err, DSORT_EIO, errno, "cannot open run '%s'", r->path)
-                : dsort_line_cursor_file(&cur[i], &x->ord, fd, r->path, block, (size_t)max_block(x),
-                                         x->with_pos, r->records, r->bytes, &x->err);
+            dsort_runreader_open_framed(&x->rd[i], r->path, x->run_block, max_payload(x),
+                                        x->rbuf + i * blen, x->pf, r->records, &x->err);
         if (st) {
             for (size_t j = 0; j < i; j++)
                 dsort_line_cursor_close(&cur[j]);
             return st;
         }
+        dsort_line_cursor_run(&cur[i], &x->ord, &x->rd[i], x->with_pos, r->bytes);
     }
     return DSORT_OK;
-}
-
-/* How many runs one merge opens: a 4 KiB block each within a quarter of the budget (at most
- * 1024), and the open-file limit less what is open and a margin. */
-static size_t fan_in(const struct lx *x)
-{
-    struct dsort_fan_in fi;
-    dsort_fan_in_now(x->budget / 4, 4096, 1024, &fi);
-    dsort_fan_in_explain(&fi, x->runs.n, x->stats->merge_why, sizeof x->stats->merge_why);
-    return fi.f;
 }
 
 /* ---- the rounds ---- */
@@ -395,9 +401,15 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     struct dsort_phase_clock pc;
     size_t f = fan_in(x);
     x->max_line = dsort_comm_max(c, x->longest);
-    struct dsort_line_cursor *cur = calloc(f + 1, sizeof *cur);
-    if (!cur)
+    size_t most = x->runs.n < f ? x->runs.n : f;
+    struct dsort_line_cursor *cur = calloc(most + 1, sizeof *cur);
+    x->rd = calloc(most + 1, sizeof *x->rd);
+    x->rbuf_len = (most ? most : 1) * dsort_runreader_buf_len(0, x->run_block);
+    x->rbuf = dsort_mem_alloc(x->rbuf_len);
+    if (!cur || !x->rd || !x->rbuf)
         st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st)
+        st = dsort_prefetch_create(&x->pf, &x->err);
     dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
     while (!st && x->runs.n > f) { /* extra passes: the smallest runs first */
         dsort_runset_sort_smallest(&x->runs);
@@ -448,6 +460,12 @@ static enum dsort_status make_tempdirs(struct lx *x)
 
 static void release(struct lx *x)
 {
+    dsort_prefetch_destroy(x->pf);
+    x->pf = NULL;
+    free(x->rd);
+    x->rd = NULL;
+    dsort_mem_free(x->rbuf, x->rbuf_len);
+    x->rbuf = NULL;
     dsort_runset_release(&x->runs);
     if (x->have_td)
         dsort_tempdirs_destroy(&x->td);
@@ -505,6 +523,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     stats->needed = need * 3; /* arena, send and receive */
     int fits = need <= x.third && !o->force_external;
     int direct = dsort_comm_all_ok(c, fits);
+    choose_run_block(&x, direct ? 0 : need);
     k.size = direct ? (need > 65536 ? need : 65536) : x.third;
     k.size = (k.size + 15) / 16 * 16;
     const uint64_t arena = k.size;

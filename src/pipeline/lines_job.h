@@ -32,10 +32,14 @@ struct lx {
     size_t *split_len;
     struct dsort_tempdirs td;
     int have_td;
-    char job[256];            /* the temp directories' job name (the same on every rank) */
-    double avg_line;          /* bytes a line (with its eol) in the samples of all ranks */
-    struct dsort_runset runs; /* records: lines; bytes: line + eol bytes (no positions) */
-    size_t run_block;         /* bytes of a run file's checksummed blocks (0: not chosen yet) */
+    char job[256];              /* the temp directories' job name (the same on every rank) */
+    double avg_line;            /* bytes a line (with its eol) in the samples of all ranks */
+    struct dsort_runset runs;   /* records: lines; bytes: line + eol bytes (no positions) */
+    size_t run_block;           /* bytes of a run file's checksummed blocks (choose_run_block) */
+    struct dsort_prefetch *pf;  /* the final merge's read-ahead thread */
+    struct dsort_runreader *rd; /* the final merge's readers (the fan-in) */
+    unsigned char *rbuf;        /* their buffers (2 blocks each, 4 KiB-aligned) */
+    size_t rbuf_len;
     struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
     uint64_t lines_in;

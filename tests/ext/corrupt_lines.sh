@@ -3,8 +3,9 @@
 # runs. An out-of-core `--format lines` sort (-S 1M --block-size 4K: many small runs) is
 # stopped (SIGSTOP to its ranks) once rank 0 has finished its first run file (runs of lines
 # are written one after the other: it has started its second) and before any rank reads it
-# back. The finished run must be in checksummed blocks (lines.h: 24-byte headers "DSLB",
-# CRC32C, payload bytes, lines, back to back to the end of the file; checked here by python).
+# back. The finished run must be in runfile.h's checksummed blocks (24-byte headers "DSRB",
+# CRC32C, payload bytes, lines; each block at a multiple of 4 KiB, zero padding after its
+# payload, to the end of the file; checked here by python).
 # Then one byte of it is flipped (in its first block, or, with -s, whose lines carry
 # positions, in the middle of the file), or it is cut in the middle of a block or at a block
 # boundary, and the ranks continue (SIGCONT). Reading the run back must fail: exit 2, one line
@@ -28,12 +29,14 @@ while at < len(data):
     if at + 24 > len(data):
         sys.exit(f"a partial block header at offset {at} of {len(data)}")
     magic, crc, payload, lines = struct.unpack_from('<4sIQQ', data, at)
-    if magic != b'DSLB':
+    if magic != b'DSRB':
         sys.exit(f"no block header at offset {at}: {data[at:at + 24]!r}")
-    if at + 24 + payload > len(data) or lines < 1 or data[at + 24 + payload - 1] != 10:
+    took = (24 + payload + 4095) // 4096 * 4096
+    if at + took > len(data) or lines < 1 or data[at + 24 + payload - 1] != 10 \
+            or any(data[at + 24 + payload:at + took]):
         sys.exit(f"a bad block at offset {at}: {payload} bytes, {lines} lines")
     print(at, payload, lines)
-    at += 24 + payload
+    at += took
 PY
 }
 
@@ -99,7 +102,9 @@ corrupt_case() {
 
     case $how in
     flip) off=1000 ;;
-    flip-mid) off=$((size / 2)) ;;
+    flip-mid) # the payload of the block at about half (half is a block's header: 4 KiB-aligned)
+        off=$(awk -v h=$((size / 2)) '$1 >= h { print $1 + 24 + int($2 / 2); exit }' "$T/blocks")
+        ;;
     cut-mid)
         off=$(awk -v h=$((size / 2)) '$1 + 24 + $2 > h { print $1 + 24 + int($2 / 2); exit }' \
             "$T/blocks")

@@ -142,26 +142,44 @@ def seeds_runfile():
 
 
 def line_block(frames):
-    payload = b"".join(frames)
-    return struct.pack("<IIQQ", 0x424C5344, crc32c(payload), len(payload), len(frames)) + payload
+    """One framed DSRB block of runfile.h: header and payload, no padding."""
+    p = b"".join(frames)
+    return struct.pack("<IIQQ", 0x42525344, crc32c(p), len(p), len(frames)) + p
 
 
 def seeds_linerun():
-    # b0: bit0 NUL eol, bit1 positions, bit2 -n, bit3 fix CRC, bit4 fix counts, bit5 counts known
+    # The input layout is at the top of fuzz_linerun.c.
+    def pad(b):
+        return b + b"\0" * (-len(b) % 4096)
+
+    def head(flags, b1, b2, lines=0, nbytes=0):
+        return bytes([flags, b1, b2]) + struct.pack("<HH", lines, nbytes)
+
+    def w(name, data):
+        write("corpus", "linerun", name, data)
+
+    block = line_block
+    NUL, POS, NUM, FCRC, FREC, PF, PIECES, FIXP = 1, 2, 4, 8, 16, 32, 64, 128
+
     plain = [b"apple\n", b"banana\n", b"cherry\n"]
     more = [b"10\n", b"9\n"]
-    img = line_block(plain) + line_block(more)
     nl = sum(len(f) for f in plain + more)
-    write("corpus", "linerun", "plain2", bytes([32, 0, 16]) + struct.pack("<HH", 5, nl) + img)
-    write("corpus", "linerun", "plain2_unknown", bytes([0, 1, 1]) + b"\0" * 4 + img)
-    pos = [struct.pack(">Q", 100 * i) + b"line %d\0" % i for i in range(4)]
-    img = line_block(pos[:3]) + line_block([]) + line_block(pos[3:])
-    write("corpus", "linerun", "pos_nul", bytes([1 | 2 | 4 | 32, 2, 8]) +
-          struct.pack("<HH", 4, sum(len(f) - 8 for f in pos)) + img)
-    big = [b"x" * 300 + b"\n"]
-    write("corpus", "linerun", "long_line", bytes([0, 0, 30]) + b"\0" * 4 + line_block(big))
-    write("corpus", "linerun", "truncated", bytes([0, 0, 16]) + b"\0" * 4 +
-          line_block(plain)[:-3])
+    # two blocks, the file as is (the first padded to 4 KiB), counts known (bytes 3-6)
+    w("plain2", head(0, 0, 1 | 4, 5, nl) + pad(block(plain)) + block(more))
+    # the same blocks as "BLK!" pieces, counts unknown, read ahead
+    w("plain2_unknown", head(PIECES | PF, 0, 0) + block(plain) + b"BLK!" + block(more))
+    # NUL eol, positions, -n, an empty block between, blocks of 8 KiB, the right counts
+    pos = [struct.pack(">Q", 100 * i) + b"%d line\0" % (7 - i) for i in range(4)]
+    w("pos_nul", head(NUL | POS | NUM | PIECES, 1, 2 | 8) +
+      block(pos[:3]) + b"BLK!" + block([]) + b"BLK!" + block(pos[3:]))
+    # a line longer than a block: an oversize block (max_payload 8 KiB), then a short block
+    big = [b"x" * 5000 + b"\n"]
+    w("long_line", head(PIECES, 8 << 1, 2 | 8) + block(big) + b"BLK!" + block(plain))
+    # the file ends inside the payload of its only block, counts known: an error
+    w("truncated", head(0, 0, 1 | 4, 3, 20) + block(plain)[:-3])
+    # headers made by the harness (magic, payload, CRC, line count) for mutated payloads
+    w("fixed_chain", head(PIECES | FIXP | FCRC | FREC, 0, 2 | 8) +
+      bytes(24) + b"a\nb\n" + b"BLK!" + bytes(24) + b"c\nd\ne\n")
 
 
 def main():

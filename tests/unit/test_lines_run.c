@@ -1,11 +1,11 @@
-/* Unit tests for the run files of lines.h: checksummed blocks of framed lines.
+/* Unit tests for the run files of lines.h: framed lines in runfile.h's checksummed blocks.
  *
  * Seeded random lines (the seed is printed, DSORT_TEST_SEED=<seed> replays it), short ones and
- * some longer than a block, with and without positions, go through a dsort_line_writer with
- * blocks into a temp file and back through a file cursor: the same lines, positions and
- * counts must come out, whatever the cursor's buffer size. Then the damage a temp disk can do:
- * every single flipped byte of a small run, every truncation, and an appended block, must each
- * be DSORT_EFORMAT naming the file, never a different stream of lines. */
+ * some longer than a block, with and without positions, go through a dsort_line_writer into a
+ * framed run writer and back through a framed run reader (with and without the read-ahead
+ * thread) and a line cursor: the same lines, positions and counts must come out. Then the damage a
+ * temp disk can do: every single flipped byte of a small run, every truncation, and an appended
+ * block, must each be DSORT_EFORMAT naming the file, never a different stream of lines. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +23,8 @@
 
 #include "keys.h"
 #include "lines.h"
+#include "prefetch.h"
+#include "runfile.h"
 
 struct tline {
     unsigned char *b;
@@ -83,41 +85,46 @@ static void free_lines(struct tline *l, size_t n)
     free(l);
 }
 
-/* Write the lines as a run; returns the writer's counts and the file size. */
+/* Write the lines as a run in blocks of `block` bytes; returns the writer's line bytes and the
+ * file size. */
 static void write_run(const struct fixture *f, const struct tline *l, size_t n, int with_pos,
-                      size_t block, size_t cap, uint64_t *bytes, uint64_t *size)
+                      size_t block, uint64_t *bytes, uint64_t *size)
 {
-    /* a new file each time (ext4 flushes a file truncated to 0 and rewritten, which is slow) */
-    unlink(f->path);
-    int fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0);
-    struct dsort_line_writer w = {
-        .fd = fd, .path = f->path, .cap = cap, .frame_pos = with_pos, .eol = '\n', .block = block};
-    w.buf = malloc(cap);
-    assert_non_null(w.buf);
+    unlink(f->path); /* the writer creates it (O_EXCL) */
+    struct dsort_runwriter rw;
     struct dsort_error err;
+    assert_int_equal(dsort_runwriter_open_framed(&rw, f->path, block, &err), DSORT_OK);
+    struct dsort_line_writer w = {.fd = -1, .run = &rw, .frame_pos = with_pos, .eol = '\n'};
     *bytes = 0;
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(dsort_line_writer_emit(&w, l[i].b, l[i].len, l[i].pos, &err), DSORT_OK);
         *bytes += l[i].len + 1;
     }
     assert_int_equal(dsort_line_writer_flush(&w, &err), DSORT_OK);
+    assert_int_equal(dsort_runwriter_close(&rw, &err), DSORT_OK);
     assert_int_equal(w.lines, n);
-    *size = w.off;
-    free(w.buf);
-    assert_int_equal(close(fd), 0);
+    assert_int_equal(rw.records, n);
+    *size = rw.off;
+    dsort_runwriter_free(&rw);
 }
 
-/* Read the run back: DSORT_OK with every line as written, or the first error (err). */
+/* Read the run back (blocks of `block` bytes, oversize ones up to 1 MiB; pf: read-ahead, or
+ * NULL): DSORT_OK with every line as written, or the first error (err). */
 static enum dsort_status read_run(const struct fixture *f, const struct tline *l, size_t n,
-                                  int with_pos, size_t cap, uint64_t lines, uint64_t bytes,
-                                  size_t *got, struct dsort_error *err)
+                                  int with_pos, size_t block, struct dsort_prefetch *pf,
+                                  uint64_t lines, uint64_t bytes, size_t *got,
+                                  struct dsort_error *err)
 {
-    int fd = open(f->path, O_RDONLY);
-    assert_true(fd >= 0);
-    struct dsort_line_cursor c;
+    struct dsort_runreader r;
+    size_t blen = dsort_runreader_buf_len(0, block);
+    unsigned char *buf = NULL;
+    assert_int_equal(posix_memalign((void **)&buf, 4096, blen), 0);
     enum dsort_status st =
-        dsort_line_cursor_file(&c, &f->ord, fd, f->path, cap, 1 << 20, with_pos, lines, bytes, err);
+        dsort_runreader_open_framed(&r, f->path, block, 1 << 20, buf, pf, lines, err);
+    struct dsort_line_cursor c;
+    memset(&c, 0, sizeof c);
+    if (!st)
+        dsort_line_cursor_run(&c, &f->ord, &r, with_pos, bytes);
     *got = 0;
     while (!st) {
         st = dsort_line_cursor_next(&c, err);
@@ -131,7 +138,9 @@ static enum dsort_status read_run(const struct fixture *f, const struct tline *l
             assert_int_equal(c.pos, l[*got].pos);
         (*got)++;
     }
-    dsort_line_cursor_close(&c);
+    if (c.run)
+        dsort_line_cursor_close(&c);
+    free(buf);
     return st;
 }
 
@@ -139,44 +148,53 @@ static void round_trip(void **state)
 {
     struct fixture *f = *state;
     const size_t blocks[] = {4096, 65536};
-    const size_t caps[] = {4096, 5000, 1 << 20};
+    struct dsort_prefetch *pf;
+    struct dsort_error err;
+    assert_int_equal(dsort_prefetch_create(&pf, &err), DSORT_OK);
     for (int with_pos = 0; with_pos < 2; with_pos++)
         for (size_t b = 0; b < 2; b++)
             for (size_t n = 0; n < 3000; n = n * 7 + 1) {
                 struct tline *l = make_lines(n, 97, blocks[b]);
                 uint64_t bytes, size;
-                write_run(f, l, n, with_pos, blocks[b], 2 * blocks[b], &bytes, &size);
-                for (size_t k = 0; k < 3; k++) {
-                    struct dsort_error err;
+                write_run(f, l, n, with_pos, blocks[b], &bytes, &size);
+                for (int k = 0; k < 2; k++) {
                     size_t got;
                     enum dsort_status st =
-                        read_run(f, l, n, with_pos, caps[k], n, bytes, &got, &err);
+                        read_run(f, l, n, with_pos, blocks[b], k ? pf : NULL, n, bytes, &got, &err);
                     if (st)
                         fail_msg("seed %" PRIu64 ": %s", rng_seed_value, err.msg);
                     assert_int_equal(got, n);
                 }
                 free_lines(l, n);
             }
+    dsort_prefetch_destroy(pf);
 }
 
-/* The blocks hold whole lines, each at most the block size unless it holds one line. */
+static uint64_t align4k(uint64_t n)
+{
+    return (n + 4095) / 4096 * 4096;
+}
+
+/* runfile.h's layout: every block at a multiple of 4 KiB, whole lines, at most the block size
+ * unless it holds one line (an oversize block), CRC32C of the payload, zero padding. */
 static void block_layout(void **state)
 {
     struct fixture *f = *state;
     const size_t n = 2000, block = 4096;
     struct tline *l = make_lines(n, 101, block);
     uint64_t bytes, size;
-    write_run(f, l, n, 1, block, 3 * block + 100, &bytes, &size);
+    write_run(f, l, n, 1, block, &bytes, &size);
     FILE *fp = fopen(f->path, "rb");
     assert_non_null(fp);
     unsigned char *buf = malloc((size_t)size);
     assert_non_null(buf);
     assert_int_equal(fread(buf, 1, (size_t)size, fp), size);
     fclose(fp);
-    uint64_t at = 0, lines = 0;
+    uint64_t at = 0, lines = 0, big = 0;
     while (at < size) {
-        assert_true(at + DSORT_LINES_RUN_HEADER <= size);
-        assert_memory_equal(buf + at, "DSLB", 4);
+        assert_true(at % 4096 == 0);
+        assert_true(at + DSORT_RUN_HEADER <= size);
+        assert_memory_equal(buf + at, "DSRB", 4);
         uint32_t crc = 0;
         uint64_t payload = 0, nl = 0;
         for (int i = 3; i >= 0; i--)
@@ -185,16 +203,21 @@ static void block_layout(void **state)
             payload = payload << 8 | buf[at + 8 + (size_t)i];
             nl = nl << 8 | buf[at + 16 + (size_t)i];
         }
-        assert_true(at + DSORT_LINES_RUN_HEADER + payload <= size);
-        const unsigned char *p = buf + at + DSORT_LINES_RUN_HEADER;
+        uint64_t took = align4k(DSORT_RUN_HEADER + payload);
+        assert_true(at + took <= size);
+        const unsigned char *p = buf + at + DSORT_RUN_HEADER;
         assert_int_equal(dsort_crc32c(0, p, (size_t)payload), crc);
         assert_true(nl >= 1);
-        assert_true(DSORT_LINES_RUN_HEADER + payload <= block || nl == 1);
+        assert_true(DSORT_RUN_HEADER + payload <= block || nl == 1);
+        big += DSORT_RUN_HEADER + payload > block;
         assert_int_equal(p[payload - 1], '\n'); /* whole lines */
+        for (uint64_t z = DSORT_RUN_HEADER + payload; z < took; z++)
+            assert_int_equal(buf[at + z], 0);
         lines += nl;
-        at += DSORT_LINES_RUN_HEADER + payload;
+        at += took;
     }
     assert_int_equal(lines, n);
+    assert_true(big >= n / 101); /* the long lines got blocks of their own */
     free(buf);
     free_lines(l, n);
 }
@@ -202,12 +225,12 @@ static void block_layout(void **state)
 /* The payload bytes and lines of the block at off (little-endian header fields). */
 static void block_at(const char *path, uint64_t off, uint64_t *payload, uint64_t *lines)
 {
-    unsigned char h[DSORT_LINES_RUN_HEADER];
+    unsigned char h[DSORT_RUN_HEADER];
     int fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
     assert_int_equal(pread(fd, h, sizeof h, (off_t)off), (ssize_t)sizeof h);
     close(fd);
-    assert_memory_equal(h, "DSLB", 4);
+    assert_memory_equal(h, "DSRB", 4);
     *payload = *lines = 0;
     for (int i = 7; i >= 0; i--) {
         *payload = *payload << 8 | h[8 + i];
@@ -226,8 +249,23 @@ static void flip_byte(const char *path, uint64_t off)
     close(fd);
 }
 
-/* Every flipped byte of a run of several blocks (one of them oversized) is caught: every byte
- * of the first 6000 (headers and whole blocks), then every 37th. */
+/* Is byte off of the run a header or payload byte (not a block's zero padding, which no
+ * reader looks at)? */
+static int in_block(const char *path, uint64_t size, uint64_t off)
+{
+    for (uint64_t at = 0; at < size;) {
+        uint64_t payload, lines;
+        block_at(path, at, &payload, &lines);
+        if (off < at + DSORT_RUN_HEADER + payload)
+            return off >= at;
+        at += align4k(DSORT_RUN_HEADER + payload);
+    }
+    return 0;
+}
+
+/* Every flipped byte of a run of several blocks (some of them oversize) is caught: every byte
+ * of the first 6000 (headers and whole blocks), then every 37th, but for the blocks' zero
+ * padding, which the CRC32C does not cover and no reader looks at. */
 static void every_flip(void **state)
 {
     struct fixture *f = *state;
@@ -236,13 +274,15 @@ static void every_flip(void **state)
         struct tline *l = make_lines(n, 29, block);
         uint64_t bytes, size;
         for (uint64_t off = 0;; off += off < 6000 ? 1 : 37) {
-            write_run(f, l, n, with_pos, block, block, &bytes, &size);
+            write_run(f, l, n, with_pos, block, &bytes, &size);
             if (off >= size)
                 break;
+            if (!in_block(f->path, size, off))
+                continue;
             flip_byte(f->path, off);
             struct dsort_error err;
             size_t got;
-            enum dsort_status st = read_run(f, l, n, with_pos, 4096, n, bytes, &got, &err);
+            enum dsort_status st = read_run(f, l, n, with_pos, block, NULL, n, bytes, &got, &err);
             if (st != DSORT_EFORMAT)
                 fail_msg("seed %" PRIu64 ": byte %" PRIu64 " of %" PRIu64
                          " flipped (pos %d): status %d",
@@ -260,36 +300,51 @@ static void truncated_or_longer(void **state)
     const size_t n = 300, block = 4096;
     struct tline *l = make_lines(n, 0, block);
     uint64_t bytes, size;
-    write_run(f, l, n, 0, block, block, &bytes, &size);
+    write_run(f, l, n, 0, block, &bytes, &size);
+    uint64_t last = 0; /* the last block's offset, and where its zero padding begins */
+    for (uint64_t at = 0, payload, lines; at < size; at += align4k(DSORT_RUN_HEADER + payload)) {
+        block_at(f->path, at, &payload, &lines);
+        last = at;
+    }
+    uint64_t last_payload, last_lines;
+    block_at(f->path, last, &last_payload, &last_lines);
+    const uint64_t padding = last + DSORT_RUN_HEADER + last_payload;
     for (uint64_t cut = 0; cut < size; cut += 1 + cut / 64) {
-        write_run(f, l, n, 0, block, block, &bytes, &size);
+        write_run(f, l, n, 0, block, &bytes, &size);
         assert_int_equal(truncate(f->path, (off_t)cut), 0);
         struct dsort_error err;
         size_t got;
-        enum dsort_status st = read_run(f, l, n, 0, 4096, n, bytes, &got, &err);
+        enum dsort_status st = read_run(f, l, n, 0, block, NULL, n, bytes, &got, &err);
+        if (cut >= padding) { /* only the last block's padding is gone: nothing is lost */
+            if (st != DSORT_OK || got != n)
+                fail_msg("cut at %" PRIu64 " in the padding: status %d, %zu lines", cut, (int)st,
+                         got);
+            continue;
+        }
         if (st != DSORT_EFORMAT)
             fail_msg("cut at %" PRIu64 " of %" PRIu64 ": status %d", cut, size, (int)st);
         assert_non_null(strstr(err.msg, f->path));
     }
     /* the writer's counts are what catches a cut at a block boundary (here after the first
      * block): unknown counts do not */
-    write_run(f, l, n, 0, block, block, &bytes, &size);
+    write_run(f, l, n, 0, block, &bytes, &size);
     uint64_t payload, first_lines;
     block_at(f->path, 0, &payload, &first_lines);
-    assert_true(DSORT_LINES_RUN_HEADER + payload < size);
-    assert_int_equal(truncate(f->path, (off_t)(DSORT_LINES_RUN_HEADER + payload)), 0);
+    assert_true(align4k(DSORT_RUN_HEADER + payload) < size);
+    assert_int_equal(truncate(f->path, (off_t)align4k(DSORT_RUN_HEADER + payload)), 0);
     struct dsort_error err;
     size_t got;
-    assert_int_equal(read_run(f, l, n, 0, 4096, UINT64_MAX, UINT64_MAX, &got, &err), DSORT_OK);
+    assert_int_equal(read_run(f, l, n, 0, block, NULL, UINT64_MAX, UINT64_MAX, &got, &err),
+                     DSORT_OK);
     assert_int_equal(got, first_lines);
-    assert_int_equal(read_run(f, l, n, 0, 4096, n, bytes, &got, &err), DSORT_EFORMAT);
+    assert_int_equal(read_run(f, l, n, 0, block, NULL, n, bytes, &got, &err), DSORT_EFORMAT);
     char want[64];
-    snprintf(want, sizeof want, "ends after %" PRIu64 " of its %zu lines", first_lines, n);
+    snprintf(want, sizeof want, "ends after %" PRIu64 " of its %zu records", first_lines, n);
     if (!strstr(err.msg, want))
         fail_msg("message '%s' lacks '%s'", err.msg, want);
     /* a run with more lines than the writer wrote */
-    write_run(f, l, n, 0, block, block, &bytes, &size);
-    assert_int_equal(read_run(f, l, n, 0, 4096, n - 1, bytes, &got, &err), DSORT_EFORMAT);
+    write_run(f, l, n, 0, block, &bytes, &size);
+    assert_int_equal(read_run(f, l, n, 0, block, NULL, n - 1, bytes, &got, &err), DSORT_EFORMAT);
     free_lines(l, n);
 }
 
@@ -300,18 +355,19 @@ static void crc_message(void **state)
     const size_t n = 500, block = 4096;
     struct tline *l = make_lines(n, 0, block);
     uint64_t bytes, size;
-    write_run(f, l, n, 0, block, 4 * block, &bytes, &size);
+    write_run(f, l, n, 0, block, &bytes, &size);
     /* the second block's offset, from the first block's header */
     uint64_t payload, first_lines;
     block_at(f->path, 0, &payload, &first_lines);
-    uint64_t second = DSORT_LINES_RUN_HEADER + payload;
-    flip_byte(f->path, second + DSORT_LINES_RUN_HEADER + 10);
+    uint64_t second = align4k(DSORT_RUN_HEADER + payload);
+    flip_byte(f->path, second + DSORT_RUN_HEADER + 10);
     struct dsort_error err;
     size_t got;
-    assert_int_equal(read_run(f, l, n, 0, 4096, n, bytes, &got, &err), DSORT_EFORMAT);
+    assert_int_equal(read_run(f, l, n, 0, block, NULL, n, bytes, &got, &err), DSORT_EFORMAT);
     char want[256];
-    snprintf(want, sizeof want, "run '%s' is corrupt at offset %" PRIu64 " (CRC32C mismatch",
-             f->path, second);
+    snprintf(want, sizeof want,
+             "run file '%s': the block at offset %" PRIu64 " fails its CRC32C check", f->path,
+             second);
     if (!strstr(err.msg, want))
         fail_msg("message '%s' lacks '%s'", err.msg, want);
     /* the first block's lines, and none of the damaged block's */

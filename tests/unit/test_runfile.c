@@ -780,7 +780,8 @@ static void test_appended(void **state)
 }
 
 /* A reader opened with a smaller block than the writer's sees an oversized payload; one with
- * a larger block skips blocks, which the known count catches. */
+ * a larger block finds every block from the headers (each block says where the next begins),
+ * so it reads the run whole. */
 static void test_wrong_block(void **state)
 {
     (void)state;
@@ -791,8 +792,8 @@ static void test_wrong_block(void **state)
     struct readres res = read_run(p, D_RS, 400, NULL, UINT64_MAX, recs, D_N);
     expect_format_error(&res, p, 0, 0);
     res = read_run(p, D_RS, 65536, NULL, D_N, recs, D_N);
-    assert_int_equal(res.st, DSORT_EFORMAT);
-    assert_non_null(strstr(res.err.msg, p));
+    assert_int_equal(res.st, DSORT_OK);
+    assert_int_equal(res.same, D_N);
     free(recs);
 }
 
