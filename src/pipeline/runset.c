@@ -165,7 +165,7 @@ int dsort_waves_assign(const uint64_t *counts, int p, uint64_t cap, int *wave_of
     int w = 0;
     uint64_t acc = 0, big = 0;
     for (int s = 0; s < p; s++) {
-        if (acc && acc + counts[s] > cap) {
+        if (counts[s] && acc && acc + counts[s] > cap) { /* an empty piece joins any wave */
             w++;
             acc = 0;
         }

@@ -220,6 +220,13 @@ static void test_waves_assign(void **state)
     const uint64_t c3[3] = {0, 0, 0};
     assert_int_equal(dsort_waves_assign(c3, 3, 8, w, &most), 1);
     assert_true(most == 0);
+    /* an empty piece after a wave past the cap joins it: no wave of nothing (which would
+     * cost the lines pipeline its direct write) */
+    const uint64_t c4[3] = {5000, 0, 0};
+    assert_int_equal(dsort_waves_assign(c4, 3, 1000, w, &most), 1);
+    assert_int_equal(w[1], 0);
+    assert_int_equal(w[2], 0);
+    assert_true(most == 5000);
 }
 
 int main(void)
