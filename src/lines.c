@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "losertree.h"
 
 void dsort_lines_order_init(struct dsort_lines_order *o, const struct dsort_keys *k,
                             unsigned char eol)
@@ -307,36 +308,29 @@ void dsort_line_cursor_close(struct dsort_line_cursor *c)
 
 /* ---- merge ---- */
 
-static inline int cur_less(const struct dsort_lines_order *o, const struct dsort_line_cursor *cur,
-                           size_t a, size_t b)
+struct lmerge {
+    const struct dsort_lines_order *o;
+    const struct dsort_line_cursor *cur;
+};
+
+/* Is cursor a's line before cursor b's? A finished cursor is after everything; ties go by
+ * position (when o->tie_pos), then by cursor. */
+static inline int line_before(const void *ctx, size_t a, size_t b)
 {
-    const struct dsort_line_cursor *x = &cur[a], *y = &cur[b];
+    const struct lmerge *m = ctx;
+    const struct dsort_line_cursor *x = &m->cur[a], *y = &m->cur[b];
+    if (x->done)
+        return 0;
+    if (y->done)
+        return 1;
     if (x->prefix != y->prefix)
         return x->prefix < y->prefix;
-    int r = dsort_lines_cmp_same_prefix(o, x->prefix, x->line, x->len, y->line, y->len);
+    int r = dsort_lines_cmp_same_prefix(m->o, x->prefix, x->line, x->len, y->line, y->len);
     if (r)
         return r < 0;
-    if (o->tie_pos && x->pos != y->pos)
+    if (m->o->tie_pos && x->pos != y->pos)
         return x->pos < y->pos;
     return a < b;
-}
-
-static void sift_down(const struct dsort_lines_order *o, const struct dsort_line_cursor *cur,
-                      size_t *heap, size_t n, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && cur_less(o, cur, heap[l], heap[m]))
-            m = l;
-        if (l + 1 < n && cur_less(o, cur, heap[l + 1], heap[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        size_t x = heap[i];
-        heap[i] = heap[m];
-        heap[m] = x;
-        i = m;
-    }
 }
 
 enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
@@ -344,22 +338,20 @@ enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
                                     struct dsort_line_sink *sink, struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
-    size_t *heap = malloc((n ? n : 1) * sizeof *heap), h = 0;
     unsigned char *last = NULL;
     size_t last_len = 0, last_cap = 0;
     int have_last = 0;
-    if (!heap)
-        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    for (size_t i = 0; i < n && !st; i++) {
+    for (size_t i = 0; i < n && !st; i++)
         if (!cur[i].line && !cur[i].done)
             st = dsort_line_cursor_next(&cur[i], err);
-        if (!st && !cur[i].done)
-            heap[h++] = i;
-    }
-    for (size_t i = h / 2; i-- > 0;)
-        sift_down(o, cur, heap, h, i);
-    while (!st && h) {
-        struct dsort_line_cursor *c = &cur[heap[0]];
+    const struct lmerge m = {o, cur};
+    struct dsort_losertree lt;
+    if (st || (st = dsort_losertree_init(&lt, n, line_before, &m, err)))
+        return st;
+    while (n > 0) {
+        struct dsort_line_cursor *c = &cur[lt.w];
+        if (c->done)
+            break; /* the winner is finished, so all are */
         int skip = unique && have_last && dsort_lines_cmp(o, last, last_len, c->line, c->len) == 0;
         if (!skip) {
             st = sink->emit(sink->ctx, c->line, c->len, c->pos, err);
@@ -382,15 +374,11 @@ enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
                 have_last = 1;
             }
         }
-        if (!st)
-            st = dsort_line_cursor_next(c, err);
-        if (st)
+        if (st || (st = dsort_line_cursor_next(c, err)))
             break;
-        if (c->done)
-            heap[0] = heap[--h];
-        sift_down(o, cur, heap, h, 0);
+        dsort_losertree_replay(&lt, line_before, &m);
     }
-    free(heap);
+    dsort_losertree_free(&lt);
     free(last);
     return st;
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "losertree.h"
+
 void dsort_cursor_memory(struct dsort_cursor *c, const unsigned char *recs, size_t n,
                          size_t rec_size)
 {
@@ -27,8 +29,9 @@ struct merge_state {
 };
 
 /* Is cursor a's record before cursor b's? An exhausted cursor is after everything. */
-static inline int before(const struct merge_state *m, size_t a, size_t b)
+static inline int before(const void *ctx, size_t a, size_t b)
 {
+    const struct merge_state *m = ctx;
     const struct dsort_cursor *ca = &m->cs[a], *cb = &m->cs[b];
     if (ca->cur == ca->end)
         return 0;
@@ -69,20 +72,6 @@ static enum dsort_status sink_put(struct dsort_sink *s, const unsigned char *rec
     return DSORT_OK;
 }
 
-/* Build the loser tree over leaves 0..k-1 (tree nodes 1..k-1 hold losers, t[0] the winner). */
-static size_t build(const struct merge_state *m, size_t *t, size_t node)
-{
-    if (node >= m->k)
-        return node - m->k;
-    size_t l = build(m, t, 2 * node), r = build(m, t, 2 * node + 1);
-    if (before(m, l, r)) {
-        t[node] = r;
-        return l;
-    }
-    t[node] = l;
-    return r;
-}
-
 enum dsort_status dsort_merge_cmp(const struct dsort_cmp *cmp, size_t rec_size, size_t out_size,
                                   int unique, struct dsort_cursor *cursors, size_t k,
                                   struct dsort_sink *sink, struct dsort_error *err)
@@ -98,16 +87,13 @@ enum dsort_status dsort_merge_cmp(const struct dsort_cmp *cmp, size_t rec_size, 
     if (unique && !(last = malloc(klen)))
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
     int have_last = 0;
-    size_t *t = k > 1 ? malloc(k * sizeof *t) : NULL;
-    if (k > 1 && !t) {
+    struct dsort_losertree lt;
+    if ((st = dsort_losertree_init(&lt, k, before, &m, err))) {
         free(last);
-        return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
+        return st;
     }
-    size_t w = 0;
-    if (k > 1)
-        w = build(&m, t, 1);
     while (k > 0) {
-        struct dsort_cursor *c = &cursors[w];
+        struct dsort_cursor *c = &cursors[lt.w];
         if (c->cur == c->end)
             break; /* the winner is exhausted, so all are */
         const unsigned char *rec = c->cur;
@@ -122,18 +108,11 @@ enum dsort_status dsort_merge_cmp(const struct dsort_cmp *cmp, size_t rec_size, 
         }
         if (st || (st = advance(c, rs, err)))
             break;
-        /* Replay the path from leaf w to the root. */
-        for (size_t node = (w + k) / 2; node >= 1; node /= 2) {
-            if (before(&m, t[node], w)) {
-                size_t x = t[node];
-                t[node] = w;
-                w = x;
-            }
-        }
+        dsort_losertree_replay(&lt, before, &m);
     }
     if (!st && sink->flush && sink->len)
         st = sink->flush(sink, err);
-    free(t);
+    dsort_losertree_free(&lt);
     free(last);
     return st;
 }
