@@ -55,19 +55,22 @@ static uint64_t read_mem(const struct lx *x)
 /* Floor of a run file's block: below it the disks seek more than they read. */
 #define MIN_RUN_BLOCK ((uint64_t)256 << 10)
 
-/* Collective: the block of the run files, from the runs expected (a run a round: the largest
- * share over the chunk), so that all of them can be merged at once in read_mem with two
- * blocks each (2 reads + 2 writes), but no smaller than MIN_RUN_BLOCK (then an extra pass is
- * cheaper than seeking) and no larger than --block-size. */
+/* Collective: the block of the run files, as the fixed-record pipeline chooses it: at most
+ * --block-size and a 16th of the budget; then, from the runs expected (one a round for the
+ * largest share, and a margin for waves), small enough that all of them can be merged at once
+ * in read_mem with two blocks each (2 reads + 2 writes), but not below MIN_RUN_BLOCK (there an
+ * extra pass is cheaper than seeking). */
 static void choose_run_block(struct lx *x, uint64_t need)
 {
     uint64_t most = dsort_comm_max(x->c, need);
-    uint64_t rounds = (most + x->third - 1) / x->third;
-    uint64_t fit = read_mem(x) / (2 * (rounds + 1));
-    uint64_t b = fit > MIN_RUN_BLOCK ? fit : MIN_RUN_BLOCK;
-    if (b > x->o->block)
-        b = x->o->block;
-    x->run_block = (size_t)b;
+    uint64_t rounds = (most + x->third - 1) / x->third, runs = rounds + rounds / 4 + 1;
+    uint64_t b = x->o->block < x->budget / 16 ? x->o->block : x->budget / 16;
+    uint64_t fit = read_mem(x) / (2 * runs) / 4096 * 4096;
+    if (fit < MIN_RUN_BLOCK)
+        fit = MIN_RUN_BLOCK;
+    if (fit < b)
+        b = fit;
+    x->run_block = (size_t)(b < 4096 ? 4096 : b);
 }
 
 /* How many runs one merge opens: two blocks each within read_mem (at most 1024), and the
