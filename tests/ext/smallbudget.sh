@@ -6,10 +6,28 @@
 # where ties matter, and on skewed binary data. Oracles: dsort-validate (order, count,
 # checksum against dsort-gen -c), byte identity with GNU sort (ASCII) or the python oracle (binary), nothing left in the temp dir, and
 # --stats showing the run out of core with many runs and, somewhere, an extra merge pass.
+# Rank counts: every case runs at -n 1 and -n 3 (and at any count but 2 and 4); at -n 2 and -n 4
+# each runs half of the 14 cases, by their index C in the order above (uniform 0-5, skewed 6-7,
+# equal 8-10, binary 11-13): -n 2 the even ones, -n 4 the odd ones. Each half has low-limit
+# cases that take an extra merge pass (at -n 2 skewed and binary -r -s, at -n 4 uniform -r...).
 # Usage: smallbudget.sh NRANKS
 EXT_FAST_KILL=1
 . "$(dirname "$0")/extlib.sh"
 ext_init "$1"
+# python3 found once: a version manager's shim (pyenv) costs about 0.5 s per start here, and
+# the oracle and the --stats queries start python3 about 120 times.
+PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -x "$PYTHON3" ]; then
+    python3() { "$PYTHON3" "$@"; }
+fi
+# share C: does case C run at this rank count? (See the header.)
+share() {
+    case $N in
+    2) [ $(($1 % 2)) = 0 ] ;;
+    4) [ $(($1 % 2)) = 1 ] ;;
+    *) return 0 ;;
+    esac
+}
 
 COUNT=${DSORT_EXT_COUNT:-120000} # 12 MB: about 40 runs per rank at -n 1, 8 at -n 4
 SPILL=$T/spill
@@ -64,6 +82,7 @@ read -r _ sum_equal <<<"$(py sum 100 "$T/equal.txt")"
 # (ties: -s keeps input order, -u keeps the first of each key, -r with them).
 declare -A ORDERS=([uniform]='|-r|-s|-u|-r -s|-u -r' [skewed]='|-u -r' [equal]='-s|-r -s|-u')
 k=0
+c=0
 declare -A SUMS=([uniform]=$sum_uniform [skewed]=$sum_skewed [equal]=$sum_equal)
 for data in uniform skewed equal; do
     sum=${SUMS[$data]}
@@ -72,6 +91,7 @@ for data in uniform skewed equal; do
         limits=(64 36)
         lim=${limits[$((k % 2))]}
         k=$((k + 1))
+        share $((c++)) || continue
         gnu_sort "$opts" "$T/$data.txt" "$T/want.txt" || die "GNU sort failed"
         if [[ " $opts " == *" -u "* ]]; then
             read -r recs usum <<<"$(py sum 100 "$T/want.txt")"
@@ -87,6 +107,7 @@ done
 gen "$N" -s -b "$base" 100000 "$T/skewed.bin" || ext_finish
 sum_bin=$GEN_SUM
 for opts in "" "-r -s" "-u"; do
+    share $((c++)) || continue
     read -ra o <<<"$opts"
     py sort "$T/want.bin" 100 0 10 "$(oracle_flags "${o[@]}")" "$T/skewed.bin"
     read -r recs usum <<<"$(py sum 100 "$T/want.bin")"
