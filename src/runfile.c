@@ -223,10 +223,16 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
     for (;;) {
         if (!r->pending) {
             c->cur = c->end; /* end of run */
-            if (r->expected != UINT64_MAX && r->records != r->expected)
+            if (r->expected != UINT64_MAX && r->records < r->expected)
                 return DSORT_ERR(err, DSORT_EFORMAT, 0,
                                  "run file '%s' ends after %" PRIu64 " of its %" PRIu64
                                  " records (truncated on the temp disk?)",
+                                 r->path, r->records, r->expected);
+            if (r->expected != UINT64_MAX && r->records > r->expected)
+                return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                                 "run file '%s' holds %" PRIu64
+                                 " records, but its writer wrote %" PRIu64
+                                 " (changed on the temp disk?)",
                                  r->path, r->records, r->expected);
             return DSORT_OK;
         }

@@ -345,6 +345,9 @@ static void truncated_or_longer(void **state)
     /* a run with more lines than the writer wrote */
     write_run(f, l, n, 0, block, &bytes, &size);
     assert_int_equal(read_run(f, l, n, 0, block, NULL, n - 1, bytes, &got, &err), DSORT_EFORMAT);
+    snprintf(want, sizeof want, "holds %zu records, but its writer wrote %zu", n, n - 1);
+    if (!strstr(err.msg, want))
+        fail_msg("message '%s' lacks '%s'", err.msg, want);
     free_lines(l, n);
 }
 
