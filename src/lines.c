@@ -430,6 +430,29 @@ static enum dsort_status run_emit(struct dsort_line_writer *w, const unsigned ch
     return dsort_runwriter_commit(w->run, err);
 }
 
+/* Sink: bytes into the sink's buffer, flushing it when full. */
+static enum dsort_status sink_put(struct dsort_sink *s, const unsigned char *p, size_t n,
+                                  struct dsort_error *err)
+{
+    while (n) {
+        if (s->len == s->cap) {
+            if (!s->flush)
+                return DSORT_ERR(err, DSORT_ENOMEM, 0, "a line sink of %zu bytes is full", s->cap);
+            enum dsort_status st = s->flush(s, err);
+            if (st)
+                return st;
+            if (s->len == s->cap)
+                return DSORT_ERR(err, DSORT_EINTERNAL, 0, "a sink has no room after a flush");
+        }
+        size_t k = s->cap - s->len < n ? s->cap - s->len : n;
+        memcpy(s->buf + s->len, p, k);
+        s->len += k;
+        p += k;
+        n -= k;
+    }
+    return DSORT_OK;
+}
+
 enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, size_t len,
                                          uint64_t pos, struct dsort_error *err)
 {
@@ -437,6 +460,17 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
     enum dsort_status st = DSORT_OK;
     if (w->run) {
         st = run_emit(w, line, len, pos, err);
+    } else if (w->sink) {
+        struct dsort_sink *k = w->sink;
+        if (k->len + len + 1 <= k->cap) { /* the common case: one copy */
+            memcpy(k->buf + k->len, line, len);
+            k->buf[k->len + len] = w->eol;
+            k->len += len + 1;
+        } else {
+            st = sink_put(k, line, len, err);
+            if (!st)
+                st = sink_put(k, &w->eol, 1, err);
+        }
     } else {
         if (w->frame_pos) {
             unsigned char h[8];

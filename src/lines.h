@@ -196,6 +196,9 @@ struct dsort_line_writer {
     void *ctx;
     /* or a run file (framed, open): each line is one framed record (buf is not used) */
     struct dsort_runwriter *run;
+    /* or a merge sink (e.g. the output's, with its writer thread): lines are a byte stream
+     * into sink->buf, flushed when full; a line may span flushes (buf is not used) */
+    struct dsort_sink *sink;
     int frame_pos;     /* write [position] before each line */
     unsigned char eol; /* added after each line */
     uint64_t lines;
@@ -205,8 +208,8 @@ struct dsort_line_writer {
 /* Sink callback for a writer (ctx: the writer). */
 enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, size_t len,
                                          uint64_t pos, struct dsort_error *err);
-/* Write what the buffer holds (nothing for a run file: close its runwriter). Call it once
- * more after the last line. */
+/* Write what the buffer holds (nothing for a run file or a sink: close or finish them). Call
+ * it once more after the last line. */
 enum dsort_status dsort_line_writer_flush(struct dsort_line_writer *w, struct dsort_error *err);
 
 #endif

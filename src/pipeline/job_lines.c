@@ -30,6 +30,7 @@
 #include "lines_job.h"
 #include "mem.h"
 #include "output.h"
+#include "outsink.h"
 #include "prefetch.h"
 #include "runfile.h"
 
@@ -139,16 +140,6 @@ static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
 
 /* ---- the rounds ---- */
 
-struct out_ctx {
-    struct dsort_output *out;
-};
-
-static enum dsort_status out_flush(void *ctx, const unsigned char *buf, size_t len, uint64_t off,
-                                   struct dsort_error *err)
-{
-    return dsort_output_write(ctx, buf, len, off, err);
-}
-
 /* A sink that only counts (for the size of -u output). */
 static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t len, uint64_t pos,
                                     struct dsort_error *err)
@@ -183,26 +174,25 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
     if ((st = dsort_output_set_share(c, out, bytes, &x->err)))
         return st;
     dsort_job_phase_begin(&pc, PH_WRITE);
+    /* Through the output's writer thread (O_DIRECT, page-carry: outsink.h) while merging; a
+     * page more than a block: room for a block after a carried partial page. */
+    struct dsort_output_sink os;
+    st = dsort_output_sink_open(&os, out, io_block(x, 1) + DSORT_RUN_ALIGN, NULL, NULL, &x->err);
     struct dsort_line_writer w = {.fd = -1,
-                                  .cap = io_block(x, 1),
-                                  .flush = out_flush,
-                                  .ctx = out,
+                                  .sink = &os.sink,
                                   .eol = x->ord.eol,
                                   .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
                                   .sum_c = &x->con_out};
-    w.buf = malloc(w.cap);
     struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
-    st = w.buf ? DSORT_OK : DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-    if (!st)
+    if (!st) {
         st = dsort_lines_merge(&x->ord, cur, n, x->o->ord.unique, &sink, &x->err);
-    if (!st)
-        st = dsort_line_writer_flush(&w, &x->err);
+        st = dsort_output_sink_finish(&os, st, &x->err);
+    }
     /* -u into parts (-O): the size was not counted beforehand */
     int exact = !(x->o->ord.unique && !x->o->output);
     if (!st && exact && sink.bytes != bytes)
         st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
                        "wrote %" PRIu64 " bytes of output, expected %" PRIu64, sink.bytes, bytes);
-    free(w.buf);
     x->stats->records_out = sink.lines;
     x->stats->bytes_written = sink.bytes;
     dsort_job_phase_end(x->stats, PH_WRITE, &pc);
