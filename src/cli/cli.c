@@ -66,6 +66,41 @@ const char *dsort_cli_norm_path(const char *path, char *buf, size_t len)
     return buf;
 }
 
+int dsort_cli_argmatch(const struct dsort_comm *c, const char *option, const char *arg,
+                       const char *const *words, const char *values, const char *valid)
+{
+    size_t len = strlen(arg);
+    int value = 0, ambiguous = 0;
+    for (size_t i = 0; words[i]; i++) {
+        if (!strcmp(words[i], arg))
+            return values[i];
+        if (!strncmp(words[i], arg, len)) {
+            if (value && value != values[i])
+                ambiguous = 1;
+            value = values[i];
+        }
+    }
+    if (value && !ambiguous)
+        return value;
+    dsort_cli_usage_error(c, "%s argument '%s' for '%s'\nValid arguments are:\n%s",
+                          ambiguous ? "ambiguous" : "invalid", arg, option, valid);
+    return 0;
+}
+
+/* --sort=WORD: the option letter, or 0 after a usage error (printed). GNU lists 'random' as
+ * valid too; dsort leaves it out, since it refuses it (as it refuses -R). */
+static int sort_word(const struct dsort_comm *c, const char *arg)
+{
+    static const char *const words[] = {"general-numeric", "human-numeric", "month", "numeric",
+                                        "random",          "version",       NULL};
+    return dsort_cli_argmatch(c, "--sort", arg, words, "ghMnRV",
+                              "  - 'general-numeric'\n"
+                              "  - 'human-numeric'\n"
+                              "  - 'month'\n"
+                              "  - 'numeric'\n"
+                              "  - 'version'");
+}
+
 int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int ch, const char *arg,
                          unsigned char *eol)
 {
@@ -90,8 +125,16 @@ int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int c
     case 'h':
     case 'V':
     case 'M':
+    case 'R': /* refused by keys.c: "random sort (-R) is not supported" */
         st = dsort_keys_set_global(k, (char)ch, &err);
         break;
+    case DSORT_CLI_OPT_SORT: {
+        int letter = sort_word(c, arg);
+        if (!letter)
+            return -1;
+        st = dsort_keys_set_global(k, (char)letter, &err);
+        break;
+    }
     default:
         return 0;
     }

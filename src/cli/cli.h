@@ -23,13 +23,24 @@ int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
 int dsort_cli_parse_u64(const char *s, uint64_t *out);
 
 struct dsort_keys;
+/* GNU's argmatch: arg is one of words (NULL-terminated) or a prefix of words that all have the
+ * same value (values[i] is words[i]'s). Returns the value, or 0 after a usage error (printed)
+ * in GNU's words: "invalid argument 'x' for '--sort'" (or "ambiguous argument"), then valid
+ * (GNU's "Valid arguments are:" list). */
+int dsort_cli_argmatch(const struct dsort_comm *c, const char *option, const char *arg,
+                       const char *const *words, const char *values, const char *valid);
+
+/* getopt value of --sort=WORD (general-numeric, human-numeric, month, numeric, random, version,
+ * or an unambiguous prefix, as GNU's argmatch takes them): the same as -g -h -M -n -R -V. */
+#define DSORT_CLI_OPT_SORT 0x4000
 /* GNU sort's key options, shared by dsort and dsort-validate: ch is one of z t k b d f i n g h
- * V M (optarg for t and k). Returns 1 if ch was one of them (*eol set by z), -1 after a usage
- * error (printed), 0 if ch is something else. */
+ * V M R (R is rejected: random sort is not supported) or DSORT_CLI_OPT_SORT (optarg for t, k
+ * and --sort). Returns 1 if ch was one of them (*eol set by z), -1 after a usage error
+ * (printed), 0 if ch is something else. */
 int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int ch, const char *arg,
                          unsigned char *eol);
 /* The getopt letters and long options of dsort_cli_key_option. */
-#define DSORT_CLI_KEY_LETTERS "zt:k:bdfinghVM"
+#define DSORT_CLI_KEY_LETTERS "zt:k:bdfinghVMR"
 #define DSORT_CLI_KEY_LONG_OPTIONS                                                                 \
     {"zero-terminated", no_argument, NULL, 'z'},                                                   \
         {"field-separator", required_argument, NULL, 't'}, {"key", required_argument, NULL, 'k'},  \
@@ -38,6 +49,8 @@ int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int c
         {"ignore-nonprinting", no_argument, NULL, 'i'}, {"numeric-sort", no_argument, NULL, 'n'},  \
         {"general-numeric-sort", no_argument, NULL, 'g'},                                          \
         {"human-numeric-sort", no_argument, NULL, 'h'}, {"version-sort", no_argument, NULL, 'V'},  \
+        {"random-sort", no_argument, NULL, 'R'},                                                   \
+        {"sort", required_argument, NULL, DSORT_CLI_OPT_SORT},                                     \
     {                                                                                              \
         "month-sort", no_argument, NULL, 'M'                                                       \
     }

@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "gnuopts.h"
 #include "clock.h"
 #include "exchange.h"
 #include "job.h"
@@ -43,7 +44,10 @@ enum {
     OPT_JSON,
     OPT_STREAMS,
     OPT_BIND,
-    OPT_ONE_STREAM
+    OPT_ONE_STREAM,
+    OPT_CHECK,
+    OPT_PARALLEL,
+    OPT_FILES0_FROM
 };
 
 static const struct option long_opts[] = {
@@ -53,7 +57,9 @@ static const struct option long_opts[] = {
     {"reverse", no_argument, NULL, 'r'},
     {"unique", no_argument, NULL, 'u'},
     {"stable", no_argument, NULL, 's'},
-    {"check", no_argument, NULL, 'c'},
+    {"check", optional_argument, NULL, OPT_CHECK},
+    {"parallel", required_argument, NULL, OPT_PARALLEL},
+    {"files0-from", required_argument, NULL, OPT_FILES0_FROM},
     DSORT_CLI_KEY_LONG_OPTIONS,
     {"memory", required_argument, NULL, 'S'},
     {"buffer-size", required_argument, NULL, 'S'},
@@ -94,7 +100,12 @@ static void usage(void)
            "  -u, --unique            keep only the first record of each run of equal keys\n"
            "  -s, --stable            equal keys keep their input order (no last-resort\n"
            "                          comparison of whole records)\n"
-           "  -c, --check             check that the input is sorted; exit 1 if not\n"
+           "  -c, --check, --check=diagnose-first\n"
+           "                          check that the input is sorted; exit 1 if not\n"
+           "  -C, --check=quiet, --check=silent\n"
+           "                          like -c, but do not report the first disorder\n"
+           "      --files0-from=F     read the input names from file F, each ended by NUL\n"
+           "                          (instead of INPUT operands)\n"
            "Lines (--format lines), as in GNU sort:\n"
            "  -z, --zero-terminated   lines end with NUL, not newline\n"
            "  -t, --field-separator=SEP  fields are separated by SEP, not by blanks\n"
@@ -102,6 +113,8 @@ static void usage(void)
            "  -b -d -f -i -n -g -h -V -M  ignore leading blanks, dictionary order, fold case,\n"
            "                          ignore nonprinting, numeric, general numeric, human\n"
            "                          numeric, version, month order (for keys without options)\n"
+           "      --sort=WORD         general-numeric (-g), human-numeric (-h), month (-M),\n"
+           "                          numeric (-n) or version (-V); random (-R) is refused\n"
            "Resources:\n"
            "  -S, --memory=SIZE       memory budget per rank (K, M, G, T suffixes, or N%%\n"
            "                          of the node's memory shared by its ranks)\n"
@@ -110,6 +123,8 @@ static void usage(void)
            "      --block-size=SIZE   I/O block for spilled runs and merges (default 4M)\n"
            "      --out-of-core       spill runs even when the data would fit in memory\n"
            "      --exchange-chunk=SIZE  largest message of the exchange (default 256M)\n"
+           "      --parallel=N        accepted for GNU sort's sake and ignored: dsort's\n"
+           "                          parallelism is its ranks (mpirun -n)\n"
            "      --no-direct         write output through the page cache (default: O_DIRECT\n"
            "                          where the file system supports it)\n"
            "Devices:\n"
@@ -138,8 +153,9 @@ static void usage(void)
 
 /* Returns -1 to go on, or an exit code. */
 static int parse_options(const struct dsort_comm *c, int argc, char **argv,
-                         struct dsort_job_options *o, char ***temp_store)
+                         struct dsort_job_options *o, struct dsort_gnuopts *x, char ***temp_store)
 {
+    memset(x, 0, sizeof *x);
     memset(o, 0, sizeof *o);
     dsort_format_gensort(&o->fmt);
     o->chunk = DSORT_EXCHANGE_CHUNK;
@@ -157,7 +173,7 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
     o->keys = &keys;
     o->eol = '\n';
     int key_opts = 0;
-    while ((ch = getopt_long(argc, argv, ":o:O:ruscvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
+    while ((ch = getopt_long(argc, argv, ":o:O:ruscCvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
                              NULL)) != -1) {
         int kr = dsort_cli_key_option(c, &keys, ch, optarg, &o->eol);
         if (kr < 0)
@@ -198,7 +214,32 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
             o->ord.stable = 1;
             break;
         case 'c':
+        case 'C':
+        case OPT_CHECK: {
+            static const char *const words[] = {"quiet", "silent", "diagnose-first", NULL};
+            int mode = ch != OPT_CHECK ? ch
+                       : optarg        ? dsort_cli_argmatch(c, "--check", optarg, words, "CCc",
+                                                            "  - 'quiet', 'silent'\n  - 'diagnose-first'")
+                                       : 'c';
+            if (!mode)
+                return 2;
+            if (o->check && x->check_mode != mode)
+                return dsort_cli_usage_error(c, "options '-cC' are incompatible");
             o->check = 1;
+            x->check_mode = mode;
+            break;
+        }
+        case OPT_PARALLEL:
+            if (dsort_gnuopts_parallel(c, optarg))
+                return 2;
+            x->parallel = optarg;
+            break;
+        case OPT_FILES0_FROM:
+            /* dsort reads no standard input: "-" would be a file named "-" */
+            if (!strcmp(optarg, "-"))
+                return dsort_cli_usage_error(
+                    c, "--files0-from=-: dsort does not read standard input; name a file");
+            x->files0_from = optarg; /* as in GNU, the last one counts */
             break;
         case 'S': {
             struct dsort_budget b;
@@ -285,16 +326,23 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
     o->temp_dirs = temps;
     o->inputs = argv + optind;
     o->ninputs = (size_t)(argc - optind);
-    if (o->ninputs == 0)
+    if (x->files0_from && o->ninputs)
+        return dsort_cli_usage_error(
+            c, "extra operand '%s'\nfile operands cannot be combined with --files0-from",
+            argv[optind]);
+    if (o->ninputs == 0 && !x->files0_from)
         return dsort_cli_usage_error(c, "no input files");
     if (o->plan_json && !o->plan)
         return dsort_cli_usage_error(c, "--json goes with --plan");
-    if (o->check && (o->output || o->output_dir))
-        return dsort_cli_usage_error(c, "-c does not take an output");
+    if (o->check && o->output) /* GNU's words */
+        return dsort_cli_usage_error(c, "options '-%co' are incompatible", x->check_mode);
+    if (o->check && o->output_dir)
+        return dsort_cli_usage_error(c, "-%c does not take an output", x->check_mode);
     if (!o->check && !o->plan && !o->output == !o->output_dir)
         return dsort_cli_usage_error(c, "give exactly one of -o FILE and -O DIR");
     if (o->check && o->local_inputs)
-        return dsort_cli_usage_error(c, "-c does not take --local-inputs (use dsort-validate)");
+        return dsort_cli_usage_error(c, "-%c does not take --local-inputs (use dsort-validate)",
+                                     x->check_mode);
     if (o->local_output && !o->output_dir)
         return dsort_cli_usage_error(c, "--local-output goes with -O DIR");
     if (!o->lines && key_opts)
@@ -302,7 +350,8 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
     if (o->lines) {
         if (o->check)
             return dsort_cli_usage_error(
-                c, "-c with --format lines is not supported; use dsort-validate --format lines");
+                c, "-%c with --format lines is not supported; use dsort-validate --format lines",
+                x->check_mode);
         if (o->ord.reverse && dsort_keys_set_global(&keys, 'r', &err))
             return dsort_cli_usage_error(c, "%s", err.msg);
         keys.stable = o->ord.stable;
@@ -310,6 +359,17 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
         if (dsort_keys_finish(&keys, &err))
             return dsort_cli_usage_error(c, "%s", err.msg);
     }
+    /* Last: the only check that reads a file, once every usage error has had its say. */
+    if (x->files0_from) {
+        int code = dsort_gnuopts_files0(c, x, &o->ninputs);
+        if (code >= 0)
+            return code;
+        o->inputs = x->files0_names;
+    }
+    if (x->parallel && o->verbose && c->rank == 0)
+        fprintf(stderr,
+                "%s: --parallel=%s ignored: dsort's parallelism is its %d rank%s (mpirun -n)\n",
+                c->prog, x->parallel, c->size, c->size == 1 ? "" : "s");
     return -1;
 }
 
@@ -354,6 +414,8 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
         json_bytes(f, "io_read_bytes", s->io_read);
         fprintf(f, ", ");
         json_bytes(f, "io_write_bytes", s->io_write);
+        fprintf(f, ", ");
+        json_bytes(f, "page_faults", s->faults);
         fprintf(f,
                 ", \"records_in\": %" PRIu64 ", \"records_out\": %" PRIu64
                 ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
@@ -446,7 +508,7 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
 }
 
 static int run_check(const struct dsort_comm *c, const struct dsort_job_options *o,
-                     const struct dsort_inputs *in)
+                     const struct dsort_gnuopts *x, const struct dsort_inputs *in)
 {
     struct dsort_error err = {0};
     struct dsort_vsum total;
@@ -457,7 +519,7 @@ static int run_check(const struct dsort_comm *c, const struct dsort_job_options 
         return 2;
     st = dsort_check_inputs(c, in, &o->fmt, &o->ord, (size_t)16 << 20, &total, &err);
     int code = st ? 2 : total.unordered ? 1 : 0;
-    if (!st && total.unordered && c->rank == 0) {
+    if (!st && total.unordered && c->rank == 0 && x->check_mode != 'C') {
         /* Name the file and the record within it, as sort -c names file and line. */
         uint64_t g = total.first_unordered;
         for (size_t i = 0; i < in->count; i++)
@@ -620,9 +682,11 @@ int main(int argc, char **argv)
     struct dsort_comm c;
     dsort_cli_start(&argc, &argv, &c, "dsort");
     struct dsort_job_options o;
+    struct dsort_gnuopts x;
     char **temps = NULL;
-    int code = parse_options(&c, argc, argv, &o, &temps);
+    int code = parse_options(&c, argc, argv, &o, &x, &temps);
     if (code >= 0) {
+        dsort_gnuopts_free(&x);
         free(temps);
         return dsort_cli_finish(code);
     }
@@ -640,6 +704,7 @@ int main(int argc, char **argv)
     if ((st = dsort_comm_agree(&c, st, &err))) {
         free(found);
         free(anywhere);
+        dsort_gnuopts_free(&x);
         free(temps);
         return dsort_cli_finish(2);
     }
@@ -654,11 +719,13 @@ int main(int argc, char **argv)
         st = check_written(&o, &in, &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_inputs_destroy(&in);
+        dsort_gnuopts_free(&x);
         free(temps);
         return dsort_cli_finish(2);
     }
-    code = o.check ? run_check(&c, &o, &in) : run_sort(&c, &o, &in);
+    code = o.check ? run_check(&c, &o, &x, &in) : run_sort(&c, &o, &in);
     dsort_inputs_destroy(&in);
+    dsort_gnuopts_free(&x);
     free(temps);
     return dsort_cli_finish(code);
 }

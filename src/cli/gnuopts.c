@@ -1,0 +1,153 @@
+/* gnuopts.c - GNU sort's command-line-only options (gnuopts.h). */
+#include "gnuopts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+
+void dsort_gnuopts_free(struct dsort_gnuopts *x)
+{
+    free(x->files0_buf);
+    free(x->files0_names);
+    x->files0_buf = NULL;
+    x->files0_names = NULL;
+}
+
+/* --parallel=N as GNU sort's specify_nthreads reads it (xstrtoumax without suffixes: leading
+ * blanks and '+' allowed, a value too large taken as the largest): 0 if N is valid, else a
+ * usage error in GNU's words (2). */
+int dsort_gnuopts_parallel(const struct dsort_comm *c, const char *arg)
+{
+    const char *p = arg;
+    while (isspace((unsigned char)*p))
+        p++;
+    char *end = (char *)p;
+    uintmax_t v = 0;
+    if (*p != '-') {
+        errno = 0;
+        v = strtoumax(p, &end, 10);
+        if (errno == ERANGE)
+            v = UINTMAX_MAX;
+    }
+    if (end == p)
+        return dsort_cli_usage_error(c, "invalid --parallel argument '%s'", arg);
+    if (*end)
+        return dsort_cli_usage_error(c, "invalid suffix in --parallel argument '%s'", arg);
+    if (v == 0)
+        return dsort_cli_usage_error(c, "number in parallel must be nonzero");
+    return 0;
+}
+
+/* Collective. --files0-from=F: rank 0 reads F whole and sends it to the other ranks, so that
+ * every rank has the same names (and F is read once, not once per rank); every rank then splits
+ * it at NULs as GNU's readtokens0 does (a last name without its NUL counts). GNU's errors:
+ * F cannot be opened or read, holds no name, or an empty name ("F:2: invalid zero-length file
+ * name"); a name "-" is refused as by GNU (dsort does not read standard input). Returns -1
+ * with the names in x->files0_names and their count in *count, or 2 after an error (printed by
+ * rank 0, or by the lowest rank that ran out of memory). */
+int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, size_t *count)
+{
+    const char *from = x->files0_from;
+    struct dsort_error err = {0};
+    uint64_t hdr[2] = {0, 0}; /* failed, length */
+    char *buf = NULL;
+    size_t cap = 0;
+    if (c->rank == 0) {
+        FILE *f = fopen(from, "r");
+        size_t len = 0;
+        if (!f) {
+            fprintf(stderr, "%s: open failed: %s: %s\n", c->prog, from, strerror(errno));
+            hdr[0] = 1;
+        }
+        while (f) {
+            if (len == cap) {
+                char *nb = cap < ((size_t)1 << 40) ? realloc(buf, cap ? 2 * cap : 65536) : NULL;
+                if (!nb) {
+                    fprintf(stderr, "%s: memory exhausted reading '%s'\n", c->prog, from);
+                    hdr[0] = 1;
+                    break;
+                }
+                buf = nb;
+                cap = cap ? 2 * cap : 65536;
+            }
+            size_t got = fread(buf + len, 1, cap - len, f);
+            len += got;
+            if (got == 0)
+                break;
+        }
+        if (f && !hdr[0] && ferror(f)) {
+            fprintf(stderr, "%s: cannot read file names from '%s'\n", c->prog, from);
+            hdr[0] = 1;
+        }
+        if (f)
+            fclose(f);
+        hdr[1] = len;
+    }
+    dsort_comm_require(c, MPI_Bcast(hdr, 2, MPI_UINT64_T, 0, c->comm),
+                       "sharing the --files0-from names (MPI_Bcast)");
+    if (hdr[0]) {
+        free(buf);
+        return 2;
+    }
+    size_t len = (size_t)hdr[1];
+    if (c->rank != 0) {
+        buf = malloc(len + 1);
+    } else if (len == cap) { /* room for the sentinel NUL */
+        char *nb = realloc(buf, len + 1);
+        if (!nb)
+            free(buf);
+        buf = nb;
+    }
+    enum dsort_status st =
+        buf ? DSORT_OK : DSORT_ERR(&err, DSORT_ENOMEM, 0, "out of memory for --files0-from");
+    if (dsort_comm_agree(c, st, &err)) {
+        free(buf);
+        return 2;
+    }
+    for (size_t off = 0; off < len;) {
+        size_t part = len - off < ((size_t)1 << 30) ? len - off : (size_t)1 << 30;
+        dsort_comm_require(c, MPI_Bcast(buf + off, (int)part, MPI_BYTE, 0, c->comm),
+                           "sharing the --files0-from names (MPI_Bcast)");
+        off += part;
+    }
+    buf[len] = '\0';
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += buf[i] == '\0';
+    if (len && buf[len - 1] != '\0')
+        n++;
+    char **names = calloc(n + 1, sizeof *names);
+    st = names ? DSORT_OK : DSORT_ERR(&err, DSORT_ENOMEM, 0, "out of memory for --files0-from");
+    x->files0_buf = buf;
+    x->files0_names = names;
+    if (dsort_comm_agree(c, st, &err))
+        return 2;
+    for (size_t i = 0, off = 0; i < n; i++) {
+        names[i] = buf + off;
+        off += strlen(names[i]) + 1;
+    }
+    if (n == 0) {
+        if (c->rank == 0)
+            fprintf(stderr, "%s: no input from '%s'\n", c->prog, from);
+        return 2;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *what = !names[i][0]             ? "invalid zero-length file name"
+                           : !strcmp(names[i], "-") ? "no file name of '-' allowed (dsort "
+                                                      "does not read standard input)"
+                                                    : NULL;
+        if (what) {
+            if (c->rank == 0)
+                fprintf(stderr, "%s: %s:%zu: %s\n", c->prog, from, i + 1, what);
+            return 2;
+        }
+    }
+    *count = n;
+    return -1;
+}

@@ -1,0 +1,31 @@
+/* gnuopts.h - GNU sort's options that only dsort's command line deals with: -C and
+ * --check=WORD (the check mode), --parallel=N (accepted, ignored), --files0-from=F (the input
+ * names, read by rank 0 and shared). Errors are printed in GNU's words (usage errors through
+ * dsort_cli_usage_error). Collective where marked.
+ */
+#ifndef DSORT_GNUOPTS_H
+#define DSORT_GNUOPTS_H
+
+#include <stddef.h>
+
+#include "cli.h"
+
+/* What the command line says beyond struct dsort_job_options: GNU sort's options that only the
+ * command line deals with. */
+struct dsort_gnuopts {
+    int check_mode;          /* with o->check: 'c' (report the first disorder) or 'C' (quiet) */
+    const char *parallel;    /* --parallel=N: accepted and ignored */
+    const char *files0_from; /* --files0-from=F */
+    char *files0_buf;        /* F's contents, the names NUL-separated */
+    char **files0_names;     /* the names in files0_buf, then NULL */
+};
+
+/* Free what dsort_gnuopts_files0 allocated (any state). */
+void dsort_gnuopts_free(struct dsort_gnuopts *x);
+/* --parallel=N as GNU sort reads it: 0 if N is valid, else 2 after a usage error. */
+int dsort_gnuopts_parallel(const struct dsort_comm *c, const char *arg);
+/* Collective: read x->files0_from (see gnuopts.c). Returns -1 with the names in
+ * x->files0_names and their count in *count, or an exit code (2) after an error. */
+int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, size_t *count);
+
+#endif
