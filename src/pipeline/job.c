@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cleanup.h"
 #include "clock.h"
@@ -34,11 +35,20 @@ static void proc_io(uint64_t *rchar, uint64_t *wchar)
     fclose(f);
 }
 
+static uint64_t page_faults(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru))
+        return 0;
+    return (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+}
+
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph)
 {
     dsort_cleanup_set_phase(dsort_phase_names[ph]);
     pc->t = dsort_clock_now();
     proc_io(&pc->r, &pc->w);
+    pc->faults = page_faults();
 }
 
 void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
@@ -49,6 +59,7 @@ void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
     s->t[ph] += dsort_clock_now() - pc->t;
     s->io_read[ph] += r - pc->r;
     s->io_write[ph] += w - pc->w;
+    s->faults[ph] += page_faults() - pc->faults;
 }
 
 void dsort_job_put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip)

@@ -70,6 +70,8 @@ struct dsort_job_options {
 struct dsort_job_stats {
     double t[PH_COUNT];
     uint64_t io_read[PH_COUNT], io_write[PH_COUNT]; /* /proc/self/io rchar, wchar per phase */
+    uint64_t faults[PH_COUNT]; /* page faults per phase (getrusage: minor + major, all threads):
+                                  the cost of touching fresh memory on these machines */
     uint64_t records_in, records_out, bytes_read, bytes_written, bytes_sent, bytes_received;
     uint64_t budget, needed;
     uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
@@ -83,7 +85,7 @@ struct dsort_job_stats {
  * signal handler's message), end adds the deltas. */
 struct dsort_phase_clock {
     double t;
-    uint64_t r, w;
+    uint64_t r, w, faults;
 };
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph);
 void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
