@@ -111,8 +111,11 @@ void dsort_fan_in_now(uint64_t mem, uint64_t buf_len, size_t cap, struct dsort_f
     DIR *d = opendir("/proc/self/fd");
     if (d) {
         open_now = 0;
-        while (readdir(d))
-            open_now++;
+        const struct dirent *e;
+        while ((e = readdir(d)))
+            open_now += e->d_name[0] != '.'; /* not "." and ".." */
+        if (open_now)
+            open_now--; /* the directory's own descriptor, closed now */
         closedir(d);
     }
     struct rlimit rl;

@@ -3,7 +3,7 @@
 # tests/lines_gen.py and option sets (plain, -r, -u, -s, -n, -g, -h, -V, -M, -f, -d, -i, -b, -t,
 # -k2,2n, -k2,2 -k1,1r, -t: -k3n,3 -k1.2,1.4, -u and -s with keys, -f -u, -n -r, lines of
 # up to 20 KiB), each run in memory and out of core under a tiny budget (-S 64K --out-of-core;
-# larger inputs make several runs per rank, and under ulimit -n 36 extra merge passes), with
+# larger inputs make several runs per rank, and under ulimit -n 33 extra merge passes), with
 # -o FILE and -O DIR (part-* concatenated in name order, _SUCCESS), dsort's output must be
 # byte-identical to `LC_ALL=C sort` of the same inputs with the same options (so also the order,
 # the count and the checksum). Special inputs: several files (an empty one, files whose last
@@ -303,7 +303,7 @@ lines_in() {
 # both NAME "OPTS" INPUT...: lines_case in memory and out of core, one with -o and the other
 # with -O, which one alternating from call to call.
 BOTH_CALLS=0
-WRAP=() # a command to run dsort with (each rank), such as sh -c 'ulimit -n 36 ...'
+WRAP=() # a command to run dsort with (each rank), such as sh -c 'ulimit -n 33 ...'
 both() {
     local name=$1 o=$2 d1=file d2=dir
     shift 2
@@ -389,7 +389,7 @@ while IFS='|' read -r name profile opts; do
     both "$name" "$opts" "$in.1" "$in.2"
 done <<<"$OPTION_SETS"
 
-echo "== larger inputs: out of core, several runs per rank and (ulimit -n 36) extra merge passes (at ${SECONDS}s)"
+echo "== larger inputs: out of core, several runs per rank and (ulimit -n 33) extra merge passes (at ${SECONDS}s)"
 lgen 50 mixed "$BIG" >"$D/big"
 split2 "$D/big"
 lgen 51 csv "$BIG" >"$D/bigcsv"
@@ -397,9 +397,9 @@ share 0 && both big "" "$D/big.1" "$D/big.2"
 share 1 && both big "-f -u" "$D/big.1" "$D/big.2"
 share 2 && both big "-s -t, -k2,2n" "$D/bigcsv"
 # shellcheck disable=SC2016 # expanded by sh, on each rank
-WRAP=(sh -c 'ulimit -n 36 && exec "$0" "$@"')
-share 3 && lines_case "big, ulimit -n 36" ooc file "-r" "$D/big.1" "$D/big.2"
-share 4 && lines_case "big, ulimit -n 36" ooc dir "-t, -k3,3 -k2,2n" "$D/bigcsv"
+WRAP=(sh -c 'ulimit -n 33 && exec "$0" "$@"')
+share 3 && lines_case "big, ulimit -n 33" ooc file "-r" "$D/big.1" "$D/big.2"
+share 4 && lines_case "big, ulimit -n 33" ooc dir "-t, -k3,3 -k2,2n" "$D/bigcsv"
 WRAP=()
 
 echo "== several inputs: an empty file, files whose last line has no terminator (at ${SECONDS}s)"

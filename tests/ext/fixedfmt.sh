@@ -2,7 +2,7 @@
 # Formats other than gensort out of core (issue 3, "Every format"): --format fixed:32:4:8
 # (key inside the record) and fixed:8:0:8 (records shorter than 16 bytes, the whole record
 # is the key), in every order, with a small budget so that every rank spills several runs,
-# every other case under `ulimit -n 36` (a small merge fan-in: extra merge passes). Oracle: the python stable sort (byte identity), dsort-validate --format, nothing left in the
+# every other case under `ulimit -n 33` (a small merge fan-in: extra merge passes). Oracle: the python stable sort (byte identity), dsort-validate --format, nothing left in the
 # temp dir, --stats out of core. Usage: fixedfmt.sh NRANKS
 EXT_FAST_KILL=1
 . "$(dirname "$0")/extlib.sh"
@@ -25,7 +25,7 @@ fmt_case() {
         # shellcheck disable=SC2086
         # Every other case under a low descriptor limit: a small fan-in, extra merge passes.
         lim=64
-        [ $((++k % 2)) = 0 ] && lim=36
+        [ $((++k % 2)) = 0 ] && lim=33
         run_ulimit "$N" "$lim" "$DSORT" --format "$fmt" --out-of-core -S 2M --block-size 16K \
             -T "$SPILL" --stats "$stats" "${o[@]}" -o "$out" "$in"
         echo "  --format $fmt $opts: ulimit -n $lim: exit $RC, ${ELAPSED_MS} ms"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Small budgets (issue 3, tests "Small budgets"): -S 1M --block-size 16K, so that every rank
-# spills many runs, each rank under `ulimit -n 64` or `ulimit -n 36` (the lower limit cuts
+# spills many runs, each rank under `ulimit -n 64` or `ulimit -n 33` (the lower limit cuts
 # the merge fan-in, so that extra merge passes happen), on uniform gensort ASCII data in every
 # order (default, -r, -s, -u, -r -s, -u -r), skewed and all-keys-equal data in the orders
 # where ties matter, and on skewed binary data. Oracles: dsort-validate (order, count,
@@ -88,7 +88,7 @@ for data in uniform skewed equal; do
     sum=${SUMS[$data]}
     IFS='|' read -ra orders <<<"${ORDERS[$data]}"
     for opts in "${orders[@]}"; do
-        limits=(64 36)
+        limits=(64 33)
         lim=${limits[$((k % 2))]}
         k=$((k + 1))
         share $((c++)) || continue
@@ -112,7 +112,7 @@ for opts in "" "-r -s" "-u"; do
     py sort "$T/want.bin" 100 0 10 "$(oracle_flags "${o[@]}")" "$T/skewed.bin"
     read -r recs usum <<<"$(py sum 100 "$T/want.bin")"
     [[ " $opts " == *" -u "* ]] || eq "python oracle keeps the records" "100000 $sum_bin" "$recs $usum"
-    sort_case binary-skewed 36 "$opts" "$T/skewed.bin" "$T/want.bin" "$recs" "$usum"
+    sort_case binary-skewed 33 "$opts" "$T/skewed.bin" "$T/want.bin" "$recs" "$usum"
 done
 
 echo "largest number of extra merge passes: $MAX_PASSES ($LOW_LIMIT_CASES cases under a low ulimit -n)"
