@@ -385,29 +385,6 @@ enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
 
 /* ---- writer ---- */
 
-/* Bytes out: through the callback or to the file, at w->off. */
-static enum dsort_status out(struct dsort_line_writer *w, const void *p, size_t len,
-                             struct dsort_error *err)
-{
-    enum dsort_status st = w->flush ? w->flush(w->ctx, p, len, w->off, err)
-                                    : dsort_io_pwrite_full(w->fd, p, len, w->off, w->path, err);
-    w->off += len;
-    return st;
-}
-
-static enum dsort_status put(struct dsort_line_writer *w, const void *p, size_t len,
-                             struct dsort_error *err)
-{
-    enum dsort_status st = DSORT_OK;
-    if (w->used + len > w->cap && (st = dsort_line_writer_flush(w, err)))
-        return st;
-    if (len > w->cap) /* longer than the buffer: straight through */
-        return out(w, p, len, err);
-    memcpy(w->buf + w->used, p, len);
-    w->used += len;
-    return DSORT_OK;
-}
-
 static void put_be64(unsigned char *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
@@ -460,7 +437,7 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
     enum dsort_status st = DSORT_OK;
     if (w->run) {
         st = run_emit(w, line, len, pos, err);
-    } else if (w->sink) {
+    } else { /* a sink: plain lines */
         struct dsort_sink *k = w->sink;
         if (k->len + len + 1 <= k->cap) { /* the common case: one copy */
             memcpy(k->buf + k->len, line, len);
@@ -471,21 +448,6 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
             if (!st)
                 st = sink_put(k, &w->eol, 1, err);
         }
-    } else {
-        if (w->frame_pos) {
-            unsigned char h[8];
-            put_be64(h, pos);
-            st = put(w, h, 8, err);
-        }
-        if (!st && w->used + len + 1 <= w->cap) { /* the common case: one copy */
-            memcpy(w->buf + w->used, line, len);
-            w->buf[w->used + len] = w->eol;
-            w->used += len + 1;
-        } else if (!st) {
-            st = put(w, line, len, err);
-            if (!st)
-                st = put(w, &w->eol, 1, err);
-        }
     }
     if (w->sum)
         dsort_sum128_add(w->sum, dsort_crc32(dsort_crc32(0, line, len), &w->eol, 1));
@@ -493,13 +455,4 @@ enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, s
         dsort_sum128_add(w->sum_c, dsort_crc32c(dsort_crc32c(0, line, len), &w->eol, 1));
     w->lines++;
     return st;
-}
-
-enum dsort_status dsort_line_writer_flush(struct dsort_line_writer *w, struct dsort_error *err)
-{
-    if (!w->used)
-        return DSORT_OK;
-    size_t n = w->used;
-    w->used = 0;
-    return out(w, w->buf, n, err);
 }

@@ -182,34 +182,23 @@ enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
                                     struct dsort_line_cursor *cur, size_t n, int unique,
                                     struct dsort_line_sink *sink, struct dsort_error *err);
 
-/* A buffered writer of bytes to a file descriptor at increasing offsets, or of lines to a run
- * file. Zero-initialise, then set the fields above `lines`. */
+/* A writer of merged lines: into a run file (framed, open: each line one framed record, with
+ * its position when frame_pos), or into a merge sink (e.g. the output's, with its writer
+ * thread: plain lines as a byte stream into sink->buf, flushed when full; a line may span
+ * flushes). Zero-initialise, then set the fields above `lines`; close the run writer or finish
+ * the sink after the last line. */
 struct dsort_line_writer {
-    int fd;
-    const char *path;
-    unsigned char *buf;
-    size_t cap, used;
-    uint64_t off;
-    /* or a callback that takes full buffers (e.g. the job's output) */
-    enum dsort_status (*flush)(void *ctx, const unsigned char *buf, size_t len, uint64_t off,
-                               struct dsort_error *err);
-    void *ctx;
-    /* or a run file (framed, open): each line is one framed record (buf is not used) */
-    struct dsort_runwriter *run;
-    /* or a merge sink (e.g. the output's, with its writer thread): lines are a byte stream
-     * into sink->buf, flushed when full; a line may span flushes (buf is not used) */
+    struct dsort_runwriter *run; /* or NULL: */
     struct dsort_sink *sink;
-    int frame_pos;     /* write [position] before each line */
+    int frame_pos;     /* run files: write [position] before each line */
     unsigned char eol; /* added after each line */
     uint64_t lines;
     struct dsort_sum128 *sum;   /* when not NULL: add the CRC-32 of line + eol */
     struct dsort_sum128 *sum_c; /* when not NULL: add the CRC32C of line + eol (conservation) */
 };
+
 /* Sink callback for a writer (ctx: the writer). */
 enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, size_t len,
                                          uint64_t pos, struct dsort_error *err);
-/* Write what the buffer holds (nothing for a run file or a sink: close or finish them). Call
- * it once more after the last line. */
-enum dsort_status dsort_line_writer_flush(struct dsort_line_writer *w, struct dsort_error *err);
 
 #endif

@@ -93,8 +93,7 @@ static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cu
     enum dsort_status st = dsort_runwriter_open_framed(&rw, path, x->run_block, &x->err);
     if (st)
         return st;
-    struct dsort_line_writer w = {
-        .fd = -1, .run = &rw, .frame_pos = x->with_pos, .eol = x->ord.eol};
+    struct dsort_line_writer w = {.run = &rw, .frame_pos = x->with_pos, .eol = x->ord.eol};
     struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
     st = dsort_lines_merge(&x->ord, cur, n, x->o->ord.unique, &sink, &x->err);
     if (!st)
@@ -178,8 +177,7 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
      * page more than a block: room for a block after a carried partial page. */
     struct dsort_output_sink os;
     st = dsort_output_sink_open(&os, out, io_block(x, 1) + DSORT_RUN_ALIGN, NULL, NULL, &x->err);
-    struct dsort_line_writer w = {.fd = -1,
-                                  .sink = &os.sink,
+    struct dsort_line_writer w = {.sink = &os.sink,
                                   .eol = x->ord.eol,
                                   .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
                                   .sum_c = &x->con_out};

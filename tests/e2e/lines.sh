@@ -50,20 +50,6 @@ DSORT=${DSORT_LINES_CMD:-$DSORT}
 VALIDATE=${DSORT_LINES_VALIDATE_CMD:-$VALIDATE}
 [ -z "${DSORT_LINES_CMD:-}${DSORT_LINES_VALIDATE_CMD:-}" ] ||
     echo "note: stand-ins: dsort is $DSORT, dsort-validate is $VALIDATE"
-# python3 found once: a version manager's shim (pyenv) costs about 0.5 s per start here.
-PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
-if [ -x "$PYTHON3" ]; then
-    python3() { "$PYTHON3" "$@"; }
-fi
-# share IDX: does the case of index IDX in its section run at this rank count? Every case runs
-# at -n 1, -n 3 and any count but 2 and 4; at -n 2 those of even IDX, at -n 4 those of odd.
-share() {
-    case $N in
-    2) [ $(($1 % 2)) = 0 ] ;;
-    4) [ $(($1 % 2)) = 1 ] ;;
-    *) return 0 ;;
-    esac
-}
 COUNT=${DSORT_LINES_COUNT:-3000}
 OOC_BUDGET=${DSORT_LINES_OOC_BUDGET:-64K}
 export LC_ALL=C

@@ -14,20 +14,6 @@
 EXT_FAST_KILL=1
 . "$(dirname "$0")/extlib.sh"
 ext_init "$1"
-# python3 found once: a version manager's shim (pyenv) costs about 0.5 s per start here, and
-# the oracle and the --stats queries start python3 about 120 times.
-PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
-if [ -x "$PYTHON3" ]; then
-    python3() { "$PYTHON3" "$@"; }
-fi
-# share C: does case C run at this rank count? (See the header.)
-share() {
-    case $N in
-    2) [ $(($1 % 2)) = 0 ] ;;
-    4) [ $(($1 % 2)) = 1 ] ;;
-    *) return 0 ;;
-    esac
-}
 
 COUNT=${DSORT_EXT_COUNT:-120000} # 12 MB: about 40 runs per rank at -n 1, 8 at -n 4
 SPILL=$T/spill

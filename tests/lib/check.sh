@@ -15,6 +15,22 @@
 # FAILS and prints what failed with the last command and the seed.
 
 LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# python3 found once: a version manager's shim (pyenv) costs about 0.5 s per start here, and
+# the oracle and the --stats queries start python3 many times.
+PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -x "$PYTHON3" ]; then
+    python3() { "$PYTHON3" "$@"; }
+fi
+# share IDX: does the case of index IDX in its section run at this rank count (N)? Every case
+# runs at -n 1, -n 3 and any count but 2 and 4; at -n 2 those of even IDX, at -n 4 those of odd
+# (for tests that split their cases between the two, as e2e/lines.sh and ext/smallbudget.sh).
+share() {
+    case $N in
+    2) [ $(($1 % 2)) = 0 ] ;;
+    4) [ $(($1 % 2)) = 1 ] ;;
+    *) return 0 ;;
+    esac
+}
 FAILS=0
 CHECKS=0
 LAST_CMD="(none)"
