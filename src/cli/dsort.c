@@ -365,6 +365,13 @@ static int parse_options(const struct dsort_comm *c, int argc, char **argv,
         if (code >= 0)
             return code;
         o->inputs = x->files0_names;
+        /* GNU would overwrite the list; dsort keeps every file it reads, the list too */
+        const char *clash = dsort_gnuopts_same_file(x->files0_from, o->output)  ? o->output
+                            : dsort_gnuopts_same_file(x->files0_from, o->stats) ? o->stats
+                                                                                : NULL;
+        if (clash)
+            return dsort_cli_usage_error(c, "'%s' is the --files0-from list; write elsewhere",
+                                         clash);
     }
     if (x->parallel && o->verbose && c->rank == 0)
         fprintf(stderr,

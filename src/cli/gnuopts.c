@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "comm.h"
 
@@ -150,4 +151,10 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
     }
     *count = n;
     return -1;
+}
+
+int dsort_gnuopts_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return b && !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

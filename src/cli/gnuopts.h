@@ -27,5 +27,7 @@ int dsort_gnuopts_parallel(const struct dsort_comm *c, const char *arg);
 /* Collective: read x->files0_from (see gnuopts.c). Returns -1 with the names in
  * x->files0_names and their count in *count, or an exit code (2) after an error. */
 int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, size_t *count);
+/* Are a and b (b may be NULL or not exist yet) the same existing file? */
+int dsort_gnuopts_same_file(const char *a, const char *b);
 
 #endif

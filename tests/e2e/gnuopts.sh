@@ -91,17 +91,22 @@ same() {
     fi
 }
 
-# agree WHAT DSORT_ARG... -- SORT_ARG...: GNU sort prints $T/gnu.out, dsort --format lines
-# writes $T/o/d.out; both exit 0 and the outputs are identical. No temp files left.
-agree() {
-    local what=$1 dargs=() sargs=()
-    shift
+# split_args DSORT_ARG... -- SORT_ARG...: into the caller's (local) arrays dargs and sargs.
+split_args() {
     while [ "$1" != -- ]; do
         dargs+=("$1")
         shift
     done
     shift
     sargs=("$@")
+}
+
+# agree WHAT DSORT_ARG... -- SORT_ARG...: GNU sort prints $T/gnu.out, dsort --format lines
+# writes $T/o/d.out; both exit 0 and the outputs are identical. No temp files left.
+agree() {
+    local what=$1 dargs=() sargs=()
+    shift
+    split_args "$@"
     gnu "$T/gnu.out" "${sargs[@]}"
     eq "$what: GNU sort's exit status ($(head -n 1 "$T/gnu.err"))" 0 "$GRC"
     rm -f "$T/o/d.out"
@@ -117,12 +122,7 @@ agree() {
 refuse() {
     local what=$1 want=$2 lines=$3 dargs=() sargs=()
     shift 3
-    while [ "$1" != -- ]; do
-        dargs+=("$1")
-        shift
-    done
-    shift
-    sargs=("$@")
+    split_args "$@"
     rm -f "$T/o/r.out" "$T/gnu.out"
     echo keep >"$T/o/keep"
     gnu "$T/gnu.out" "${sargs[@]}"
@@ -285,6 +285,16 @@ refuse "--files0-from: no names" 2 1 "${L[@]}" --files0-from="$D/list.none" -o "
     --files0-from="$D/list.none"
 refuse "--files0-from: no such list" 2 1 "${L[@]}" --files0-from="$D/nolist" -o "$T/o/r.out" -- \
     --files0-from="$D/nolist"
+# GNU would overwrite the list with -o LIST; dsort keeps every file it reads (a symlink too).
+cp "$D/list" "$T/o/list.copy"
+ln -sf "$T/o/list.copy" "$T/o/list.link"
+for out in "-o $T/o/list.copy" "-o $T/o/list.link" "-o $T/o/r.out --stats $T/o/list.copy"; do
+    read -ra oa <<<"$out"
+    dsort_refuses "--files0-from=L $out" "is the --files0-from list; write elsewhere" \
+        "${L[@]}" --files0-from="$T/o/list.copy" "${oa[@]}"
+    same "--files0-from=L $out: the list is kept" "$D/list" "$T/o/list.copy"
+done
+rm -f "$T/o/list.copy" "$T/o/list.link"
 gnu /dev/null --files0-from="$D/list.missing"
 eq "--files0-from naming a missing input: GNU sort's exit status" 2 "$GRC"
 dsort_refuses "--files0-from naming a missing input" "^dsort: .*cannot open '$D/nope'" \
