@@ -1,6 +1,6 @@
 /* fuzz_format - the --format parser (dsort_format_parse: "gensort", "fixed:SIZE:KEYOFF:KEYLEN").
  *
- * ("lines" is not parsed here: src/cli/dsort.c recognises that word before calling the parser.)
+ * ("lines" is not parsed here: src/cli/dsort_opts.c recognises that word before calling the parser.)
  * Input: the spec (up to the first NUL). Checks:
  *   - no crash or UB on any spec;
  *   - it accepts exactly what a reference accepts: "gensort", or "fixed:" then three fields

@@ -1,0 +1,365 @@
+/* dsort_opts.c - dsort's command line: the options, --help and --version (dsort_opts.h). */
+#include "dsort_opts.h"
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exchange.h"
+#include "keys.h"
+#include "mem.h"
+
+#define DEFAULT_BLOCK ((uint64_t)4 << 20)
+
+enum {
+    OPT_FORMAT = 256,
+    OPT_STATS,
+    OPT_CHUNK,
+    OPT_HELP,
+    OPT_VERSION,
+    OPT_VERIFY,
+    OPT_NO_DIRECT,
+    OPT_BLOCK,
+    OPT_OUT_OF_CORE,
+    OPT_LOCAL_INPUTS,
+    OPT_LOCAL_OUTPUT,
+    OPT_PLAN,
+    OPT_JSON,
+    OPT_STREAMS,
+    OPT_BIND,
+    OPT_ONE_STREAM,
+    OPT_CHECK,
+    OPT_PARALLEL,
+    OPT_FILES0_FROM
+};
+
+static const struct option long_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"output-dir", required_argument, NULL, 'O'},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"reverse", no_argument, NULL, 'r'},
+    {"unique", no_argument, NULL, 'u'},
+    {"stable", no_argument, NULL, 's'},
+    {"check", optional_argument, NULL, OPT_CHECK},
+    {"parallel", required_argument, NULL, OPT_PARALLEL},
+    {"files0-from", required_argument, NULL, OPT_FILES0_FROM},
+    DSORT_CLI_KEY_LONG_OPTIONS,
+    {"memory", required_argument, NULL, 'S'},
+    {"buffer-size", required_argument, NULL, 'S'},
+    {"temp-dir", required_argument, NULL, 'T'},
+    {"temporary-directory", required_argument, NULL, 'T'},
+    {"block-size", required_argument, NULL, OPT_BLOCK},
+    {"out-of-core", no_argument, NULL, OPT_OUT_OF_CORE},
+    {"local-inputs", no_argument, NULL, OPT_LOCAL_INPUTS},
+    {"local-output", no_argument, NULL, OPT_LOCAL_OUTPUT},
+    {"plan", no_argument, NULL, OPT_PLAN},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"streams-per-device", required_argument, NULL, OPT_STREAMS},
+    {"bind", no_argument, NULL, OPT_BIND},
+    {"one-stream", no_argument, NULL, OPT_ONE_STREAM},
+    {"verbose", no_argument, NULL, 'v'},
+    {"stats", required_argument, NULL, OPT_STATS},
+    {"verify", no_argument, NULL, OPT_VERIFY},
+    {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
+    {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0}};
+
+static void usage(void)
+{
+    printf("Usage: mpirun -n N dsort [OPTION]... INPUT... (-o FILE | -O DIR)\n"
+           "       mpirun -n N dsort -c [OPTION]... INPUT...\n"
+           "Sort fixed-size binary records (default: gensort's 100-byte records with a\n"
+           "10-byte key), or text lines as LC_ALL=C sort does, across the ranks of an MPI job.\n\n"
+           "Output:\n"
+           "  -o, --output=FILE       write one sorted file (on a file system all ranks see)\n"
+           "  -O, --output-dir=DIR    write DIR/part-00000 ... (one per rank, in key order)\n"
+           "                          and the manifest DIR/_SUCCESS\n"
+           "Records and order:\n"
+           "      --format=FMT        gensort (default), fixed:SIZE:KEYOFF:KEYLEN, or lines\n"
+           "                          (text lines, ordered as LC_ALL=C sort orders them)\n"
+           "  -r, --reverse           descending order\n"
+           "  -u, --unique            keep only the first record of each run of equal keys\n"
+           "  -s, --stable            equal keys keep their input order (no last-resort\n"
+           "                          comparison of whole records)\n"
+           "  -c, --check, --check=diagnose-first\n"
+           "                          check that the input is sorted; exit 1 if not\n"
+           "  -C, --check=quiet, --check=silent\n"
+           "                          like -c, but do not report the first disorder\n"
+           "      --files0-from=F     read the input names from file F, each ended by NUL\n"
+           "                          (instead of INPUT operands)\n"
+           "Lines (--format lines), as in GNU sort:\n"
+           "  -z, --zero-terminated   lines end with NUL, not newline\n"
+           "  -t, --field-separator=SEP  fields are separated by SEP, not by blanks\n"
+           "  -k, --key=POS1[,POS2]   a sort key: F[.C][OPTS], OPTS from bdfghiMnrV\n"
+           "  -b -d -f -i -n -g -h -V -M  ignore leading blanks, dictionary order, fold case,\n"
+           "                          ignore nonprinting, numeric, general numeric, human\n"
+           "                          numeric, version, month order (for keys without options)\n"
+           "      --sort=WORD         general-numeric (-g), human-numeric (-h), month (-M),\n"
+           "                          numeric (-n) or version (-V); random (-R) is refused\n"
+           "Resources:\n"
+           "  -S, --memory=SIZE       memory budget per rank (K, M, G, T suffixes, or N%%\n"
+           "                          of the node's memory shared by its ranks)\n"
+           "  -T, --temp-dir=DIR      where to spill sorted runs when the data does not fit\n"
+           "                          (repeatable; default $TMPDIR, then /tmp)\n"
+           "      --block-size=SIZE   I/O block for spilled runs and merges (default 4M)\n"
+           "      --out-of-core       spill runs even when the data would fit in memory\n"
+           "      --exchange-chunk=SIZE  largest message of the exchange (default 256M)\n"
+           "      --parallel=N        accepted for GNU sort's sake and ignored: dsort's\n"
+           "                          parallelism is its ranks (mpirun -n)\n"
+           "      --no-direct         write output through the page cache (default: O_DIRECT\n"
+           "                          where the file system supports it)\n"
+           "Devices:\n"
+           "      --plan [--json]     print what dsort would do (devices, reads per rank and\n"
+           "                          thread, spill dirs) per node, without sorting\n"
+           "      --streams-per-device=N  concurrent readers of one SSD/NVMe (default 4;\n"
+           "                          rotational disks and unknown devices get 1)\n"
+           "      --bind              bind each rank near its devices' NUMA node (unless\n"
+           "                          mpirun or srun bound it already)\n"
+           "      --one-stream        read each rank's share with one stream in input order,\n"
+           "                          ignoring devices (to measure what device-parallel\n"
+           "                          reading gains)\n"
+           "Node-local data:\n"
+           "      --local-inputs      each node reads the INPUTs it has (same paths, other\n"
+           "                          data per node; a directory means its part-* files)\n"
+           "      --local-output      -O DIR is on node-local disks: each node writes the\n"
+           "                          parts of its ranks to its own DIR\n"
+           "Reports:\n"
+           "      --verify            checksum input and output and compare them\n"
+           "  -v, --verbose           rank 0 prints a summary: phases, throughput, balance\n"
+           "      --stats=FILE        write per-rank figures as JSON\n"
+           "      --help              display this help and exit\n"
+           "      --version           output version information and exit\n\n"
+           "Exit status: 0 success, 1 -c found disorder, 2 error.\n");
+}
+
+int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct dsort_job_options *o,
+                     struct dsort_gnuopts *x, char ***temp_store)
+{
+    memset(x, 0, sizeof *x);
+    memset(o, 0, sizeof *o);
+    dsort_format_gensort(&o->fmt);
+    o->chunk = DSORT_EXCHANGE_CHUNK;
+    o->block = DEFAULT_BLOCK;
+    o->streams_per_device = 4;
+    char **temps = calloc((size_t)argc + 2, sizeof *temps);
+    *temp_store = temps;
+    if (!temps)
+        return dsort_cli_usage_error(c, "out of memory");
+    struct dsort_error err = {0};
+    int ch;
+    opterr = 0;
+    static struct dsort_keys keys;
+    dsort_keys_init(&keys);
+    o->keys = &keys;
+    o->eol = '\n';
+    int key_opts = 0;
+    while ((ch = getopt_long(argc, argv, ":o:O:ruscCvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
+                             NULL)) != -1) {
+        int kr = dsort_cli_key_option(c, &keys, ch, optarg, &o->eol);
+        if (kr < 0)
+            return 2;
+        if (kr > 0) {
+            key_opts = 1;
+            continue;
+        }
+        switch (ch) {
+        case 'o':
+            /* GNU sort's rule: a second -o is an error, not a silent choice of the last. */
+            if (o->output && strcmp(o->output, optarg))
+                return dsort_cli_usage_error(c, "multiple output files specified");
+            o->output = optarg;
+            break;
+        case 'O':
+            if (o->output_dir && strcmp(o->output_dir, optarg))
+                return dsort_cli_usage_error(c, "multiple output directories specified");
+            o->output_dir = optarg;
+            break;
+        case OPT_FORMAT:
+            o->lines = strcmp(optarg, "lines") == 0;
+            if (o->lines) {
+                /* the inputs are read as bytes; lines are found in them */
+                if (dsort_format_parse("fixed:1:0:1", &o->fmt, &err))
+                    return dsort_cli_usage_error(c, "%s", err.msg);
+                snprintf(o->fmt.name, sizeof o->fmt.name, "lines");
+            } else if (dsort_format_parse(optarg, &o->fmt, &err))
+                return dsort_cli_usage_error(c, "%s", err.msg);
+            break;
+        case 'r':
+            o->ord.reverse = 1;
+            break;
+        case 'u':
+            o->ord.unique = 1;
+            break;
+        case 's':
+            o->ord.stable = 1;
+            break;
+        case 'c':
+        case 'C':
+        case OPT_CHECK: {
+            static const char *const words[] = {"quiet", "silent", "diagnose-first", NULL};
+            int mode = ch != OPT_CHECK ? ch
+                       : optarg        ? dsort_cli_argmatch(c, "--check", optarg, words, "CCc",
+                                                            "  - 'quiet', 'silent'\n  - 'diagnose-first'")
+                                       : 'c';
+            if (!mode)
+                return 2;
+            if (o->check && x->check_mode != mode)
+                return dsort_cli_usage_error(c, "options '-cC' are incompatible");
+            o->check = 1;
+            x->check_mode = mode;
+            break;
+        }
+        case OPT_PARALLEL:
+            if (dsort_gnuopts_parallel(c, optarg))
+                return 2;
+            x->parallel = optarg;
+            break;
+        case OPT_FILES0_FROM:
+            /* dsort reads no standard input: "-" would be a file named "-" */
+            if (!strcmp(optarg, "-"))
+                return dsort_cli_usage_error(
+                    c, "--files0-from=-: dsort does not read standard input; name a file");
+            x->files0_from = optarg; /* as in GNU, the last one counts */
+            break;
+        case 'S': {
+            struct dsort_budget b;
+            if (dsort_budget_resolve(optarg, dsort_mem_physical(), c->node_size, &b, &err))
+                return dsort_cli_usage_error(c, "%s", err.msg);
+            o->memory_text = optarg;
+            break;
+        }
+        case 'T':
+            if (!*optarg)
+                return dsort_cli_usage_error(c, "empty --temp-dir");
+            temps[o->ntemp++] = optarg;
+            break;
+        case OPT_BLOCK:
+            if (dsort_mem_parse_size(optarg, &o->block, &err) || o->block < 4096 ||
+                o->block > ((uint64_t)1 << 30))
+                return dsort_cli_usage_error(c, "invalid --block-size '%s' (4K to 1G)", optarg);
+            break;
+        case OPT_OUT_OF_CORE:
+            o->force_external = 1;
+            break;
+        case OPT_LOCAL_INPUTS:
+            o->local_inputs = 1;
+            break;
+        case OPT_LOCAL_OUTPUT:
+            o->local_output = 1;
+            break;
+        case OPT_PLAN:
+            o->plan = 1;
+            break;
+        case OPT_JSON:
+            o->plan_json = 1;
+            break;
+        case OPT_BIND:
+            o->bind = 1;
+            break;
+        case OPT_ONE_STREAM:
+            o->one_stream = 1;
+            break;
+        case OPT_STREAMS: {
+            uint64_t v;
+            if (dsort_cli_parse_u64(optarg, &v) || v < 1 || v > 1024)
+                return dsort_cli_usage_error(c, "invalid --streams-per-device '%s' (1 to 1024)",
+                                             optarg);
+            o->streams_per_device = (uint32_t)v;
+            break;
+        }
+        case 'v':
+            o->verbose = 1;
+            break;
+        case OPT_STATS:
+            o->stats = optarg;
+            break;
+        case OPT_VERIFY:
+            o->verify = 1;
+            break;
+        case OPT_NO_DIRECT:
+            o->no_direct = 1;
+            break;
+        case OPT_CHUNK:
+            if (dsort_mem_parse_size(optarg, &o->chunk, &err) || o->chunk == 0 ||
+                o->chunk > (uint64_t)1 << 30)
+                return dsort_cli_usage_error(c, "invalid --exchange-chunk '%s' (1 byte to 1G)",
+                                             optarg);
+            break;
+        case OPT_HELP:
+            if (c->rank == 0)
+                usage();
+            return 0;
+        case OPT_VERSION:
+            if (c->rank == 0)
+                printf("dsort %s\n", DSORT_VERSION);
+            return 0;
+        case ':':
+            return dsort_cli_usage_error(c, "option '%s' requires an argument", argv[optind - 1]);
+        default:
+            return dsort_cli_usage_error(c, "unrecognized option '%s'", argv[optind - 1]);
+        }
+    }
+    if (o->ntemp == 0) {
+        const char *t = getenv("TMPDIR");
+        temps[o->ntemp++] = (char *)(t && *t ? t : "/tmp");
+    }
+    o->temp_dirs = temps;
+    o->inputs = argv + optind;
+    o->ninputs = (size_t)(argc - optind);
+    if (x->files0_from && o->ninputs)
+        return dsort_cli_usage_error(
+            c, "extra operand '%s'\nfile operands cannot be combined with --files0-from",
+            argv[optind]);
+    if (o->ninputs == 0 && !x->files0_from)
+        return dsort_cli_usage_error(c, "no input files");
+    if (o->plan_json && !o->plan)
+        return dsort_cli_usage_error(c, "--json goes with --plan");
+    if (o->check && o->output) /* GNU's words */
+        return dsort_cli_usage_error(c, "options '-%co' are incompatible", x->check_mode);
+    if (o->check && o->output_dir)
+        return dsort_cli_usage_error(c, "-%c does not take an output", x->check_mode);
+    if (!o->check && !o->plan && !o->output == !o->output_dir)
+        return dsort_cli_usage_error(c, "give exactly one of -o FILE and -O DIR");
+    if (o->check && o->local_inputs)
+        return dsort_cli_usage_error(c, "-%c does not take --local-inputs (use dsort-validate)",
+                                     x->check_mode);
+    if (o->local_output && !o->output_dir)
+        return dsort_cli_usage_error(c, "--local-output goes with -O DIR");
+    if (!o->lines && key_opts)
+        return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnV go with --format lines");
+    if (o->lines) {
+        if (o->check)
+            return dsort_cli_usage_error(
+                c, "-%c with --format lines is not supported; use dsort-validate --format lines",
+                x->check_mode);
+        if (o->ord.reverse && dsort_keys_set_global(&keys, 'r', &err))
+            return dsort_cli_usage_error(c, "%s", err.msg);
+        keys.stable = o->ord.stable;
+        keys.unique = o->ord.unique;
+        if (dsort_keys_finish(&keys, &err))
+            return dsort_cli_usage_error(c, "%s", err.msg);
+    }
+    /* Last: the only check that reads a file, once every usage error has had its say. */
+    if (x->files0_from) {
+        int code = dsort_gnuopts_files0(c, x, &o->ninputs);
+        if (code >= 0)
+            return code;
+        o->inputs = x->files0_names;
+        /* GNU would overwrite the list; dsort keeps every file it reads, the list too */
+        const char *clash = dsort_gnuopts_same_file(x->files0_from, o->output)  ? o->output
+                            : dsort_gnuopts_same_file(x->files0_from, o->stats) ? o->stats
+                                                                                : NULL;
+        if (clash)
+            return dsort_cli_usage_error(c, "'%s' is the --files0-from list; write elsewhere",
+                                         clash);
+    }
+    if (x->parallel && o->verbose && c->rank == 0)
+        fprintf(stderr,
+                "%s: --parallel=%s ignored: dsort's parallelism is its %d rank%s (mpirun -n)\n",
+                c->prog, x->parallel, c->size, c->size == 1 ? "" : "s");
+    return -1;
+}
