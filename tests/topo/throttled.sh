@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Device-parallel reading on devices that are really independent (issue 15): three loop disks,
+# each throttled on its own to 10 MiB/s (read and write) by a cgroup (tests/lib/throttle.sh),
+# 10 MB of gensort records on each. dsort sorts them in memory at -n 1 and -n 2, device-parallel
+# (the default) and with --one-stream, each run in the throttled cgroup with the page cache
+# dropped; then 10 MB on two partitions of one throttled disk (one device: no gain expected).
+# Every output is checked: the first of each data set by dsort-validate (order, count, checksum
+# against dsort-gen -c) and by the independent oracle tests/lib/oracle.py (count, checksum,
+# order), every other one byte-equal to that first one. The times are printed; the gain is
+# checked only loosely (this is a test, not a benchmark): device-parallel reading must not be
+# more than 1.5 times as slow as one stream. Needs root, loop devices, cgroup blkio (v1) or io (v2); exit 77 (skip) with
+# the reason otherwise. Everything is undone on exit, INT, TERM and HUP (and, after a SIGKILL,
+# by the next run). Usage: throttled.sh BIN_DIR
+set -euo pipefail
+bin=${1:?usage: throttled.sh BIN_DIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+lib=$here/../lib
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+fails=0
+fail() {
+    echo "FAIL: $*" >&2
+    fails=$((fails + 1))
+}
+for tool in python3 timeout "${DSORT_MPIEXEC:-mpirun}"; do
+    command -v "$tool" >/dev/null 2>&1 || skip "$tool is missing"
+done
+[ "$(id -u)" = 0 ] || skip "not running as root"
+# A mount namespace of its own, so that no mount outlives the test (loop devices and the
+# cgroup are undone by the trap, or by the next run after a SIGKILL).
+if [ -z "${DSORT_THROTTLE_NS:-}" ] && command -v unshare >/dev/null 2>&1 &&
+    unshare --mount --propagation private true 2>/dev/null; then
+    DSORT_THROTTLE_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
+# shellcheck source=tests/lib/throttle.sh
+. "$lib/throttle.sh"
+rc=0
+thr_init || rc=$?
+[ "$rc" = 0 ] || { [ "$rc" = "$THR_SKIP" ] && skip "$THR_REASON"; echo "FAIL: thr_init" >&2; exit 1; }
+trap thr_teardown EXIT
+trap 'exit 1' INT TERM HUP
+# setup CMD...: a thr_* set-up step; skip on 77, fail on anything else.
+setup() {
+    local rc=0
+    "$@" || rc=$?
+    [ "$rc" = 0 ] && return 0
+    [ "$rc" = "$THR_SKIP" ] && skip "$THR_REASON"
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# python3 found once: a version manager's shim (pyenv) costs seconds per start on a busy machine.
+PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PYTHON3=python3
+python3() { "$PYTHON3" "$@"; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpiexec=${DSORT_MPIEXEC:-mpirun}
+bps=$((10 * 1048576)) # 10 MiB/s, read and write, per disk
+per=100000            # records per disk: 10 MB
+work=$THR_WORK
+echo "throttled: cgroup $THR_CG_KIND ($THR_CG), $((bps / 1048576)) MiB/s per disk"
+
+# gen FILE COUNT: dsort-gen -c (outside the cgroup); prints the checksum.
+gen() {
+    timeout 60 "$mpiexec" -q --oversubscribe -n 1 "$bin/dsort-gen" -c "$2" "$1" 2>&1 >/dev/null |
+        grep -Eo '^[0-9a-f]+$' | tail -n 1
+}
+# cut_records SRC FIRST COUNT DEST: records FIRST .. FIRST+COUNT-1 of SRC into DEST.
+cut_records() {
+    dd if="$1" of="$4" bs=1M skip=$(($2 * 100)) count=$(($3 * 100)) iflag=skip_bytes,count_bytes status=none
+}
+# read_phase STATS: the slowest rank's read phase.
+read_phase() {
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print("%.3f" % max(r["phases"]["read"] for r in d["per_rank"]))' "$1"
+}
+
+# Two data sets, each generated once (the generator's checksum is the oracle's input) and cut
+# over the disks: 3 x per records on d0, d1, d2; per records on the two partitions.
+want_n=$((3 * per))
+want_sum=$(gen "$work/all" "$want_n") || true
+part_sum=$(gen "$work/half" "$per") || true
+if [ -z "$want_sum" ] || [ -z "$part_sum" ]; then
+    echo "FAIL: dsort-gen printed no checksum" >&2
+    exit 1
+fi
+inputs=()
+for i in 0 1 2; do
+    setup thr_disk "d$i" 64 "$bps" "$bps"
+    cut_records "$work/all" $((i * per)) "$per" "$THR_MNT/in"
+    inputs+=("$THR_MNT/in")
+done
+setup thr_split_disk s 64 "$bps" "$bps"
+cut_records "$work/half" 0 $((per / 2)) "$THR_MNT1/in"
+cut_records "$work/half" $((per / 2)) $((per / 2)) "$THR_MNT2/in"
+part_inputs=("$THR_MNT1/in" "$THR_MNT2/in")
+rm -f "$work/all" "$work/half"
+"$bin/dsort" --plan "${inputs[@]}" "${part_inputs[@]}" -o "$work/out" 2>&1 | sed 's/^/  plan: /' | head -n 12 || true
+
+declare -A ref # the first output of each data set (by its checksum) that the oracle passed
+# sort NAME N WANT_N WANT_SUM OPTS... -- INPUTS...: one sort in the cgroup, then the checks.
+# Sets READ and TOTAL.
+sort_case() {
+    local name=$1 n=$2 wn=$3 ws=$4 opts=() rc=0 out=$work/out.$1 v got
+    shift 4
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    rm -f "$out" "$work/stats.json"
+    thr_run timeout -k 5 90 "$mpiexec" -q --oversubscribe -n "$n" "$bin/dsort" "${opts[@]}" \
+        --stats "$work/stats.json" "$@" -o "$out" || rc=$?
+    TOTAL=$THR_ELAPSED
+    READ=nan
+    if [ "$rc" != 0 ]; then
+        fail "$name: dsort exited $rc"
+        return 0
+    fi
+    READ=$(read_phase "$work/stats.json")
+    if [ -z "${ref[$ws]:-}" ]; then
+        v=$(timeout 60 "$mpiexec" -q --oversubscribe -n 1 "$bin/dsort-validate" "$out" 2>&1) ||
+            fail "$name: dsort-validate: $v"
+        echo "$v" | grep -q "^Records: $wn\$" || fail "$name: dsort-validate: $v; want $wn records"
+        echo "$v" | grep -q "^Checksum: $ws\$" || fail "$name: dsort-validate: $v; want checksum $ws"
+        got=$(python3 "$lib/oracle.py" sum 100 "$out")
+        [ "$got" = "$wn $ws" ] || fail "$name: oracle sum '$got', want '$wn $ws'"
+        got=$(python3 "$lib/oracle.py" firstdisorder 100 0 10 "" "$out")
+        [ "$got" = none ] || fail "$name: oracle: out of order at $got"
+        ref[$ws]=$out
+    elif cmp -s "${ref[$ws]}" "$out"; then
+        rm -f "$out"
+    else
+        fail "$name: output differs from $(basename "${ref[$ws]}")"
+    fi
+}
+
+declare -A rd
+for n in 1 2; do
+    for mode in parallel one-stream; do
+        opts=()
+        [ "$mode" = one-stream ] && opts=(--one-stream)
+        sort_case "n$n-$mode" "$n" "$want_n" "$want_sum" "${opts[@]}" -- "${inputs[@]}"
+        rd[$n.$mode]=$READ
+        printf '  -n %d %-10s read %6s s  total %6s s\n' "$n" "$mode" "$READ" "$TOTAL"
+    done
+done
+for mode in parallel one-stream; do
+    opts=()
+    [ "$mode" = one-stream ] && opts=(--one-stream)
+    sort_case "parts-$mode" 1 "$per" "$part_sum" "${opts[@]}" -- "${part_inputs[@]}"
+    printf '  two partitions of one disk, -n 1 %-10s read %6s s  total %6s s\n' "$mode" "$READ" "$TOTAL"
+done
+
+# The gain, loosely: device-parallel reading may not be more than 1.5 times as slow as one
+# stream (expected: about 3 times faster at -n 1, where one stream reads the disks in turn).
+for n in 1 2; do
+    p=${rd[$n.parallel]} o=${rd[$n.one-stream]}
+    if [ "$p" = nan ] || [ "$o" = nan ]; then continue; fi
+    echo "  -n $n: one stream / device-parallel read = $(awk -v p="$p" -v o="$o" 'BEGIN { printf "%.2f", o / p }')"
+    awk -v p="$p" -v o="$o" 'BEGIN { exit !(p <= 1.5 * o + 0.2) }' ||
+        fail "-n $n: device-parallel read $p s is much slower than one stream ($o s)"
+done
+left=$(find "$work" -mindepth 1 -maxdepth 2 -name 'dsort-*' 2>/dev/null | head -n 5)
+[ -z "$left" ] || fail "temp files left behind: $left"
+if [ "$fails" -gt 0 ]; then
+    echo "FAIL: $fails checks failed"
+    exit 1
+fi
+echo PASS
