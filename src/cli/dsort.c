@@ -21,6 +21,7 @@
 #include "gnuopts.h"
 #include "clock.h"
 #include "job.h"
+#include "progress.h"
 #include "mem.h"
 #include "tempdir.h"
 
@@ -321,6 +322,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         code = stats.external ? dsort_job_sort_external(c, o, in, &sh, &stats)
                               : dsort_job_sort_memory(c, o, in, &sh, &stats);
     }
+    dsort_progress_finish(code == 0);
     if (code == 0)
         report(c, o, &stats, dsort_clock_now() - t0);
     dsort_job_topo_destroy(o->topo);

@@ -20,6 +20,7 @@ enum {
     OPT_HELP,
     OPT_VERSION,
     OPT_VERIFY,
+    OPT_PROGRESS,
     OPT_NO_DIRECT,
     OPT_BLOCK,
     OPT_OUT_OF_CORE,
@@ -62,6 +63,7 @@ static const struct option long_opts[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"stats", required_argument, NULL, OPT_STATS},
     {"verify", no_argument, NULL, OPT_VERIFY},
+    {"progress", optional_argument, NULL, OPT_PROGRESS},
     {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
     {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
     {"help", no_argument, NULL, OPT_HELP},
@@ -131,6 +133,9 @@ static void usage(void)
            "      --verify            checksum input and output and compare them\n"
            "  -v, --verbose           rank 0 prints a summary: phases, throughput, balance\n"
            "      --stats=FILE        write per-rank figures as JSON\n"
+           "      --progress[=SECS]   rank 0 shows how far the job is: percent of all\n"
+           "                          ranks' work, rate and ETA, redrawn on a terminal,\n"
+           "                          else a line every SECS seconds (default 5)\n"
            "      --help              display this help and exit\n"
            "      --version           output version information and exit\n\n"
            "Exit status: 0 success, 1 -c found disorder, 2 error.\n");
@@ -144,6 +149,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     dsort_format_gensort(&o->fmt);
     o->chunk = DSORT_EXCHANGE_CHUNK;
     o->block = DEFAULT_BLOCK;
+    o->progress = -1;
     o->streams_per_device = 4;
     char **temps = calloc((size_t)argc + 2, sizeof *temps);
     *temp_store = temps;
@@ -280,6 +286,14 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         case OPT_VERIFY:
             o->verify = 1;
             break;
+        case OPT_PROGRESS: {
+            char *end = NULL;
+            o->progress = optarg ? strtod(optarg, &end) : 5.0;
+            if (optarg && (end == optarg || *end || !(o->progress >= 0 && o->progress <= 86400)))
+                return dsort_cli_usage_error(c, "invalid --progress '%s' (seconds, 0 to 86400)",
+                                             optarg);
+            break;
+        }
         case OPT_NO_DIRECT:
             o->no_direct = 1;
             break;

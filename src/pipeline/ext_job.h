@@ -13,6 +13,8 @@
 #include "keysort.h"
 #include "merge.h"
 #include "output.h"
+#include "recfmt.h"
+#include "runmerge.h"
 #include "runset.h"
 #include "tempdir.h"
 
@@ -36,12 +38,13 @@ struct ext {
     struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
     struct dsort_tempdirs td;
     struct dsort_runset runs;
+    struct dsort_recfmt_ctx fx;          /* the fixed format's operations' context (recfmt.h) */
+    struct dsort_runmerge rm;            /* spills, extra passes, the final merge's readers */
     struct dsort_sum128 sum_in, sum_out; /* --verify: valsort's CRC-32 sums */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C sums */
+    uint64_t out_done;                   /* bytes passed to the output so far (--progress) */
 };
 
-/* Local: add a spilled run of records in-flight records to the run set. */
-enum dsort_status dsort_ext_job_add_run(struct ext *x, const char *path, uint64_t records);
 /* Collective: merge the runs (extra passes beyond the fan-in, smallest first) into the
  * output, setting this rank's share of it; *nout gets the records written. Agrees. */
 enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *out,

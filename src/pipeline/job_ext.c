@@ -34,6 +34,7 @@
 #include "exchange.h"
 #include "ext_job.h"
 #include "mem.h"
+#include "progress.h"
 #include "runfile.h"
 #include "splitters.h"
 
@@ -85,25 +86,9 @@ static enum dsort_status spill(struct ext *x, struct dsort_cursor *cur, size_t k
 {
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SPILL);
-    char path[4096];
-    dsort_tempdirs_run_path(&x->td, path, sizeof path);
-    struct dsort_runwriter w;
-    enum dsort_status st = dsort_runwriter_open(&w, path, x->irs, x->block, &x->err);
-    if (st)
-        return st;
-    st = dsort_merge_cmp(&x->cmp, x->irs, x->irs, x->o->ord.unique, cur, k, &w.sink, &x->err);
-    if (st) {
-        dsort_runwriter_abort(&w);
-        return st;
-    }
-    if ((st = dsort_runwriter_close(&w, &x->err))) {
-        dsort_runwriter_abort(&w);
-        return st;
-    }
-    dsort_runwriter_free(&w);
-    x->stats->runs++;
-    x->stats->spill_bytes += w.off;
-    st = dsort_ext_job_add_run(x, path, w.records);
+    enum dsort_status st = dsort_runmerge_spill(&x->rm, cur, k, &x->err);
+    x->stats->runs = x->rm.runs_made;
+    x->stats->spill_bytes = x->rm.run_bytes;
     dsort_job_phase_end(x->stats, PH_SPILL, &pc);
     return st;
 }
@@ -207,7 +192,8 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
         if (got) {
             uint64_t off = 0;
             for (int s = 0; s < p; s++) {
-                dsort_cursor_memory(&cur[s], x->a + off, allot[s], irs);
+                dsort_recfmt_fixed.cursor_memory(&x->fx, &cur[s], x->a + off,
+                                                 (size_t)(allot[s] * irs));
                 off += allot[s] * irs;
             }
             st = spill(x, cur, (size_t)p);
@@ -259,6 +245,8 @@ static enum dsort_status form_runs(struct ext *x)
                            x->scratch ? x->scratch : (struct dsort_sortent *)(void *)x->b);
         dsort_job_phase_end(x->stats, PH_SORT, &pc);
         st = exchange_round(x, m, x->g0 + at);
+        if (!st)
+            dsort_progress_step(c, "rounds", (at + m) * x->rs);
     }
     return st;
 }
@@ -271,6 +259,7 @@ static void release(struct ext *x)
     dsort_mem_free(x->scratch, x->ebytes);
     x->a = x->b = NULL;
     x->ents = x->scratch = NULL;
+    dsort_runmerge_release(&x->rm);
     dsort_runset_release(&x->runs);
     dsort_tempdirs_destroy(&x->td);
     free(x->splitters);
@@ -370,12 +359,16 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         return 2;
     char job[256];
     dsort_job_name(c, job, sizeof job);
+    /* --progress: the rounds (read, sort, exchange, spill), then the merge: two passes */
+    dsort_progress_start(c, o->progress, x.n * x.rs, 2);
     st = plan_memory(&x);
     if (!st)
         st = dsort_job_tempdirs(o, job, c->rank, &x.td, &x.err);
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
     fit_block(&x, dsort_comm_max(c, (x.n + x.chunk - 1) / x.chunk));
+    x.fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique, .cmp = &x.cmp, .rec = x.irs};
+    dsort_runmerge_init(&x.rm, &dsort_recfmt_fixed, &x.fx, &x.runs, &x.td, x.block);
 
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);

@@ -31,7 +31,7 @@
 #include "mem.h"
 #include "output.h"
 #include "outsink.h"
-#include "prefetch.h"
+#include "progress.h"
 #include "runfile.h"
 
 /* ---- runs ---- */
@@ -74,70 +74,31 @@ static void choose_run_block(struct lx *x, uint64_t need)
     x->run_block = (size_t)(b < 4096 ? 4096 : b);
 }
 
-/* How many runs one merge opens: two blocks each within read_mem (at most 1024), and the
- * open-file limit less what is open and a margin. */
-static size_t fan_in(const struct lx *x)
-{
-    struct dsort_fan_in fi;
-    dsort_fan_in_now(read_mem(x), dsort_runreader_buf_len(0, x->run_block), 1024, &fi);
-    dsort_fan_in_explain(&fi, x->runs.n, x->stats->merge_why, sizeof x->stats->merge_why);
-    return fi.f;
-}
-
-/* Merge cursors into a new run file (framed lines in checksummed blocks, see lines.h). */
-static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cur, size_t n)
-{
-    char path[4096];
-    struct dsort_runwriter rw;
-    dsort_tempdirs_run_path(&x->td, path, sizeof path);
-    enum dsort_status st = dsort_runwriter_open_framed(&rw, path, x->run_block, &x->err);
-    if (st)
-        return st;
-    struct dsort_line_writer w = {.run = &rw, .frame_pos = x->with_pos, .eol = x->ord.eol};
-    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
-    st = dsort_lines_merge(&x->ord, cur, n, x->o->ord.unique, &sink, &x->err);
-    if (!st)
-        st = dsort_runwriter_close(&rw, &x->err);
-    if (!st)
-        st = dsort_runset_add(&x->runs, path, sink.lines, sink.bytes, &x->err);
-    if (st) {
-        dsort_runwriter_abort(&rw);
-        return st;
-    }
-    dsort_runwriter_free(&rw);
-    x->stats->runs++;
-    x->stats->spill_bytes += rw.off;
-    return DSORT_OK;
-}
-
 /* The largest payload of a run file's oversize block: one line with its position. */
 static size_t max_payload(const struct lx *x)
 {
     return (size_t)x->max_line + 8 + 64;
 }
 
-/* Open cursors over runs [from, from + k), with the readers and buffers of x (ready for the
- * fan-in). */
-static enum dsort_status open_runs(struct lx *x, size_t from, size_t k,
-                                   struct dsort_line_cursor *cur)
+/* Merge cursors into a new run file (framed lines in checksummed blocks, see lines.h). */
+static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cur, size_t n)
 {
-    const size_t blen = dsort_runreader_buf_len(0, x->run_block);
-    for (size_t i = 0; i < k; i++) {
-        const struct dsort_run *r = &x->runs.runs[from + i];
-        enum dsort_status st =
-            dsort_runreader_open_framed(&x->rd[i], r->path, x->run_block, max_payload(x),
-                                        x->rbuf + i * blen, x->pf, r->records, &x->err);
-        if (st) {
-            for (size_t j = 0; j < i; j++)
-                dsort_line_cursor_close(&cur[j]);
-            return st;
-        }
-        dsort_line_cursor_run(&cur[i], &x->ord, &x->rd[i], x->with_pos, r->bytes);
-    }
-    return DSORT_OK;
+    enum dsort_status st = dsort_runmerge_spill(&x->rm, cur, n, &x->err);
+    x->stats->runs = x->rm.runs_made;
+    x->stats->spill_bytes = x->rm.run_bytes;
+    return st;
 }
 
 /* ---- the rounds ---- */
+
+/* The output sink's view of the bytes passed on: --progress's local figure (rank 0). */
+static void out_progress(void *ctx, const unsigned char *p, size_t len)
+{
+    struct lx *x = ctx;
+    (void)p;
+    x->out_done += len;
+    dsort_progress_local("merge", x->sh.n + x->out_done);
+}
 
 /* A sink that only counts (for the size of -u output). */
 static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t len, uint64_t pos,
@@ -176,7 +137,8 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
     /* Through the output's writer thread (O_DIRECT, page-carry: outsink.h) while merging; a
      * page more than a block: room for a block after a carried partial page. */
     struct dsort_output_sink os;
-    st = dsort_output_sink_open(&os, out, io_block(x, 1) + DSORT_RUN_ALIGN, NULL, NULL, &x->err);
+    st = dsort_output_sink_open(&os, out, io_block(x, 1) + DSORT_RUN_ALIGN, out_progress, x,
+                                &x->err);
     struct dsort_line_writer w = {.sink = &os.sink,
                                   .eol = x->ord.eol,
                                   .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
@@ -207,8 +169,7 @@ static enum dsort_status reopen_memory(struct lx *x, struct dsort_line_cursor *c
 {
     const struct mem_pieces *m = ctx;
     for (size_t i = 0; i < n; i++)
-        dsort_line_cursor_memory(&cur[i], &x->ord, m->buf + m->off[i], (size_t)m->len[i],
-                                 x->with_pos);
+        dsort_recfmt_lines.cursor_memory(&x->fx, &cur[i], m->buf + m->off[i], (size_t)m->len[i]);
     return DSORT_OK;
 }
 
@@ -216,9 +177,13 @@ static enum dsort_status reopen_runs(struct lx *x, struct dsort_line_cursor *cur
                                      void *ctx)
 {
     (void)ctx;
-    for (size_t i = 0; i < n; i++)
-        dsort_line_cursor_close(&cur[i]);
-    return open_runs(x, 0, n, cur);
+    void *again;
+    dsort_runmerge_close(&x->rm, n);
+    enum dsort_status st = dsort_runmerge_open(&x->rm, 0, n, &again, &x->err);
+    return st ? st
+              : (again == (void *)cur
+                     ? DSORT_OK
+                     : DSORT_ERR(&x->err, DSORT_EINTERNAL, 0, "the merge's cursors moved"));
 }
 
 /* Build the framed send buffer of the sorted chunk, cut by the splitters. */
@@ -384,58 +349,37 @@ out:
     return st;
 }
 
-/* Merge the runs down to the fan-in, then into the output. */
+/* Merge the runs down to the fan-in (the engine's extra passes, runmerge.h), then into the
+ * output. */
 static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
 {
     const struct dsort_comm *c = x->c;
-    enum dsort_status st = DSORT_OK;
     struct dsort_phase_clock pc;
-    size_t f = fan_in(x);
     x->max_line = dsort_comm_max(c, x->longest);
-    size_t most = x->runs.n < f ? x->runs.n : f;
-    struct dsort_line_cursor *cur = calloc(most + 1, sizeof *cur);
-    x->rd = calloc(most + 1, sizeof *x->rd);
-    x->rbuf_len = (most ? most : 1) * dsort_runreader_buf_len(0, x->run_block);
-    x->rbuf = dsort_mem_alloc(x->rbuf_len);
-    if (!cur || !x->rd || !x->rbuf)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-    if (!st)
-        st = dsort_prefetch_create(&x->pf, &x->err);
+    x->fx.max_payload = max_payload(x);
+    enum dsort_status st =
+        dsort_runmerge_plan(&x->rm, read_mem(x), 1024, NULL, NULL, 0, x->stats->merge_why,
+                            sizeof x->stats->merge_why, &x->err);
+    x->stats->fan_in = (int)x->rm.f;
     dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
-    while (!st && x->runs.n > f) { /* extra passes: the smallest runs first */
-        dsort_runset_sort_smallest(&x->runs);
-        size_t k = dsort_fan_in_step(x->runs.n, f);
-        if ((st = open_runs(x, 0, k, cur)))
-            break;
-        st = merge_to_run(x, cur, k);
-        for (size_t i = 0; i < k; i++)
-            dsort_line_cursor_close(&cur[i]);
-        if (!st) {
-            x->stats->merge_passes++;
-            x->stats->extra_merge_bytes += x->runs.runs[x->runs.n - 1].bytes;
-            dsort_runset_drop(&x->runs, 0, k);
-        }
-    }
-    if ((st = dsort_comm_agree(c, st, &x->err))) {
-        free(cur);
+    if (!st)
+        st = dsort_runmerge_reduce(&x->rm, &x->err);
+    x->stats->merge_passes = x->rm.passes;
+    x->stats->extra_merge_bytes = x->rm.pass_bytes;
+    if ((st = dsort_comm_agree(c, st, &x->err)))
         return st;
-    }
-    x->stats->fan_in = (int)f;
     uint64_t bytes = dsort_runset_bytes(&x->runs);
     size_t n = x->runs.n;
-    st = open_runs(x, 0, n, cur);
+    void *cur = NULL;
+    st = dsort_runmerge_open(&x->rm, 0, n, &cur, &x->err);
     /* Phases do not nest (their I/O would count twice): the merge into the output is timed
      * as the write phase by write_output. */
     dsort_job_phase_end(x->stats, PH_FINAL_MERGE, &pc);
-    if ((st = dsort_comm_agree(c, st, &x->err))) {
-        free(cur);
+    if ((st = dsort_comm_agree(c, st, &x->err)))
         return st;
-    }
     st = write_output(x, out, cur, n, bytes, reopen_runs, NULL);
-    for (size_t i = 0; i < n; i++)
-        dsort_line_cursor_close(&cur[i]);
+    dsort_runmerge_close(&x->rm, n);
     st = dsort_comm_agree(c, st, &x->err);
-    free(cur);
     if (!st)
         dsort_runset_drop(&x->runs, 0, x->runs.n);
     return st;
@@ -451,12 +395,7 @@ static enum dsort_status make_tempdirs(struct lx *x)
 
 static void release(struct lx *x)
 {
-    dsort_prefetch_destroy(x->pf);
-    x->pf = NULL;
-    free(x->rd);
-    x->rd = NULL;
-    dsort_mem_free(x->rbuf, x->rbuf_len);
-    x->rbuf = NULL;
+    dsort_runmerge_release(&x->rm);
     dsort_runset_release(&x->runs);
     if (x->have_td)
         dsort_tempdirs_destroy(&x->td);
@@ -494,6 +433,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.err);
     if (st)
         return 2;
+    /* --progress: the rounds (read, sort, exchange, spill), then the merge: two passes */
+    dsort_progress_start(c, o->progress, sh->n, 2);
     struct chunk k;
     memset(&k, 0, sizeof k);
     dsort_job_name(c, x.job, sizeof x.job);
@@ -515,6 +456,9 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     int fits = need <= x.third && !o->force_external;
     int direct = dsort_comm_all_ok(c, fits);
     choose_run_block(&x, direct ? 0 : need);
+    x.fx =
+        (struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x.ord, .with_pos = x.with_pos};
+    dsort_runmerge_init(&x.rm, &dsort_recfmt_lines, &x.fx, &x.runs, &x.td, x.run_block);
     k.size = direct ? (need > 65536 ? need : 65536) : x.third;
     k.size = (k.size + 15) / 16 * 16;
     const uint64_t arena = k.size;
@@ -548,6 +492,9 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         dsort_job_phase_end(stats, PH_READ, &pc);
         if ((st = dsort_comm_agree(c, st, &x.err)))
             goto fail;
+        /* read: half of this round's pass; sorting, the exchange and the spill are the rest */
+        uint64_t got = x.pos - sh->first;
+        dsort_progress_step(c, "exchange", got > k.used / 2 ? got - k.used / 2 : 0);
         int more =
             !dsort_comm_all_ok(c, x.pos >= x.end || dsort_lines_file_at(in, x.pos) == in->count);
         if (direct && more) { /* the estimate was wrong (very short lines): spill after all */
@@ -556,6 +503,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         stats->external = !direct;
         if ((st = round_trip(&x, &k, direct, &out, &wrote)))
             goto fail;
+        dsort_progress_step(c, "rounds", x.pos - x.sh.first);
         if (!more)
             break;
         x.grow_share = 0;

@@ -17,6 +17,7 @@
 #include "mem.h"
 #include "merge.h"
 #include "output.h"
+#include "progress.h"
 #include "splitters.h"
 
 /* The composite key of the i-th record of the sorted run: normalised key, normalised tie
@@ -153,6 +154,8 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
         return 2;
 
     size_t bytes = (size_t)(n * rs);
+    /* --progress: read, sort, exchange and merge, write: four passes over the data */
+    dsort_progress_start(c, o->progress, bytes, 4);
     unsigned char *a = dsort_mem_alloc(bytes), *b = dsort_mem_alloc(bytes);
     struct dsort_sortent *ents = dsort_mem_alloc(n * sizeof *ents);
     uint64_t *cuts = calloc((size_t)c->size + 1, sizeof *cuts);
@@ -171,6 +174,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_job_phase_end(stats, PH_READ, &pc);
     if ((st = dsort_comm_agree(c, st, &err)))
         goto fail;
+    dsort_progress_step(c, "sort", bytes);
 
     dsort_job_phase_begin(&pc, PH_SORT);
     /* B is free until the gather: it is the radix sort's scratch, unless records are
@@ -199,6 +203,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     if ((st = dsort_comm_agree(c, st, &err)))
         goto fail;
     dsort_job_phase_end(stats, PH_SPLIT, &pc);
+    dsort_progress_step(c, "exchange", 2 * (uint64_t)bytes);
 
     uint64_t nout = n;
     if (c->size > 1 || o->ord.unique) {
@@ -207,6 +212,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
             goto fail;
     } /* else one rank: B already holds the sorted output */
     stats->records_out = nout;
+    dsort_progress_step(c, "write", 3 * (uint64_t)bytes);
 
     /* With -u the output shrank: the file offsets must follow. */
     if (o->ord.unique && (st = dsort_output_set_share(c, &out, nout * rs, &err)))

@@ -11,6 +11,8 @@
 
 #include "job.h"
 #include "lines.h"
+#include "recfmt.h"
+#include "runmerge.h"
 #include "runset.h"
 #include "tempdir.h"
 
@@ -36,13 +38,12 @@ struct lx {
     double avg_line;            /* bytes a line (with its eol) in the samples of all ranks */
     struct dsort_runset runs;   /* records: lines; bytes: line + eol bytes (no positions) */
     size_t run_block;           /* bytes of a run file's checksummed blocks (choose_run_block) */
-    struct dsort_prefetch *pf;  /* the final merge's read-ahead thread */
-    struct dsort_runreader *rd; /* the final merge's readers (the fan-in) */
-    unsigned char *rbuf;        /* their buffers (2 blocks each, 4 KiB-aligned) */
-    size_t rbuf_len;
+    struct dsort_recfmt_ctx fx; /* the lines format's operations' context (recfmt.h) */
+    struct dsort_runmerge rm;   /* spills, extra passes, the final merge's readers */
     struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
     uint64_t lines_in;
+    uint64_t out_done; /* bytes passed to the output so far (--progress) */
     int grow_share;    /* in memory (one round): the arena may grow up to a third */
     uint64_t longest;  /* the longest line (with its eol) this rank read */
     uint64_t max_line; /* the longest line of all ranks (set before run files are read) */

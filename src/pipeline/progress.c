@@ -1,0 +1,117 @@
+/* --progress (progress.h). */
+#include "progress.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "mem.h"
+
+static struct {
+    int on, rank0, tty;
+    double interval, t0, last;
+    uint64_t total; /* bytes of work of all ranks (input bytes x passes) */
+    uint64_t done;  /* the last figure of all ranks */
+    double share;   /* all ranks' input bytes over rank 0's (for local estimates) */
+    int last_pct;   /* the last percentage printed */
+    char phase[24];
+} P;
+
+/* Is stderr a terminal? mpirun forwards the ranks' output through pipes, so rank 0's stderr
+ * is a terminal when its own is, or when the launcher's that started it (its parent: mpirun
+ * on the node where it runs) is. */
+static int on_terminal(void)
+{
+    if (isatty(STDERR_FILENO))
+        return 1;
+    char link[64], target[64];
+    snprintf(link, sizeof link, "/proc/%ld/fd/2", (long)getppid());
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0)
+        return 0;
+    target[n] = '\0';
+    return strncmp(target, "/dev/pts/", 9) == 0 || strncmp(target, "/dev/tty", 8) == 0;
+}
+
+static void show(const char *phase, uint64_t done, int final)
+{
+    double now = dsort_clock_now();
+    if (done > P.total)
+        done = P.total;
+    if (!final && done < P.done) /* a local estimate behind the last sum: keep the sum */
+        return;
+    P.done = done;
+    snprintf(P.phase, sizeof P.phase, "%s", phase);
+    int pct = P.total ? (int)(100.0 * (double)done / (double)P.total) : 100;
+    if (final)
+        pct = 100;
+    else if (pct > 99)
+        pct = 99; /* 100% is the commit's */
+    /* a terminal is redrawn at most 4 times a second (or every interval, if shorter); a log
+     * gets a line every interval, and only when the percentage moved */
+    double every = P.tty && P.interval > 0.25 ? 0.25 : P.interval;
+    if (!final && (now - P.last < every || (!P.tty && pct == P.last_pct)))
+        return;
+    P.last = now;
+    P.last_pct = pct;
+    double el = now - P.t0, rate = el > 0 ? (double)done / el : 0;
+    char d[32], t[32], r[32], eta[32] = "";
+    dsort_mem_format(done, d, sizeof d);
+    dsort_mem_format(P.total, t, sizeof t);
+    dsort_mem_format((uint64_t)rate, r, sizeof r);
+    if (!final && rate > 0) {
+        unsigned s = (unsigned)((double)(P.total - done) / rate + 0.5);
+        snprintf(eta, sizeof eta, "  ETA %u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
+    } else if (final) {
+        unsigned s = (unsigned)(el + 0.5);
+        snprintf(eta, sizeof eta, "  in %u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
+    }
+    fprintf(stderr, "%sdsort: %3d%% %-12s %s of %s  %s/s%s%s", P.tty ? "\r" : "", pct,
+            final ? "done" : phase, d, t, r, eta, P.tty ? (final ? "\033[K\n" : "\033[K") : "\n");
+    fflush(stderr);
+}
+
+void dsort_progress_start(const struct dsort_comm *c, double interval, uint64_t mine, int passes)
+{
+    memset(&P, 0, sizeof P);
+    if (interval < 0)
+        return;
+    P.on = 1;
+    P.rank0 = c->rank == 0;
+    P.tty = P.rank0 && on_terminal();
+    P.interval = interval;
+    P.t0 = P.last = dsort_clock_now();
+    uint64_t all = dsort_comm_sum(c, mine);
+    P.total = all * (uint64_t)passes;
+    P.share = mine ? (double)all / (double)mine : (double)c->size;
+    P.last_pct = -1;
+}
+
+void dsort_progress_step(const struct dsort_comm *c, const char *phase, uint64_t done)
+{
+    if (!P.on)
+        return;
+    uint64_t all = 0;
+    MPI_Reduce(&done, &all, 1, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+    if (P.rank0)
+        show(phase, all, 0);
+}
+
+void dsort_progress_local(const char *phase, uint64_t done)
+{
+    if (!P.on || !P.rank0)
+        return;
+    show(phase, (uint64_t)((double)done * P.share), 0);
+}
+
+void dsort_progress_finish(int ok)
+{
+    if (!P.on || !P.rank0)
+        return;
+    P.on = 0;
+    if (ok)
+        show(P.phase, P.total, 1);
+    else if (P.tty) /* end the line before what comes after */
+        fputc('\n', stderr);
+}

@@ -1,0 +1,44 @@
+/* progress.h - --progress: one line on rank 0's stderr saying how far the job is, for users
+ * who watch a long sort or read its Slurm log.
+ *
+ *   dsort: 42% exchange  1.27 GiB of 3.00 GiB  412.6 MiB/s  ETA 0:04
+ *
+ * The percentage is of all ranks' work: a job is a number of passes over all ranks' input
+ * bytes (in memory: read, exchange, write; out of core: the rounds, then the final merge), and
+ * the pipelines report the bytes every rank has done at points where the ranks are together
+ * anyway (after a round, after a phase), where the figures are summed on rank 0 (one
+ * MPI_Reduce of 8 bytes, only with --progress). Between those points rank 0 may refine the
+ * line from its own progress in a long local phase (the final merge), assuming its share is
+ * like the others'. The rate is bytes of work a second since the start; the ETA is the work
+ * left at that rate.
+ *
+ * On a terminal (rank 0's stderr, or that of the launcher that started it: mpirun forwards the
+ * ranks' output through pipes) the line is redrawn in place (carriage return) at most 4 times a
+ * second; otherwise (a log) a new line is written when `interval` seconds have passed since the
+ * last one (0: at every step). The last line says 100% and ends the line. Without --progress every
+ * function returns at once, on every rank (all ranks have the same options).
+ *
+ * Collective where marked (every rank calls it at the same point); the rest is local. One job
+ * a process: the state is this module's. Nothing here fails: progress is never an error.
+ */
+#ifndef DSORT_PROGRESS_H
+#define DSORT_PROGRESS_H
+
+#include <stdint.h>
+
+#include "comm.h"
+
+/* Collective: start with this rank's input bytes (summed over the ranks) and the job's
+ * passes over them. interval < 0: off. */
+void dsort_progress_start(const struct dsort_comm *c, double interval, uint64_t mine, int passes);
+/* Collective: this rank has done `done` bytes of work so far (all passes, cumulative); phase
+ * names what it is doing now. */
+void dsort_progress_step(const struct dsort_comm *c, const char *phase, uint64_t done);
+/* Local: rank 0's own figure within a long phase: it has done `done` bytes of work so far
+ * (as in step); the others are taken to be as far. Cheap enough for every block. */
+void dsort_progress_local(const char *phase, uint64_t done);
+/* Local: the job is over. ok: rank 0 prints 100% and the time taken; failed: a line redrawn
+ * on a terminal is ended, so that the error starts a line of its own. */
+void dsort_progress_finish(int ok);
+
+#endif

@@ -1,0 +1,75 @@
+/* recfmt.h - the engine's record formats: one table of operations a format, through which the
+ * out-of-core machinery that is the same for every format (spilling a merge into a run file,
+ * the extra merge passes, opening the final merge's cursors over the runs: runmerge.h) handles
+ * records without knowing their shape. Two implementations:
+ *   dsort_recfmt_fixed  fixed-size records (rec_size bytes; the in-flight record may carry an
+ *                       8-byte position tag), cursors struct dsort_cursor (merge.h), ordered by
+ *                       a struct dsort_cmp;
+ *   dsort_recfmt_lines  text lines, framed as [position] line eol, cursors
+ *                       struct dsort_line_cursor (lines.h), ordered by a dsort_lines_order.
+ * The operations are coarse (a cursor, a whole merge), so the per-record work stays in each
+ * format's own inlined merge loop: no call through the table per record.
+ *
+ * A format's context (struct dsort_recfmt_ctx) holds what its operations need; the table is
+ * constant. Local, no MPI; a context is used by one thread at a time. Errors are returned as
+ * statuses with err filled; nothing exits.
+ */
+#ifndef DSORT_RECFMT_H
+#define DSORT_RECFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "format.h"
+#include "lines.h"
+#include "runfile.h"
+#include "runset.h"
+
+/* What a format's operations need (the fields of the other format stay zero). */
+struct dsort_recfmt_ctx {
+    int unique; /* merges keep the first record of each run of equal keys (-u) */
+    /* fixed */
+    const struct dsort_cmp *cmp; /* the order of in-flight records */
+    size_t rec;                  /* in-flight record bytes (with the tag when tagged) */
+    /* lines */
+    const struct dsort_lines_order *ord;
+    int with_pos;       /* lines carry their 8-byte input position (ties under -s/-u) */
+    size_t max_payload; /* the largest framed record a run file may hold (its longest line) */
+};
+
+struct dsort_recfmt {
+    const char *name;
+    size_t cur_size; /* bytes of one cursor (arrays of cursors are void *) */
+    /* Framing: the run files' record size (0: framed, one record a line). */
+    size_t (*run_rec)(const struct dsort_recfmt_ctx *x);
+    /* Cursors over memory: a cursor over the records in [p, p + bytes) (whole records or
+     * frames, sorted). */
+    void (*cursor_memory)(const struct dsort_recfmt_ctx *x, void *cur, const unsigned char *p,
+                          size_t bytes);
+    /* Cursors over run files: open the run (its reader rd, whose buffers buf and read-ahead
+     * thread pf are the caller's; see runfile.h) and a cursor on it. */
+    enum dsort_status (*cursor_run)(const struct dsort_recfmt_ctx *x, void *cur,
+                                    struct dsort_runreader *rd, const struct dsort_run *run,
+                                    size_t block, unsigned char *buf, struct dsort_prefetch *pf,
+                                    struct dsort_error *err);
+    /* Close a cursor over a run file, and its reader (a memory cursor: nothing). */
+    void (*cursor_close)(const struct dsort_recfmt_ctx *x, void *cur);
+    /* Compare and merge: k sorted cursors (in input order) into the open run writer w, in the
+     * format's order (stable; -u per x->unique). *bytes: the records' bytes as the run set
+     * measures runs (fixed: records * rec; lines: line + eol bytes, without positions). */
+    enum dsort_status (*merge_to_run)(const struct dsort_recfmt_ctx *x, void *cur, size_t k,
+                                      struct dsort_runwriter *w, uint64_t *bytes,
+                                      struct dsort_error *err);
+};
+
+extern const struct dsort_recfmt dsort_recfmt_fixed;
+extern const struct dsort_recfmt dsort_recfmt_lines;
+
+/* Cursor i of an array of a format's cursors. */
+static inline void *dsort_recfmt_cursor(const struct dsort_recfmt *f, void *cur, size_t i)
+{
+    return (unsigned char *)cur + i * f->cur_size;
+}
+
+#endif

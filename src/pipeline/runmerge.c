@@ -1,0 +1,158 @@
+/* The out-of-core merge machinery every record format shares (runmerge.h). */
+#include "runmerge.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+
+void dsort_runmerge_init(struct dsort_runmerge *m, const struct dsort_recfmt *fmt,
+                         const struct dsort_recfmt_ctx *fx, struct dsort_runset *runs,
+                         struct dsort_tempdirs *td, size_t block)
+{
+    memset(m, 0, sizeof *m);
+    m->fmt = fmt;
+    m->fx = fx;
+    m->runs = runs;
+    m->td = td;
+    m->block = block;
+    m->blen = dsort_runreader_buf_len(fmt->run_rec(fx), block);
+}
+
+enum dsort_status dsort_runmerge_spill(struct dsort_runmerge *m, void *cur, size_t k,
+                                       struct dsort_error *err)
+{
+    char path[4096];
+    dsort_tempdirs_run_path(m->td, path, sizeof path);
+    const size_t rec = m->fmt->run_rec(m->fx);
+    struct dsort_runwriter w;
+    enum dsort_status st = rec ? dsort_runwriter_open(&w, path, rec, m->block, err)
+                               : dsort_runwriter_open_framed(&w, path, m->block, err);
+    if (st)
+        return st;
+    uint64_t bytes = 0;
+    st = m->fmt->merge_to_run(m->fx, cur, k, &w, &bytes, err);
+    if (!st)
+        st = dsort_runwriter_close(&w, err);
+    if (!st)
+        st = dsort_runset_add(m->runs, path, w.records, rec ? w.records * rec : bytes, err);
+    if (st) {
+        dsort_runwriter_abort(&w);
+        return st;
+    }
+    dsort_runwriter_free(&w);
+    m->runs_made++;
+    m->run_bytes += w.off;
+    return DSORT_OK;
+}
+
+uint64_t dsort_runmerge_region_mem(size_t rec, size_t block, const size_t *region_len, int nregions)
+{
+    const size_t blen = dsort_runreader_buf_len(rec, block);
+    uint64_t n = 0;
+    for (int i = 0; i < nregions; i++)
+        n += region_len[i] / blen;
+    return n * blen;
+}
+
+enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, size_t cap,
+                                      unsigned char *const *region, const size_t *region_len,
+                                      int nregions, char *why, size_t whylen,
+                                      struct dsort_error *err)
+{
+    const size_t blen = m->blen;
+    if (nregions)
+        mem = dsort_runmerge_region_mem(m->fmt->run_rec(m->fx), m->block, region_len, nregions);
+    dsort_fan_in_now(mem, blen, cap, &m->fi);
+    dsort_fan_in_explain(&m->fi, m->runs->n, why, whylen);
+    m->f = m->fi.f;
+    /* A merge opens at most f runs, and never more than there are now (passes only reduce). */
+    m->slots = m->runs->n < m->f ? m->runs->n : m->f;
+    size_t n = m->slots ? m->slots : 1;
+    m->rd = calloc(n, sizeof *m->rd);
+    m->cur = calloc(n, m->fmt->cur_size);
+    m->buf = calloc(n, sizeof *m->buf);
+    if (!m->rd || !m->cur || !m->buf)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if (nregions) {
+        size_t i = 0;
+        for (int r = 0; r < nregions && i < m->slots; r++)
+            for (size_t j = 0; j < region_len[r] / blen && i < m->slots; j++)
+                m->buf[i++] = region[r] + j * blen;
+        if (i < m->slots) /* the fan-in came from these regions */
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0, "%zu read buffers for %zu runs", i, m->slots);
+    } else if (m->slots) {
+        m->own_len = m->slots * blen;
+        if (!(m->own = dsort_mem_alloc(m->own_len)))
+            return DSORT_ERR(err, DSORT_ENOMEM, errno,
+                             "cannot allocate %zu bytes of merge read buffers", m->own_len);
+        for (size_t i = 0; i < m->slots; i++)
+            m->buf[i] = m->own + i * blen;
+    }
+    return dsort_prefetch_create(&m->pf, err);
+}
+
+enum dsort_status dsort_runmerge_open(struct dsort_runmerge *m, size_t from, size_t k, void **cur,
+                                      struct dsort_error *err)
+{
+    if (k > m->slots)
+        return DSORT_ERR(err, DSORT_EINTERNAL, 0, "a merge of %zu runs with %zu readers", k,
+                         m->slots);
+    for (size_t i = 0; i < k; i++) {
+        enum dsort_status st =
+            m->fmt->cursor_run(m->fx, dsort_recfmt_cursor(m->fmt, m->cur, i), &m->rd[i],
+                               &m->runs->runs[from + i], m->block, m->buf[i], m->pf, err);
+        if (st) {
+            dsort_runmerge_close(m, i);
+            return st;
+        }
+    }
+    *cur = m->cur;
+    return DSORT_OK;
+}
+
+void dsort_runmerge_close(struct dsort_runmerge *m, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        m->fmt->cursor_close(m->fx, dsort_recfmt_cursor(m->fmt, m->cur, i));
+}
+
+enum dsort_status dsort_runmerge_reduce(struct dsort_runmerge *m, struct dsort_error *err)
+{
+    while (m->runs->n > m->f) {
+        dsort_runset_sort_smallest(m->runs);
+        size_t k = dsort_fan_in_step(m->runs->n, m->f);
+        void *cur;
+        enum dsort_status st = dsort_runmerge_open(m, 0, k, &cur, err);
+        if (st)
+            return st;
+        uint64_t before = m->run_bytes;
+        st = dsort_runmerge_spill(m, cur, k, err);
+        dsort_runmerge_close(m, k);
+        if (st)
+            return st;
+        m->runs_made--; /* a pass, not a run of the rounds */
+        m->passes++;
+        m->pass_bytes += m->run_bytes - before;
+        m->run_bytes = before;
+        dsort_runset_drop(m->runs, 0, k);
+    }
+    return DSORT_OK;
+}
+
+void dsort_runmerge_release(struct dsort_runmerge *m)
+{
+    dsort_prefetch_destroy(m->pf);
+    m->pf = NULL;
+    free(m->rd);
+    free(m->cur);
+    free(m->buf);
+    m->rd = NULL;
+    m->cur = NULL;
+    m->buf = NULL;
+    dsort_mem_free(m->own, m->own_len);
+    m->own = NULL;
+    m->own_len = 0;
+    m->slots = 0;
+}
