@@ -150,13 +150,136 @@ uint64_t dsort_comm_max(const struct dsort_comm *c, uint64_t v)
     return out;
 }
 
+/* The standard error classes (MPI 3.1, section 8.4) by name: a message starts with its code's
+ * class, which reads the same under every MPI (Open MPI's own text starts with it, MPICH's
+ * does not: "Invalid rank, error stack: ..."). */
+static const struct {
+    int cls;
+    const char *name;
+} mpi_classes[] = {
+    {MPI_ERR_BUFFER, "MPI_ERR_BUFFER"},
+    {MPI_ERR_COUNT, "MPI_ERR_COUNT"},
+    {MPI_ERR_TYPE, "MPI_ERR_TYPE"},
+    {MPI_ERR_TAG, "MPI_ERR_TAG"},
+    {MPI_ERR_COMM, "MPI_ERR_COMM"},
+    {MPI_ERR_RANK, "MPI_ERR_RANK"},
+    {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"},
+    {MPI_ERR_ROOT, "MPI_ERR_ROOT"},
+    {MPI_ERR_GROUP, "MPI_ERR_GROUP"},
+    {MPI_ERR_OP, "MPI_ERR_OP"},
+    {MPI_ERR_TOPOLOGY, "MPI_ERR_TOPOLOGY"},
+    {MPI_ERR_DIMS, "MPI_ERR_DIMS"},
+    {MPI_ERR_ARG, "MPI_ERR_ARG"},
+    {MPI_ERR_UNKNOWN, "MPI_ERR_UNKNOWN"},
+    {MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE"},
+    {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
+    {MPI_ERR_INTERN, "MPI_ERR_INTERN"},
+    {MPI_ERR_IN_STATUS, "MPI_ERR_IN_STATUS"},
+    {MPI_ERR_PENDING, "MPI_ERR_PENDING"},
+    {MPI_ERR_KEYVAL, "MPI_ERR_KEYVAL"},
+    {MPI_ERR_NO_MEM, "MPI_ERR_NO_MEM"},
+    {MPI_ERR_BASE, "MPI_ERR_BASE"},
+    {MPI_ERR_INFO_KEY, "MPI_ERR_INFO_KEY"},
+    {MPI_ERR_INFO_VALUE, "MPI_ERR_INFO_VALUE"},
+    {MPI_ERR_INFO_NOKEY, "MPI_ERR_INFO_NOKEY"},
+    {MPI_ERR_SPAWN, "MPI_ERR_SPAWN"},
+    {MPI_ERR_PORT, "MPI_ERR_PORT"},
+    {MPI_ERR_SERVICE, "MPI_ERR_SERVICE"},
+    {MPI_ERR_NAME, "MPI_ERR_NAME"},
+    {MPI_ERR_WIN, "MPI_ERR_WIN"},
+    {MPI_ERR_SIZE, "MPI_ERR_SIZE"},
+    {MPI_ERR_DISP, "MPI_ERR_DISP"},
+    {MPI_ERR_INFO, "MPI_ERR_INFO"},
+    {MPI_ERR_LOCKTYPE, "MPI_ERR_LOCKTYPE"},
+    {MPI_ERR_ASSERT, "MPI_ERR_ASSERT"},
+    {MPI_ERR_RMA_CONFLICT, "MPI_ERR_RMA_CONFLICT"},
+    {MPI_ERR_RMA_SYNC, "MPI_ERR_RMA_SYNC"},
+    {MPI_ERR_RMA_RANGE, "MPI_ERR_RMA_RANGE"},
+    {MPI_ERR_RMA_ATTACH, "MPI_ERR_RMA_ATTACH"},
+    {MPI_ERR_RMA_SHARED, "MPI_ERR_RMA_SHARED"},
+    {MPI_ERR_RMA_FLAVOR, "MPI_ERR_RMA_FLAVOR"},
+    {MPI_ERR_FILE, "MPI_ERR_FILE"},
+    {MPI_ERR_NOT_SAME, "MPI_ERR_NOT_SAME"},
+    {MPI_ERR_AMODE, "MPI_ERR_AMODE"},
+    {MPI_ERR_UNSUPPORTED_DATAREP, "MPI_ERR_UNSUPPORTED_DATAREP"},
+    {MPI_ERR_UNSUPPORTED_OPERATION, "MPI_ERR_UNSUPPORTED_OPERATION"},
+    {MPI_ERR_NO_SUCH_FILE, "MPI_ERR_NO_SUCH_FILE"},
+    {MPI_ERR_FILE_EXISTS, "MPI_ERR_FILE_EXISTS"},
+    {MPI_ERR_BAD_FILE, "MPI_ERR_BAD_FILE"},
+    {MPI_ERR_ACCESS, "MPI_ERR_ACCESS"},
+    {MPI_ERR_NO_SPACE, "MPI_ERR_NO_SPACE"},
+    {MPI_ERR_QUOTA, "MPI_ERR_QUOTA"},
+    {MPI_ERR_READ_ONLY, "MPI_ERR_READ_ONLY"},
+    {MPI_ERR_FILE_IN_USE, "MPI_ERR_FILE_IN_USE"},
+    {MPI_ERR_DUP_DATAREP, "MPI_ERR_DUP_DATAREP"},
+    {MPI_ERR_CONVERSION, "MPI_ERR_CONVERSION"},
+    {MPI_ERR_IO, "MPI_ERR_IO"},
+};
+
+/* One line of MPI's text for code: its first line, and when that ends an error stack header
+ * (MPICH: "Invalid rank, error stack:" and a line per function), the deepest frame's words
+ * after its "function(line): " in parentheses ("Invalid rank (Invalid rank has value 9 but
+ * must be nonnegative and less than 2)"). */
+static void mpi_text(int code, char *out, size_t cap)
+{
+    char text[MPI_MAX_ERROR_STRING + 1];
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS || len <= 0) {
+        snprintf(out, cap, "MPI error %d", code);
+        return;
+    }
+    text[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING] = '\0';
+    char *nl = strchr(text, '\n');
+    const char *last = NULL;
+    if (nl) {
+        *nl = '\0';
+        /* the last non-empty line, after its "function(line)...: " */
+        for (char *line = nl + 1; *line;) {
+            char *end = line + strcspn(line, "\r\n");
+            char *next = *end ? end + 1 : end;
+            *end = '\0';
+            if (*line)
+                last = line;
+            line = next;
+        }
+        if (last) {
+            const char *words = strstr(last, ": ");
+            if (words)
+                last = words + 2;
+            if (!*last)
+                last = NULL;
+        }
+    }
+    static const char stack[] = ", error stack:";
+    size_t first = strlen(text), slen = sizeof stack - 1;
+    if (first >= slen && !strcmp(text + first - slen, stack))
+        text[first - slen] = '\0';
+    if (last && strcmp(last, text))
+        snprintf(out, cap, "%s (%s)", text, last);
+    else
+        snprintf(out, cap, "%s", text);
+}
+
 enum dsort_status dsort_comm_mpi_error(int code, const char *what, struct dsort_error *err)
 {
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "MPI error %d", code);
-    return DSORT_ERR(err, DSORT_EIO, 0, "%s: %s", what, text);
+    char text[MPI_MAX_ERROR_STRING + 64];
+    mpi_text(code, text, sizeof text);
+    int cls = 0;
+    if (MPI_Error_class(code, &cls) != MPI_SUCCESS) /* a code the library does not know */
+        return DSORT_ERR(err, DSORT_EIO, 0, "%s: %s", what, text);
+    const char *name = NULL;
+    for (size_t i = 0; i < sizeof mpi_classes / sizeof mpi_classes[0]; i++)
+        if (mpi_classes[i].cls == cls) {
+            name = mpi_classes[i].name;
+            break;
+        }
+    if (!name) /* a class of the library's own */
+        return DSORT_ERR(err, DSORT_EIO, 0, "%s: MPI error class %d: %s", what, cls, text);
+    /* Open MPI's text already starts with the class's name: "MPI_ERR_RANK: invalid rank". */
+    size_t n = strlen(name);
+    if (!strncmp(text, name, n) && (text[n] == ':' || text[n] == '\0'))
+        return DSORT_ERR(err, DSORT_EIO, 0, "%s: %s", what, text);
+    return DSORT_ERR(err, DSORT_EIO, 0, "%s: %s: %s", what, name, text);
 }
 
 enum dsort_status dsort_comm_check(int mpi_rc, const char *what, struct dsort_error *err)

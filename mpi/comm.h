@@ -62,7 +62,9 @@ _Noreturn void dsort_comm_die(const struct dsort_comm *c, const struct dsort_err
 uint64_t dsort_comm_sum(const struct dsort_comm *c, uint64_t v);
 uint64_t dsort_comm_max(const struct dsort_comm *c, uint64_t v);
 
-/* Turn an MPI error code into text in err (DSORT_EIO). */
+/* Turn an MPI error code into text in err (DSORT_EIO): one line, the name of the code's
+ * standard class first ("MPI_ERR_RANK"), then the library's own text, so that messages read the
+ * same under Open MPI and MPICH. */
 enum dsort_status dsort_comm_mpi_error(int code, const char *what, struct dsort_error *err);
 
 /* Local: DSORT_OK if mpi_rc is MPI_SUCCESS; otherwise DSORT_EIO with "what: " and MPI's text

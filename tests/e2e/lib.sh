@@ -18,16 +18,21 @@
 
 set -u -o pipefail
 
-# Open MPI selects the ob1 PML here anyway (Debian's openmpi-mca-params.conf excludes ucx), but
-# probing the other PMLs costs about 0.2 s per MPI_Init; naming ob1 makes the suite 2-3x faster.
-# Set OMPI_MCA_pml yourself to test another one.
-export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
-# When a rank exits with a non-zero status, mpirun sends the others SIGTERM and then sleeps
-# odls_base_sigkill_timeout (1 s) before SIGKILL, even when they have all exited: every
-# expected exit 1 or 2 costs 2 s. Scripts that check what a failed run leaves behind set
-# E2E_REAL_KILL=1 before sourcing this file to keep the default that users get.
-if [ "${E2E_REAL_KILL:-0}" != 1 ]; then
-    export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-0}
+# Open MPI's settings (DSORT_MPI, from tests/CMakeLists.txt; unset: Open MPI). MPICH's hydra
+# needs none: it runs as root, allows more ranks than cores, and its mpiexec-compat (the
+# launcher of an MPICH build's tests) takes Open MPI's options.
+if [ "${DSORT_MPI:-openmpi}" = openmpi ]; then
+    # Open MPI selects the ob1 PML here anyway (Debian's openmpi-mca-params.conf excludes ucx),
+    # but probing the other PMLs costs about 0.2 s per MPI_Init; naming ob1 makes the suite 2-3x
+    # faster. Set OMPI_MCA_pml yourself to test another one.
+    export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
+    # When a rank exits with a non-zero status, mpirun sends the others SIGTERM and then sleeps
+    # odls_base_sigkill_timeout (1 s) before SIGKILL, even when they have all exited: every
+    # expected exit 1 or 2 costs 2 s. Scripts that check what a failed run leaves behind set
+    # E2E_REAL_KILL=1 before sourcing this file to keep the default that users get.
+    if [ "${E2E_REAL_KILL:-0}" != 1 ]; then
+        export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-0}
+    fi
 fi
 
 E2E_NAME=$(basename "$0" .sh)

@@ -63,16 +63,16 @@ eq "files beside the replaced output" "out.dat" "$(ls -A "$T/rep")"
 
 # A relative -o and -O (from the output's directory), including a one-character name.
 mkdir -p "$T/rel"
-(cd "$T/rel" && timeout 60 "$MPIEXEC" --oversubscribe -n "$N" "$DSORT" -o x "$T/bin.dat" \
+(cd "$T/rel" && timeout 60 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -o x "$T/bin.dat" \
     </dev/null >"$T/stdout" 2>"$T/stderr")
 RC=$?
-LAST_CMD="cd $T/rel && $MPIEXEC --oversubscribe -n $N $DSORT -o x $T/bin.dat"
+LAST_CMD="cd $T/rel && $MPIEXEC ${MPI_PREFLAGS[*]} -n $N $DSORT -o x $T/bin.dat"
 check $RC "relative one-character -o x failed: $(head -n 3 "$T/stderr")"
 same_records "relative -o x" 100 "$T/bin.want" "$T/rel/x"
-(cd "$T/rel" && timeout 60 "$MPIEXEC" --oversubscribe -n "$N" "$DSORT" -O d "$T/bin.dat" \
+(cd "$T/rel" && timeout 60 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -O d "$T/bin.dat" \
     </dev/null >"$T/stdout" 2>"$T/stderr")
 RC=$?
-LAST_CMD="cd $T/rel && $MPIEXEC --oversubscribe -n $N $DSORT -O d $T/bin.dat"
+LAST_CMD="cd $T/rel && $MPIEXEC ${MPI_PREFLAGS[*]} -n $N $DSORT -O d $T/bin.dat"
 check $RC "relative one-character -O d failed: $(head -n 3 "$T/stderr")"
 errs=$(py manifest "$T/rel/d" "$N" 100 10000 "$bin_sum" 2>&1)
 check $? "relative -O d: $errs"

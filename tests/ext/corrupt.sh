@@ -21,10 +21,10 @@ corrupt_case() {
     K=$((K + 1))
     local td=$T/tmp-$K od=$T/out-$K job i run="" pids
     mkdir -p "$td" "$od"
-    LAST_CMD="$MPIEXEC -q --oversubscribe -n $N $DSORT -S 1M --block-size 4K -T $td -o $od/sorted.dat $T/in.dat"
+    LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $N $DSORT -S 1M --block-size 4K -T $td -o $od/sorted.dat $T/in.dat"
     local t0
     t0=$(date +%s%N)
-    "$MPIEXEC" -q --oversubscribe -n "$N" "$DSORT" -S 1M --block-size 4K -T "$td" \
+    "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --block-size 4K -T "$td" \
         -o "$od/sorted.dat" "$T/in.dat" </dev/null >"$T/stdout" 2>"$T/stderr" &
     job=$!
     for ((i = 0; i < 6000; i++)); do

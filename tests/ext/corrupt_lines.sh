@@ -49,7 +49,7 @@ start_stopped() {
     local attempt i p late
     for ((attempt = 1; attempt <= 5; attempt++)); do
         rm -rf "${td:?}"/* "${od:?}"/*
-        "$MPIEXEC" -q --oversubscribe -n "$N" "$@" </dev/null >"$T/stdout" 2>"$T/stderr" &
+        "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$@" </dev/null >"$T/stdout" 2>"$T/stderr" &
         JOB=$!
         PIDS="" RUN="" late=1
         for ((i = 0; i < 6000; i++)); do
@@ -88,7 +88,7 @@ corrupt_case() {
     mkdir -p "$td" "$od"
     local cmd=("$DSORT" --format lines "$@" -S 1M --block-size 4K -T "$td" -o "$od/sorted.txt"
         "$T/in.txt")
-    LAST_CMD="$MPIEXEC -q --oversubscribe -n $N ${cmd[*]}"
+    LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $N ${cmd[*]}"
     if ! start_stopped "${cmd[@]}"; then
         fail "$name: the ranks could not be stopped between writing and reading run-000000"
         return

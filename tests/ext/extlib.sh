@@ -19,14 +19,18 @@
 
 set -u -o pipefail
 
-# ob1 is what Open MPI picks here anyway; naming it skips probing the other PMLs (faster
-# MPI_Init). It also keeps the MPI traffic out of /proc/self/io (shared memory, no sockets).
-export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
-# A script whose runs all succeed may set EXT_FAST_KILL=1 before sourcing: mpirun then does
-# not wait 1 s before SIGKILL after a rank exits non-zero. Scripts that check what a failed or
-# interrupted run leaves behind keep Open MPI's default, which is what users get.
-if [ "${EXT_FAST_KILL:-0}" = 1 ]; then
-    export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-0}
+# Open MPI's settings (DSORT_MPI, from tests/CMakeLists.txt; unset: Open MPI); MPICH's hydra
+# needs none (see tests/e2e/lib.sh).
+if [ "${DSORT_MPI:-openmpi}" = openmpi ]; then
+    # ob1 is what Open MPI picks here anyway; naming it skips probing the other PMLs (faster
+    # MPI_Init). It also keeps the MPI traffic out of /proc/self/io (shared memory, no sockets).
+    export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
+    # A script whose runs all succeed may set EXT_FAST_KILL=1 before sourcing: mpirun then does
+    # not wait 1 s before SIGKILL after a rank exits non-zero. Scripts that check what a failed
+    # or interrupted run leaves behind keep Open MPI's default, which is what users get.
+    if [ "${EXT_FAST_KILL:-0}" = 1 ]; then
+        export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-0}
+    fi
 fi
 
 EXT_NAME=$(basename "$0" .sh)
@@ -39,7 +43,11 @@ T=""
 # shellcheck source=../lib/check.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh"
 RUN_TIMEOUT_VAR=EXT_TIMEOUT
-RUN_FLAGS=(-q)
+# Open MPI's -q (no banner of its own on a failed rank); hydra has no such option.
+RUN_FLAGS=()
+if [ "${DSORT_MPI:-openmpi}" = openmpi ]; then
+    RUN_FLAGS=(-q)
+fi
 EXT_MOUNTS=()
 
 # ext_init N: check the environment, make the temporary directory $T (with $TMPDIR inside

@@ -23,8 +23,9 @@ rss_case() {
     shift
     rm -rf "$T/out"/* "$T"/rss.*
     local stats=$T/stats.json
+    # The rank from the launcher: Open MPI's OMPI_COMM_WORLD_RANK, else MPICH's (hydra) PMI_RANK.
     # shellcheck disable=SC2016
-    run "$N" sh -c 'o=$1; shift; exec '"$TIME"' -f %M -o "$o.$OMPI_COMM_WORLD_RANK" "$@"' time-wrapper "$T/rss" \
+    run "$N" sh -c 'o=$1; shift; exec '"$TIME"' -f %M -o "$o.${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" "$@"' time-wrapper "$T/rss" \
         "$DSORT" -S ${BUDGET_MIB}M -T "$SPILL" --stats "$stats" "$@" "$T/in.dat"
     ok_status || return
     local cmd=$LAST_CMD ms=$ELAPSED_MS r kb all=""

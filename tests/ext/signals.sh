@@ -22,8 +22,8 @@ start_sort() {
     local td=$1
     shift
     mkdir -p "$td"
-    LAST_CMD="$MPIEXEC -q --oversubscribe -n $N $DSORT -S 1M --block-size 4K -T $td $* $T/in.dat"
-    "$MPIEXEC" -q --oversubscribe -n "$N" "$DSORT" -S 1M --block-size 4K -T "$td" "$@" \
+    LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $N $DSORT -S 1M --block-size 4K -T $td $* $T/in.dat"
+    "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --block-size 4K -T "$td" "$@" \
         "$T/in.dat" </dev/null >"$T/stdout" 2>"$T/stderr" &
     JOB=$!
 }

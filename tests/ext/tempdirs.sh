@@ -23,8 +23,8 @@ SUM=$GEN_SUM
 STATS=$T/stats.json
 
 # A slowish out-of-core run (small budget and blocks: many runs) that we watch.
-LAST_CMD="$MPIEXEC -q --oversubscribe -n $N $DSORT -S 1M --block-size 8K -T $A -T $B --stats $STATS -o $T/out/sorted.dat $T/in.dat"
-timeout -k 5 "$EXT_TIMEOUT" "$MPIEXEC" -q --oversubscribe -n "$N" "$DSORT" -S 1M --block-size 8K \
+LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $N $DSORT -S 1M --block-size 8K -T $A -T $B --stats $STATS -o $T/out/sorted.dat $T/in.dat"
+timeout -k 5 "$EXT_TIMEOUT" "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --block-size 8K \
     -T "$A" -T "$B" --stats "$STATS" -o "$T/out/sorted.dat" "$T/in.dat" \
     </dev/null >"$T/stdout" 2>"$T/stderr" &
 job=$!

@@ -179,18 +179,18 @@ phase_hook() {
 
 # start_job N ARGS...: dsort ARGS under mpiexec in the background, with the shim if FX is set;
 # JOB is mpiexec's pid. stdout and stderr go to $T/stdout and $T/stderr.
+# The shim and its variables reach the ranks through env, run by mpiexec in front of dsort (env
+# execs dsort, so the ranks are dsort processes): that works under every MPI (no Open MPI -x)
+# and keeps LD_PRELOAD out of mpiexec and its daemons (a FAULT_PATH may match their sockets).
 start_job() {
-    local n=$1 v x=()
+    local n=$1 x=()
     shift
-    if [ ${#FX[@]} -gt 0 ]; then
-        x+=(-x "LD_PRELOAD=$SHIM" -x "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0")
-        for v in "${FX[@]}"; do
-            x+=(-x "$v")
-        done
-    fi
-    LAST_CMD="$MPIEXEC -q --oversubscribe -n $n ${x[*]} $DSORT $*"
+    # As in start_single: an ASan build must not insist on coming first in the preload list.
+    [ ${#FX[@]} -eq 0 ] || x=(env "LD_PRELOAD=$SHIM"
+        "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0" "${FX[@]}")
+    LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $n ${x[*]} $DSORT $*"
     T_START=$(date +%s%N)
-    "$MPIEXEC" -q --oversubscribe -n "$n" "${x[@]}" "$DSORT" "$@" \
+    "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$n" "${x[@]}" "$DSORT" "$@" \
         </dev/null >"$T/stdout" 2>"$T/stderr" &
     JOB=$!
 }

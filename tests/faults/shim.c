@@ -1,6 +1,6 @@
 /* Fault-injection shim for the fault matrix (tests/faults, issue 9). Built as a shared library
- * and loaded into dsort ranks with LD_PRELOAD (under mpirun: -x LD_PRELOAD=... and -x for every
- * FAULT_* variable, so that mpirun itself is not touched). It does two things:
+ * and loaded into dsort ranks with LD_PRELOAD (under mpiexec: `mpiexec ... env LD_PRELOAD=...
+ * FAULT_...=... dsort`, so that mpiexec itself is not touched). It does two things:
  *
  * 1. I/O faults. read, write, pread, pread64, pwrite, pwrite64, readv, writev, preadv,
  *    preadv64, pwritev, pwritev64, preadv2 and pwritev2 on a descriptor whose file matches
@@ -26,7 +26,8 @@
  *                   flip    (reads only) the call goes through and the last byte it delivered
  *                           is flipped: silent corruption, e.g. of MPI traffic on a socket
  *      FAULT_RENAME substring: rename/renameat to a new name containing it fail with EIO
- *      FAULT_RANK   only in this rank (OMPI_COMM_WORLD_RANK; a singleton is rank 0), default all
+ *      FAULT_RANK   only in this rank (Open MPI's OMPI_COMM_WORLD_RANK, else MPICH's PMI_RANK;
+ *                   a singleton is rank 0), default all
  *      FAULT_LOG    each process appends one line for each of its first 20 faults and for the
  *                   first fault on every other file and call, and its totals at exit, so that a
  * test can prove that the fault reached each file
@@ -116,7 +117,10 @@ static void configure(void)
 {
     if (__atomic_load_n(&cfg.ready, __ATOMIC_ACQUIRE))
         return;
+    /* The rank from the launcher's environment: Open MPI's, else MPICH's (hydra), else 0. */
     const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r || !*r)
+        r = getenv("PMI_RANK");
     cfg.rank = r && *r ? atoi(r) : 0;
     const char *want = getenv("FAULT_RANK");
     int mine = !want || !*want || !strcmp(want, "all") || atoi(want) == cfg.rank;

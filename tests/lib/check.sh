@@ -11,6 +11,9 @@
 #                      value is read at each run, so that a script may change it)
 #   RUN_FLAGS          extra mpiexec flags (an array; for example (-q))
 #   GEN                dsort-gen (for gen)
+# From the environment (tests/CMakeLists.txt): DSORT_MPI (openmpi, mpich or other) and
+# DSORT_MPIEXEC_PREFLAGS, the launcher's flags of every run (unset: Open MPI's --oversubscribe;
+# MPICH's hydra needs none).
 # Assertions never stop the script: each counts a check in CHECKS and, when it fails, adds to
 # FAILS and prints what failed with the last command and the seed.
 
@@ -37,6 +40,8 @@ LAST_CMD="(none)"
 RC=0
 ELAPSED_MS=0
 RUN_FLAGS=()
+# shellcheck disable=SC2206 # words of the flags, on purpose
+MPI_PREFLAGS=(${DSORT_MPIEXEC_PREFLAGS---oversubscribe})
 
 die() {
     echo "ERROR: $*" >&2
@@ -79,10 +84,10 @@ show_output() {
 run() {
     local n=$1 secs=${!RUN_TIMEOUT_VAR}
     shift
-    LAST_CMD="$MPIEXEC ${RUN_FLAGS[*]} --oversubscribe -n $n $(printf '%q ' "$@")"
+    LAST_CMD="$MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $n $(printf '%q ' "$@")"
     local t0
     t0=$(date +%s%N)
-    timeout -k 5 "$secs" "$MPIEXEC" "${RUN_FLAGS[@]}" --oversubscribe -n "$n" "$@" \
+    timeout -k 5 "$secs" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$n" "$@" \
         </dev/null >"$T/stdout" 2>"$T/stderr"
     RC=$?
     ELAPSED_MS=$((($(date +%s%N) - t0) / 1000000))

@@ -45,7 +45,11 @@ for t in 1 2 3; do
     mounted="$mounted $work/t$t"
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-run() { timeout 60 mpirun -q --oversubscribe "$@"; }
+mpiexec=${DSORT_MPIEXEC:-mpiexec}
+# The launcher's flags of every run (tests/CMakeLists.txt; unset: Open MPI's --oversubscribe).
+preflags=${DSORT_MPIEXEC_PREFLAGS---oversubscribe}
+# shellcheck disable=SC2086 # $preflags: words, on purpose
+run() { timeout 60 "$mpiexec" -q $preflags "$@"; }
 # Five inputs, one per file system, in order; the generator's checksum of all of them.
 sum=$(run -n 1 "$bin/dsort-gen" -a -c 30000 "$work/all.txt" 2>&1 >/dev/null) || fail gen
 i=0
