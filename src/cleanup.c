@@ -24,6 +24,7 @@ static volatile sig_atomic_t caught;
 static char prefix[256];
 static const char *volatile phase = "start-up";
 static const int handled[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+static volatile sig_atomic_t stop_mode, stop_requested;
 
 static void block(sigset_t *old)
 {
@@ -102,6 +103,10 @@ static void append(char *buf, size_t len, size_t *n, const char *s)
 
 static void on_signal(int sig)
 {
+    if (sig == SIGUSR1 && stop_mode) { /* a stop that keeps a checkpoint: the job's to take */
+        stop_requested = 1;
+        return;
+    }
     int saved = errno;
     caught = sig;
     dsort_cleanup_run();
@@ -253,4 +258,14 @@ void dsort_cleanup_set_prefix(const char *p)
 void dsort_cleanup_set_phase(const char *p)
 {
     phase = p;
+}
+
+void dsort_cleanup_stop_mode(int on)
+{
+    stop_mode = on;
+}
+
+int dsort_cleanup_stop_requested(void)
+{
+    return stop_requested;
 }

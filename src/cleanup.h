@@ -56,6 +56,12 @@ void dsort_cleanup_forget(const char *path);
 /* Remove everything registered now. Async-signal-safe. */
 void dsort_cleanup_run(void);
 
+/* Stop mode (--checkpoint, while a job can keep its work): SIGUSR1 does not clean up and stop
+ * but only sets a flag that the job reads at its next safe point (stop_requested), where it
+ * keeps a checkpoint and exits. The other signals are unchanged. */
+void dsort_cleanup_stop_mode(int on);
+int dsort_cleanup_stop_requested(void);
+
 /* The signal that interrupted us, or 0. Set before the handler cleans up. */
 int dsort_cleanup_signal(void);
 

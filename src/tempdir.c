@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -22,6 +23,9 @@ void dsort_tempdirs_destroy(struct dsort_tempdirs *t)
 {
     char p[4200];
     for (size_t i = 0; i < t->count; i++) {
+        snprintf(p, sizeof p, "%s/checkpoint", t->dirs[i]); /* a resumed job's, done with */
+        unlink(p);
+        dsort_cleanup_forget(p);
         owner_path(t->dirs[i], p, sizeof p);
         unlink(p);
         dsort_cleanup_forget(p);
@@ -32,6 +36,8 @@ void dsort_tempdirs_destroy(struct dsort_tempdirs *t)
     free(t->dirs);
     memset(t, 0, sizeof *t);
 }
+
+static enum dsort_status write_owner(const char *dir, struct dsort_error *err);
 
 static enum dsort_status make_one(const char *dir, int *created, const volatile unsigned *runs,
                                   struct dsort_error *err)
@@ -51,9 +57,17 @@ static enum dsort_status make_one(const char *dir, int *created, const volatile 
     /* mkdir's mode went through the umask; the sweeper wants exactly 0700. */
     if (chmod(dir, 0700))
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot set the mode of '%s'", dir);
+    return write_owner(dir, err);
+}
+
+/* Write this process's owner file into dir (a new one: an old one is replaced), registered. */
+static enum dsort_status write_owner(const char *dir, struct dsort_error *err)
+{
     char p[4200], line[DSORT_OWNER_TEXT_MAX];
     owner_path(dir, p, sizeof p);
-    if ((st = dsort_cleanup_add(p, DSORT_CLEANUP_MARKER, err)))
+    unlink(p);
+    enum dsort_status st = dsort_cleanup_add(p, DSORT_CLEANUP_MARKER, err);
+    if (st)
         return st;
     struct dsort_owner me;
     dsort_owner_self(&me, NULL); /* an incomplete one is written too: never judged dead */
@@ -106,6 +120,63 @@ enum dsort_status dsort_tempdirs_create(struct dsort_tempdirs *t, char *const *b
         }
     }
     return DSORT_OK;
+}
+
+enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *bases, size_t n,
+                                       const char *job, int rank, unsigned runs,
+                                       struct dsort_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (n == 0)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "no temp directory");
+    if (!(t->dirs = calloc(n, sizeof *t->dirs)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    t->runs = runs;
+    enum dsort_status st = DSORT_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        size_t len = strlen(bases[i]) + strlen(job) + 48;
+        char *d = malloc(len);
+        if (!d) {
+            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+            break;
+        }
+        snprintf(d, len, "%s/dsort-%s-r%d", bases[i], job, rank);
+        struct stat sb;
+        if (lstat(d, &sb))
+            st =
+                DSORT_ERR(err, DSORT_EIO, errno, "the checkpoint's temp directory '%s' is gone", d);
+        else if (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700)
+            st = DSORT_ERR(err, DSORT_EINVAL, 0,
+                           "'%s' is not a temp directory of ours (a directory of this user, "
+                           "mode 0700, not a link): not resuming from it",
+                           d);
+        if (st) {
+            free(d);
+            break;
+        }
+        t->dirs[t->count++] = d;
+        st = dsort_cleanup_add(d, DSORT_CLEANUP_DIR, err);
+        if (!st)
+            st = dsort_cleanup_add_series(d, "run-", 6, &t->runs, err);
+        if (!st)
+            st = write_owner(d, err);
+    }
+    if (st)
+        dsort_tempdirs_keep(t); /* what was adopted stays as it was found */
+    return st;
+}
+
+void dsort_tempdirs_keep(struct dsort_tempdirs *t)
+{
+    char p[4200];
+    for (size_t i = 0; i < t->count; i++) {
+        owner_path(t->dirs[i], p, sizeof p);
+        dsort_cleanup_forget(p);
+        dsort_cleanup_forget(t->dirs[i]);
+        free(t->dirs[i]);
+    }
+    free(t->dirs);
+    memset(t, 0, sizeof *t);
 }
 
 void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len)
@@ -233,7 +304,8 @@ static void remove_entries(int fd, int (*keep)(const char *name))
 
 static int is_run(const char *name)
 {
-    return !strncmp(name, "run-", 4);
+    return !strncmp(name, "run-", 4) || !strcmp(name, "checkpoint") ||
+           !strcmp(name, "checkpoint.tmp");
 }
 
 static void sweep_one(int bfd, const char *name, const struct dsort_owner *self,
@@ -276,6 +348,14 @@ static void sweep_one(int bfd, const char *name, const struct dsort_owner *self,
             rep->foreign++;
         else
             rep->unknown++;
+        return;
+    }
+    /* A stopped job's checkpoint (--resume) is kept for DSORT_CHECKPOINT_KEEP seconds. */
+    struct stat cb;
+    if (!fstatat(fd, "checkpoint", &cb, AT_SYMLINK_NOFOLLOW) &&
+        time(NULL) - cb.st_mtime < DSORT_CHECKPOINT_KEEP) {
+        close(fd);
+        rep->kept++;
         return;
     }
     /* Runs first, the owner file last: a sweep interrupted here is finished by the next. */

@@ -38,10 +38,26 @@ struct dsort_tempdirs {
 enum dsort_status dsort_tempdirs_create(struct dsort_tempdirs *t, char *const *bases, size_t n,
                                         const char *job, int rank, struct dsort_error *err);
 
+/* Take over the directories of a stopped job (--resume) named like create's: each must exist
+ * and be ours (this uid, mode 0700, not a symlink); they are registered for cleanup as
+ * create's are, with a new owner file, and run names go on from `runs`. On failure nothing
+ * is changed on disk. */
+enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *bases, size_t n,
+                                       const char *job, int rank, unsigned runs,
+                                       struct dsort_error *err);
+/* Leave the directories as they are (a stop that keeps a checkpoint): forget them and their
+ * owner files in the cleanup registry and free t. The run series is the caller's to forget. */
+void dsort_tempdirs_keep(struct dsort_tempdirs *t);
+
+/* A directory with a "checkpoint" file (a stopped job, see --resume) younger than this is
+ * kept by the sweep even when its owner is dead: a week. */
+#define DSORT_CHECKPOINT_KEEP (7 * 24 * 3600)
+
 /* Name a new run file (round-robin over the directories) into buf. */
 void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len);
 
-/* Remove the owner files and directories (run files must be gone). t may be empty. */
+/* Remove the owner files (and a resumed job's checkpoint) and the directories (run files must
+ * be gone). t may be empty. */
 void dsort_tempdirs_destroy(struct dsort_tempdirs *t);
 
 struct dsort_sweep_report {
@@ -50,6 +66,7 @@ struct dsort_sweep_report {
     unsigned alive;   /* directories (output temps) of processes still running here */
     unsigned unknown; /* left alone, owner not provably dead: no owner file or an old or bad
                        * one, another boot or pid namespace, or (output temps) another place */
+    unsigned kept;    /* dead jobs' directories with a checkpoint, kept for --resume */
     unsigned unsafe;  /* left alone, not ours to judge: a symlink or other non-directory (not
                        * a regular file, for -o temps), another uid, a mode other than 0700 */
 };

@@ -317,7 +317,8 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     } else {
         stats.needed = dsort_job_mem_needed(&o->fmt, sh.n, c->size);
         /* Every rank takes the same path: out of core if any rank's share does not fit. */
-        int fits = stats.needed <= stats.budget && !o->force_external;
+        /* a resumed job was out of core when it stopped */
+        int fits = stats.needed <= stats.budget && !o->force_external && !o->resume;
         stats.external = !dsort_comm_all_ok(c, fits);
         code = stats.external ? dsort_job_sort_external(c, o, in, &sh, &stats)
                               : dsort_job_sort_memory(c, o, in, &sh, &stats);
@@ -330,6 +331,63 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     return code;
 }
 
+/* The options that shape a job's output, for its checkpoint (--resume must be given the same):
+ * the command line without those that only say how to run it (memory, temp dirs, reports,
+ * stop and resume, threads, I/O tuning). Inputs are named too; their identity is the
+ * checkpoint's own check. Made before getopt permutes argv. A new string (NULL: no memory). */
+static char *job_shape(int argc, char **argv)
+{
+    static const char *const skip_arg[] = {"--stats",
+                                           "--memory",
+                                           "--buffer-size",
+                                           "--temp-dir",
+                                           "--temporary-directory",
+                                           "--parallel",
+                                           "--exchange-chunk",
+                                           "--block-size",
+                                           "--streams-per-device",
+                                           "--stop-after"};
+    static const char *const skip[] = {"-v",           "--verbose",   "--checkpoint",
+                                       "--resume",     "--progress",  "--bind",
+                                       "--one-stream", "--no-direct", "--verify"};
+    size_t len = 1;
+    for (int i = 1; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    char *s = malloc(len), *p = s;
+    if (!s)
+        return NULL;
+    *p = '\0';
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int drop = 0, next = 0;
+        if (!strcmp(a, "--")) { /* operands only from here */
+            for (; i < argc; i++)
+                p += sprintf(p, "%s%s", p == s ? "" : " ", argv[i]);
+            break;
+        }
+        for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+            drop |= !strcmp(a, skip[k]) || (!strncmp(a, skip[k], strlen(skip[k])) &&
+                                            a[strlen(skip[k])] == '=' && skip[k][1] == '-');
+        for (size_t k = 0; k < sizeof skip_arg / sizeof skip_arg[0]; k++) {
+            size_t n = strlen(skip_arg[k]);
+            if (!strncmp(a, skip_arg[k], n) && (a[n] == '=' || !a[n])) {
+                drop = 1;
+                next = !a[n];
+            }
+        }
+        if (!strncmp(a, "-S", 2) || !strncmp(a, "-T", 2)) {
+            drop = 1;
+            next = !a[2];
+        }
+        if (drop) {
+            i += next;
+            continue;
+        }
+        p += sprintf(p, "%s%s", p == s ? "" : " ", a);
+    }
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     struct dsort_comm c;
@@ -337,10 +395,13 @@ int main(int argc, char **argv)
     struct dsort_job_options o;
     struct dsort_gnuopts x;
     char **temps = NULL;
+    char *shape = job_shape(argc, argv);
     int code = dsort_opts_parse(&c, argc, argv, &o, &x, &temps);
+    o.shape = shape ? shape : "";
     if (code >= 0) {
         dsort_gnuopts_free(&x);
         free(temps);
+        free(shape);
         return dsort_cli_finish(code);
     }
     struct dsort_error err = {0};
@@ -359,6 +420,7 @@ int main(int argc, char **argv)
         free(anywhere);
         dsort_gnuopts_free(&x);
         free(temps);
+        free(shape);
         return dsort_cli_finish(2);
     }
     /* Node-local inputs: every path must exist on some node. */
@@ -374,11 +436,13 @@ int main(int argc, char **argv)
         dsort_inputs_destroy(&in);
         dsort_gnuopts_free(&x);
         free(temps);
+        free(shape);
         return dsort_cli_finish(2);
     }
     code = o.check ? run_check(&c, &o, &x, &in) : run_sort(&c, &o, &in);
     dsort_inputs_destroy(&in);
     dsort_gnuopts_free(&x);
     free(temps);
+    free(shape);
     return dsort_cli_finish(code);
 }

@@ -21,6 +21,9 @@ enum {
     OPT_VERSION,
     OPT_VERIFY,
     OPT_PROGRESS,
+    OPT_CHECKPOINT,
+    OPT_STOP_AFTER,
+    OPT_RESUME,
     OPT_NO_DIRECT,
     OPT_BLOCK,
     OPT_OUT_OF_CORE,
@@ -64,6 +67,9 @@ static const struct option long_opts[] = {
     {"stats", required_argument, NULL, OPT_STATS},
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"progress", optional_argument, NULL, OPT_PROGRESS},
+    {"checkpoint", no_argument, NULL, OPT_CHECKPOINT},
+    {"stop-after", required_argument, NULL, OPT_STOP_AFTER},
+    {"resume", no_argument, NULL, OPT_RESUME},
     {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
     {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
     {"help", no_argument, NULL, OPT_HELP},
@@ -133,12 +139,18 @@ static void usage(void)
            "      --verify            checksum input and output and compare them\n"
            "  -v, --verbose           rank 0 prints a summary: phases, throughput, balance\n"
            "      --stats=FILE        write per-rank figures as JSON\n"
+           "Stop and resume (out of core):\n"
+           "      --checkpoint        SIGUSR1 stops the job at the end of a round, keeping\n"
+           "                          its runs and a checkpoint (exit status 3)\n"
+           "      --stop-after=N      stop so after round N (for tests and planned stops)\n"
+           "      --resume            finish a stopped job: the same command and --resume\n"
            "      --progress[=SECS]   rank 0 shows how far the job is: percent of all\n"
            "                          ranks' work, rate and ETA, redrawn on a terminal,\n"
            "                          else a line every SECS seconds (default 5)\n"
            "      --help              display this help and exit\n"
            "      --version           output version information and exit\n\n"
-           "Exit status: 0 success, 1 -c found disorder, 2 error.\n");
+           "Exit status: 0 success, 1 -c found disorder, 2 error, 3 stopped with a\n"
+           "checkpoint (--resume finishes it).\n");
 }
 
 int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct dsort_job_options *o,
@@ -286,6 +298,17 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         case OPT_VERIFY:
             o->verify = 1;
             break;
+        case OPT_CHECKPOINT:
+            o->checkpoint = 1;
+            break;
+        case OPT_STOP_AFTER:
+            if (dsort_cli_parse_u64(optarg, &o->stop_after) || o->stop_after < 1)
+                return dsort_cli_usage_error(c, "invalid --stop-after '%s' (rounds, 1 or more)",
+                                             optarg);
+            break;
+        case OPT_RESUME:
+            o->resume = 1;
+            break;
         case OPT_PROGRESS: {
             char *end = NULL;
             o->progress = optarg ? strtod(optarg, &end) : 5.0;
@@ -343,6 +366,11 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
                                      x->check_mode);
     if (o->local_output && !o->output_dir)
         return dsort_cli_usage_error(c, "--local-output goes with -O DIR");
+    if ((o->resume || o->stop_after || o->checkpoint) && o->check)
+        return dsort_cli_usage_error(c,
+                                     "--checkpoint, --stop-after and --resume are for "
+                                     "sorting, not -%c",
+                                     x->check_mode);
     if (!o->lines && key_opts)
         return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnV go with --format lines");
     if (o->lines) {

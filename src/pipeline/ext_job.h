@@ -43,6 +43,11 @@ struct ext {
     struct dsort_sum128 sum_in, sum_out; /* --verify: valsort's CRC-32 sums */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C sums */
     uint64_t out_done;                   /* bytes passed to the output so far (--progress) */
+    /* stop and resume (job_ckpt.c) */
+    char job[256];          /* the temp directories' job name */
+    uint64_t consumed;      /* records of the share read by earlier runs of a resumed job */
+    uint64_t rounds_before; /* rounds done by them */
+    int stopped;            /* stopped with a checkpoint */
 };
 
 /* Collective: merge the runs (extra passes beyond the fan-in, smallest first) into the

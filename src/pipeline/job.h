@@ -57,8 +57,14 @@ struct dsort_job_options {
     uint64_t chunk; /* exchange message limit */
     uint64_t block; /* I/O block bytes */
     int force_external;
-    int local_inputs; /* each node reads the paths it has (node-local disks) */
-    int local_output; /* -O DIR is node-local: each node has its own DIR */
+    /* Stop and resume (job_ckpt.c): an out-of-core job stopped at the end of a round keeps
+     * its runs and a checkpoint, and exits DSORT_EXIT_STOPPED. */
+    int checkpoint;      /* --checkpoint: SIGUSR1 during the rounds stops with a checkpoint */
+    uint64_t stop_after; /* --stop-after=N: stop with a checkpoint after round N (0: never) */
+    int resume;          /* --resume: go on from this job's checkpoint */
+    const char *shape;   /* the options that shape the output, as text (made by the program) */
+    int local_inputs;    /* each node reads the paths it has (node-local disks) */
+    int local_output;    /* -O DIR is node-local: each node has its own DIR */
     int plan, plan_json, bind;
     int one_stream; /* read each share with one stream, ignoring devices (for comparison) */
     uint32_t streams_per_device; /* for SSD/NVMe; rotational disks get 1 */
@@ -66,6 +72,9 @@ struct dsort_job_options {
     char **inputs;
     size_t ninputs;
 };
+
+/* The exit status of a job stopped with a checkpoint (resume it with --resume). */
+#define DSORT_EXIT_STOPPED 3
 
 /* Per-rank figures, gathered to rank 0 as a flat struct. */
 struct dsort_job_stats {
@@ -181,6 +190,40 @@ enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsor
  * node's plan prefers (devices the rank does not read first). job: the same on every rank. */
 enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const char *job, int rank,
                                      struct dsort_tempdirs *td, struct dsort_error *err);
+
+/* Stop and resume (job_ckpt.c; the manifest is checkpoint.h). */
+struct dsort_ckpt;
+struct dsort_runset;
+/* Collective, --resume: find this job's checkpoint and take it over. Rank 0 looks in the -T
+ * dirs for a stopped job's directory of rank 0 whose checkpoint has the same options (shape)
+ * and rank count; every rank then reads its own manifest (its rank's directory of that job),
+ * checks it against the inputs as they are now, and adopts the temp directories (run names
+ * go on). job gets the job's name. Agrees; a refusal names what differs, and nothing on disk
+ * is changed. k is the caller's to free (dsort_ckpt_free); then dsort_job_resume_own. */
+enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                   const struct dsort_inputs *in, struct dsort_ckpt *k,
+                                   struct dsort_tempdirs *td, char *job, size_t joblen,
+                                   struct dsort_error *err);
+/* Collective: the resumed job accepted the checkpoint (after its own checks of the state): from
+ * now on the manifest goes with the temp directories, on success and on errors (before this,
+ * a caller that refuses the state leaves everything as found: dsort_tempdirs_keep). Agrees. */
+enum dsort_status dsort_job_resume_own(const struct dsort_comm *c, struct dsort_tempdirs *td,
+                                       struct dsort_error *err);
+/* Collective, at the end of a round (after rounds_done of the job's rounds): stop now? On
+ * --stop-after=N from round N on, or under --checkpoint when any rank got SIGUSR1. Every rank
+ * gets the same answer; without either option 0 at once, with no communication. */
+int dsort_job_stop_now(const struct dsort_comm *c, const struct dsort_job_options *o,
+                       uint64_t rounds_done);
+/* Collective: write this rank's checkpoint k (its job, shape, rank, size and inputs are set
+ * here) into td's first directory, then leave the runs and the temp directories on disk
+ * (forgotten by the cleanup registry; runs and td are emptied). Agrees first: on any rank's
+ * failure nothing is kept and the caller cleans up as after any error. Rank 0 says what was
+ * kept and how to resume. */
+enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
+                                       const struct dsort_job_options *o,
+                                       const struct dsort_inputs *in, const char *job,
+                                       struct dsort_ckpt *k, struct dsort_tempdirs *td,
+                                       struct dsort_runset *runs, struct dsort_error *err);
 
 /* The topology: the node's plan (job_topo.c). Collective over the node. */
 struct dsort_job_topo;

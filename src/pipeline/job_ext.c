@@ -33,6 +33,7 @@
 #include "cleanup.h"
 #include "exchange.h"
 #include "ext_job.h"
+#include "checkpoint.h"
 #include "mem.h"
 #include "progress.h"
 #include "runfile.h"
@@ -217,15 +218,39 @@ out:
     return st;
 }
 
-/* Read, sort and exchange every chunk of this rank's share. Collective. */
+/* Collective: keep a checkpoint after round r (of this run) that consumed the share up to
+ * `upto`, and leave the runs on disk (job_ckpt.c). */
+static enum dsort_status stop(struct ext *x, uint64_t r, uint64_t upto)
+{
+    struct dsort_ckpt k;
+    memset(&k, 0, sizeof k);
+    k.rounds = x->rounds_before + r + 1;
+    k.consumed = upto;
+    k.block = x->block;
+    k.bytes_read = x->stats->bytes_read;
+    k.sum_in = x->sum_in;
+    k.con_in = x->con_in;
+    k.blob = x->splitters;
+    k.blob_len = (size_t)(x->c->size - 1) * x->ks;
+    enum dsort_status st =
+        dsort_job_checkpoint(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, &x->err);
+    k.blob = NULL; /* x's */
+    dsort_ckpt_free(&k);
+    x->stopped = !st;
+    return st;
+}
+
+/* Read, sort and exchange every chunk of this rank's share (from x->consumed on, for a
+ * resumed job). Collective. */
 static enum dsort_status form_runs(struct ext *x)
 {
     const struct dsort_comm *c = x->c;
-    uint64_t rounds = dsort_comm_max(c, (x->n + x->chunk - 1) / x->chunk);
+    const uint64_t from = x->consumed;
+    uint64_t rounds = dsort_comm_max(c, (x->n - from + x->chunk - 1) / x->chunk);
     enum dsort_status st = DSORT_OK;
     struct dsort_phase_clock pc;
-    for (uint64_t r = 0; r < rounds && !st; r++) {
-        uint64_t at = r * x->chunk < x->n ? r * x->chunk : x->n;
+    for (uint64_t r = 0; r < rounds && !st && !x->stopped; r++) {
+        uint64_t at = from + r * x->chunk < x->n ? from + r * x->chunk : x->n;
         uint64_t m = x->n - at < x->chunk ? x->n - at : x->chunk;
         dsort_job_phase_begin(&pc, PH_READ);
         st = dsort_job_topo_read(x->o->topo, x->in, x->first + at, m, x->a, &x->err);
@@ -247,6 +272,8 @@ static enum dsort_status form_runs(struct ext *x)
         st = exchange_round(x, m, x->g0 + at);
         if (!st)
             dsort_progress_step(c, "rounds", (at + m) * x->rs);
+        if (!st && dsort_job_stop_now(c, x->o, x->rounds_before + r + 1))
+            st = stop(x, r, at + m);
     }
     return st;
 }
@@ -328,6 +355,37 @@ static void fit_block(struct ext *x, uint64_t rounds)
         x->block = (size_t)fit;
 }
 
+/* A resumed job: take the checkpoint's splitters, runs, run block, position and figures.
+ * Local (the caller agrees). */
+static enum dsort_status resume_state(struct ext *x, struct dsort_ckpt *k)
+{
+    const size_t len = (size_t)(x->c->size - 1) * x->ks;
+    if (k->blob_len != len || k->consumed > x->n || k->block < 4096 ||
+        k->block > x->abytes + x->bbytes)
+        return DSORT_ERR(&x->err, DSORT_EFORMAT, 0,
+                         "the checkpoint of rank %d does not fit this job (splitters of %zu "
+                         "bytes, %" PRIu64 " of %" PRIu64 " records read, run block %" PRIu64
+                         "); not resuming from it",
+                         x->c->rank, k->blob_len, k->consumed, x->n, k->block);
+    if (!(x->splitters = calloc((size_t)x->c->size, x->ks)))
+        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    memcpy(x->splitters, k->blob, len);
+    for (size_t i = 0; i < k->runs.n; i++) {
+        const struct dsort_run *r = &k->runs.runs[i];
+        enum dsort_status st = dsort_runset_add(&x->runs, r->path, r->records, r->bytes, &x->err);
+        if (st)
+            return st;
+    }
+    x->block = (size_t)k->block; /* the runs' */
+    x->consumed = k->consumed;
+    x->rounds_before = k->rounds;
+    x->sum_in = k->sum_in;
+    x->con_in = k->con_in;
+    x->stats->bytes_read = 0; /* this run's reads only (--stats) */
+    x->stats->runs = k->runs.n;
+    return DSORT_OK;
+}
+
 int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
                             const struct dsort_inputs *in, const struct dsort_share *sh,
                             struct dsort_job_stats *stats)
@@ -357,25 +415,52 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.err);
     if (st)
         return 2;
-    char job[256];
-    dsort_job_name(c, job, sizeof job);
     /* --progress: the rounds (read, sort, exchange, spill), then the merge: two passes */
     dsort_progress_start(c, o->progress, x.n * x.rs, 2);
     st = plan_memory(&x);
-    if (!st)
-        st = dsort_job_tempdirs(o, job, c->rank, &x.td, &x.err);
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
-    fit_block(&x, dsort_comm_max(c, (x.n + x.chunk - 1) / x.chunk));
+    if (o->resume) {
+        struct dsort_ckpt ck;
+        if ((st = dsort_job_resume(c, o, in, &ck, &x.td, x.job, sizeof x.job, &x.err)))
+            goto fail;
+        st = dsort_comm_agree(c, resume_state(&x, &ck), &x.err);
+        dsort_ckpt_free(&ck);
+        if (st) { /* leave the checkpoint as it was found */
+            dsort_runset_keep(&x.runs);
+            dsort_tempdirs_keep(&x.td);
+            goto fail;
+        }
+        st = dsort_job_resume_own(c, &x.td, &x.err);
+    } else {
+        dsort_job_name(c, x.job, sizeof x.job);
+        st = dsort_comm_agree(c, dsort_job_tempdirs(o, x.job, c->rank, &x.td, &x.err), &x.err);
+    }
+    if (st)
+        goto fail;
+    if (!o->resume)
+        fit_block(&x, dsort_comm_max(c, (x.n + x.chunk - 1) / x.chunk));
     x.fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique, .cmp = &x.cmp, .rec = x.irs};
     dsort_runmerge_init(&x.rm, &dsort_recfmt_fixed, &x.fx, &x.runs, &x.td, x.block);
 
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);
-    st = choose_splitters(&x);
+    if (!o->resume)
+        st = choose_splitters(&x);
     dsort_job_phase_end(stats, PH_SAMPLE, &pc);
-    if (st || (st = form_runs(&x)))
+    /* --checkpoint: SIGUSR1 during the rounds stops at the end of one, keeping the runs; in the
+     * final merge it stops as every signal does (nothing kept) */
+    dsort_cleanup_stop_mode(o->checkpoint);
+    if (!st)
+        st = form_runs(&x);
+    dsort_cleanup_stop_mode(0);
+    if (st)
         goto fail;
+    if (x.stopped) {
+        dsort_output_abandon(&out);
+        release(&x);
+        return DSORT_EXIT_STOPPED;
+    }
     dsort_mem_free(x.ents, x.ebytes);
     dsort_mem_free(x.scratch, x.ebytes);
     x.ents = x.scratch = NULL;

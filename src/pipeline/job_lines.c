@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "checkpoint.h"
 #include "exchange.h"
 #include "lines_job.h"
 #include "mem.h"
@@ -437,14 +438,30 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     dsort_progress_start(c, o->progress, sh->n, 2);
     struct chunk k;
     memset(&k, 0, sizeof k);
-    dsort_job_name(c, x.job, sizeof x.job);
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);
     st = dsort_lines_range_start(in, sh->first, o->eol, &x.pos, &x.err);
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
-    if ((st = dsort_lines_job_splitters(&x)))
-        goto fail;
+    if (o->resume) { /* a stopped job's runs, position and splitters (lines_ckpt.c) */
+        struct dsort_ckpt ck;
+        if ((st = dsort_job_resume(c, o, in, &ck, &x.td, x.job, sizeof x.job, &x.err)))
+            goto fail;
+        st = dsort_comm_agree(c, dsort_lines_job_resume_state(&x, &ck), &x.err);
+        dsort_ckpt_free(&ck);
+        if (st) { /* leave the checkpoint as it was found */
+            dsort_runset_keep(&x.runs);
+            dsort_tempdirs_keep(&x.td);
+            goto fail;
+        }
+        x.have_td = 1;
+        if ((st = dsort_job_resume_own(c, &x.td, &x.err)))
+            goto fail;
+    } else {
+        dsort_job_name(c, x.job, sizeof x.job);
+        if ((st = dsort_lines_job_splitters(&x)))
+            goto fail;
+    }
     dsort_job_phase_end(stats, PH_SAMPLE, &pc);
 
     /* The chunk: this rank's share if every share fits (one round: no spill), else a third
@@ -453,9 +470,10 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     double per = 1.0 + (double)sizeof(struct dsort_line_ent) / (x.avg_line > 1 ? x.avg_line : 1);
     uint64_t need = (uint64_t)((double)sh->n * per * 1.05) + 4096;
     stats->needed = need * 3; /* arena, send and receive */
-    int fits = need <= x.third && !o->force_external;
+    int fits = need <= x.third && !o->force_external && !o->resume;
     int direct = dsort_comm_all_ok(c, fits);
-    choose_run_block(&x, direct ? 0 : need);
+    if (!o->resume) /* else the runs' block */
+        choose_run_block(&x, direct ? 0 : need);
     x.fx =
         (struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x.ord, .with_pos = x.with_pos};
     dsort_runmerge_init(&x.rm, &dsort_recfmt_lines, &x.fx, &x.runs, &x.td, x.run_block);
@@ -468,10 +486,13 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes", k.size);
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
-    if (!direct && (st = make_tempdirs(&x)))
+    if (!direct && !x.have_td && (st = make_tempdirs(&x)))
         goto fail;
 
     int wrote = 0;
+    uint64_t rounds = 0;
+    /* --checkpoint: SIGUSR1 during the rounds stops at the end of one (see job_ext.c) */
+    dsort_cleanup_stop_mode(o->checkpoint);
     for (;;) {
         dsort_job_phase_begin(&pc, PH_READ);
         st = dsort_lines_job_fill(&x, &k, &x.err);
@@ -506,6 +527,15 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         dsort_progress_step(c, "rounds", x.pos - x.sh.first);
         if (!more)
             break;
+        if (dsort_job_stop_now(c, o, x.rounds_before + ++rounds)) {
+            if ((st = dsort_lines_job_stop(&x, x.rounds_before + rounds)))
+                goto fail;
+            dsort_output_abandon(&out);
+            dsort_mem_free(k.a, (size_t)k.size);
+            free(k.segs);
+            release(&x);
+            return DSORT_EXIT_STOPPED;
+        }
         x.grow_share = 0;
         if (k.size > arena && !direct) { /* it held a long line: back to the budget */
             dsort_mem_free(k.a, (size_t)k.size);
@@ -517,6 +547,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         if ((st = dsort_comm_agree(c, st, &x.err))) /* every rank, grown or not */
             goto fail;
     }
+    dsort_cleanup_stop_mode(0);
     dsort_mem_free(k.a, (size_t)k.size);
     k.a = NULL;
     free(k.segs);
@@ -530,6 +561,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     release(&x);
     return rc;
 fail:
+    dsort_cleanup_stop_mode(0);
     dsort_output_abandon(&out);
     dsort_mem_free(k.a, (size_t)k.size);
     free(k.segs);

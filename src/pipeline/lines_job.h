@@ -43,11 +43,12 @@ struct lx {
     struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
     uint64_t lines_in;
-    uint64_t out_done; /* bytes passed to the output so far (--progress) */
-    int grow_share;    /* in memory (one round): the arena may grow up to a third */
-    uint64_t longest;  /* the longest line (with its eol) this rank read */
-    uint64_t max_line; /* the longest line of all ranks (set before run files are read) */
-    int noted_long;    /* -v: the note about a line held past the budget was printed */
+    uint64_t out_done;      /* bytes passed to the output so far (--progress) */
+    int grow_share;         /* in memory (one round): the arena may grow up to a third */
+    uint64_t longest;       /* the longest line (with its eol) this rank read */
+    uint64_t max_line;      /* the longest line of all ranks (set before run files are read) */
+    int noted_long;         /* -v: the note about a line held past the budget was printed */
+    uint64_t rounds_before; /* rounds done by the earlier runs of a resumed job */
 };
 
 /* A chunk: lines at the front of an arena, their index entries at the back (growing down).
@@ -77,6 +78,14 @@ uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, ui
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
 /* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
 enum dsort_status dsort_lines_job_splitters(struct lx *x);
+/* Stop and resume (lines_ckpt.c). Collective: keep a checkpoint after `rounds` rounds of the
+ * job (runs, position, splitters, figures) and leave the runs on disk. */
+enum dsort_status dsort_lines_job_stop(struct lx *x, uint64_t rounds);
+/* Local: a resumed job takes the checkpoint's splitters, runs, run block, position and figures
+ * (x->pos must be the share's start: the checkpoint's position may not be before it). */
+struct dsort_ckpt;
+enum dsort_status dsort_lines_job_resume_state(struct lx *x, struct dsort_ckpt *k);
+
 /* Number of sorted entries [lo, n) that belong at or before splitter d. */
 size_t dsort_lines_job_cut_after(const struct lx *x, const unsigned char *buf,
                                  const struct dsort_line_ent *e, size_t lo, size_t n, int d);

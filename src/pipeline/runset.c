@@ -80,6 +80,12 @@ uint64_t dsort_runset_bytes(const struct dsort_runset *s)
     return n;
 }
 
+void dsort_runset_keep(struct dsort_runset *s)
+{
+    free(s->runs);
+    memset(s, 0, sizeof *s);
+}
+
 void dsort_runset_release(struct dsort_runset *s)
 {
     dsort_runset_drop(s, 0, s->n);

@@ -37,6 +37,8 @@ void dsort_runset_sort_smallest(struct dsort_runset *s);
 /* Sums over the runs. */
 uint64_t dsort_runset_records(const struct dsort_runset *s);
 uint64_t dsort_runset_bytes(const struct dsort_runset *s);
+/* Free the set but leave its files (a stop that keeps a checkpoint). */
+void dsort_runset_keep(struct dsort_runset *s);
 /* Drop every run and free the set (any state; idempotent). */
 void dsort_runset_release(struct dsort_runset *s);
 

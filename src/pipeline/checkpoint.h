@@ -1,0 +1,68 @@
+/* checkpoint.h - what a stopped out-of-core job keeps so that `dsort --resume` can finish it:
+ * one manifest a rank, "checkpoint" in the rank's first temp directory, beside its runs.
+ *
+ * A stop (--stop-after, or SIGUSR1 under --checkpoint) is taken at the end of a round, where
+ * every run is complete, closed and counted: the manifest lists them (path, records, bytes;
+ * each run's blocks carry their own CRC32C, checked when they are read back), the input this
+ * rank has consumed, the splitters, the checksums of what was read, the run block, and what
+ * the job was: the rank count and rank, the options that shape the output ("shape", made by
+ * the program) and every input's identity (path, size, mtime, inode, device). Resume refuses a
+ * manifest whose job differs, naming the difference.
+ *
+ * The file is text, one "key value" a line, strings hex-encoded; written as checkpoint.tmp,
+ * fsynced, renamed, and the directory fsynced, so that a crash leaves the old one or the new.
+ * Local, no MPI. Errors: DSORT_EIO (naming the file), DSORT_EFORMAT (a manifest that does not
+ * parse), DSORT_ENOMEM.
+ */
+#ifndef DSORT_CHECKPOINT_H
+#define DSORT_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checksum.h"
+#include "error.h"
+#include "io.h"
+#include "runset.h"
+
+#define DSORT_CKPT_FILE "checkpoint"
+
+struct dsort_ckpt_input {
+    char *path;
+    uint64_t size, ino, dev;
+    int64_t mtime_s, mtime_ns;
+};
+
+struct dsort_ckpt {
+    char *job;   /* the temp directories' job name */
+    char *shape; /* the options that shape the output */
+    int rank, size;
+    size_t ninputs;
+    struct dsort_ckpt_input *inputs;
+    uint64_t rounds;   /* rounds done */
+    uint64_t consumed; /* this rank's share consumed (records, or bytes of lines) */
+    uint64_t block;    /* the run files' block */
+    uint64_t bytes_read, lines_in, longest; /* the figures of what was read */
+    struct dsort_sum128 sum_in, con_in;
+    uint64_t next_run;   /* the temp directories' run counter */
+    unsigned char *blob; /* the splitters (the pipeline's encoding) */
+    size_t blob_len;
+    struct dsort_runset runs; /* the runs (kept: never unlinked by dsort_ckpt_free) */
+};
+
+/* Fill k's inputs from in (copies). */
+enum dsort_status dsort_ckpt_set_inputs(struct dsort_ckpt *k, const struct dsort_inputs *in,
+                                        struct dsort_error *err);
+/* Write k as dir/checkpoint (atomically, see the top). */
+enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k,
+                                   struct dsort_error *err);
+/* Read dir/checkpoint into k (zeroed first). DSORT_EIO with errno ENOENT when there is none. */
+enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct dsort_error *err);
+/* Does the checkpoint belong to this job? 0 if it does; else 1 with why (of len bytes) naming
+ * the first difference: the options, the rank count, an input (added, gone, changed). */
+int dsort_ckpt_differs(const struct dsort_ckpt *k, const char *shape, int size,
+                       const struct dsort_inputs *in, char *why, size_t len);
+/* Free k (its run list too, leaving the files). */
+void dsort_ckpt_free(struct dsort_ckpt *k);
+
+#endif

@@ -1,0 +1,200 @@
+/* Stop and resume of out-of-core jobs (job.h; the manifest: checkpoint.h).
+ *
+ * A stop is taken only at the end of a round, where every rank's runs are complete and
+ * counted: each rank writes its manifest into its first temp directory and leaves the
+ * directories and runs on disk; the job exits DSORT_EXIT_STOPPED with no output (the output's
+ * temp is abandoned as after an error). --resume with the same arguments finds the manifests,
+ * refuses any that does not match (options, rank count, inputs), reuses the runs, reads only
+ * the input not consumed yet, and ends as usual: the final merge, the checks, the commit, and
+ * the temp directories removed with the checkpoint. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "cleanup.h"
+#include "job.h"
+
+/* The temp dirs in the order this rank uses them (see dsort_job_tempdirs). */
+static char **rank_temps(const struct dsort_job_options *o, size_t *n)
+{
+    char **temps = calloc(o->ntemp + 1, sizeof *temps);
+    if (temps)
+        dsort_job_topo_temp_dirs(o->topo, o, temps, n);
+    return temps;
+}
+
+/* Rank 0: the job name of a checkpoint of this job (same shape and rank count) in the -T dirs;
+ * "" when there is none. A checkpoint of the same options whose inputs changed is an error. */
+static enum dsort_status find_job(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                  const struct dsort_inputs *in, char *job, size_t joblen,
+                                  struct dsort_error *err)
+{
+    job[0] = '\0';
+    enum dsort_status st = DSORT_OK;
+    for (size_t b = 0; b < o->ntemp && !job[0] && !st; b++) {
+        DIR *d = opendir(o->temp_dirs[b]);
+        if (!d)
+            continue;
+        for (struct dirent *e; !job[0] && !st && (e = readdir(d));) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, "dsort-", 6) || len < 9 || strcmp(e->d_name + len - 3, "-r0"))
+                continue;
+            char dir[4200];
+            snprintf(dir, sizeof dir, "%s/%s", o->temp_dirs[b], e->d_name);
+            struct stat sb;
+            if (lstat(dir, &sb) || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid())
+                continue;
+            struct dsort_ckpt k;
+            struct dsort_error e2;
+            if (dsort_ckpt_read(dir, &k, &e2))
+                continue; /* not a checkpoint (or not readable): not this job's */
+            char why[512];
+            if (strcmp(k.shape, o->shape)) {
+                dsort_ckpt_free(&k);
+                continue;
+            }
+            if (dsort_ckpt_differs(&k, o->shape, c->size, in, why, sizeof why))
+                st = DSORT_ERR(err, DSORT_EINVAL, 0,
+                               "cannot resume from the checkpoint in '%s': %s", dir, why);
+            else
+                snprintf(job, joblen, "%s", k.job);
+            dsort_ckpt_free(&k);
+        }
+        closedir(d);
+    }
+    if (!st && !job[0])
+        st = DSORT_ERR(err, DSORT_EINVAL, 0,
+                       "--resume: no checkpoint of this job (the same options and inputs) in "
+                       "the temp directories (-T)%s",
+                       o->ntemp > 1 ? "" : "; was it stopped with other -T dirs?");
+    return st;
+}
+
+enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                   const struct dsort_inputs *in, struct dsort_ckpt *k,
+                                   struct dsort_tempdirs *td, char *job, size_t joblen,
+                                   struct dsort_error *err)
+{
+    memset(k, 0, sizeof *k);
+    memset(td, 0, sizeof *td);
+    enum dsort_status st = DSORT_OK;
+    if (c->rank == 0)
+        st = find_job(c, o, in, job, joblen, err);
+    if ((st = dsort_comm_agree(c, st, err)))
+        return st;
+    dsort_comm_require(c, MPI_Bcast(job, (int)joblen, MPI_CHAR, 0, c->comm),
+                       "sharing the job's name (MPI_Bcast)");
+    /* This rank's manifest: in one of its directories of that job. */
+    size_t n = 0;
+    char **temps = rank_temps(o, &n);
+    if (!temps)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    char dir[4200] = "";
+    for (size_t i = 0; !st && i < n; i++) {
+        snprintf(dir, sizeof dir, "%s/dsort-%s-r%d/%s", temps[i], job, c->rank, DSORT_CKPT_FILE);
+        if (!access(dir, F_OK)) {
+            dir[strlen(dir) - strlen(DSORT_CKPT_FILE) - 1] = '\0';
+            break;
+        }
+        dir[0] = '\0';
+    }
+    if (!st && !dir[0])
+        st = DSORT_ERR(err, DSORT_EINVAL, 0,
+                       "--resume: the checkpoint of rank %d of job '%s' is missing from the temp "
+                       "directories",
+                       c->rank, job);
+    if (!st)
+        st = dsort_ckpt_read(dir, k, err);
+    char why[512];
+    if (!st && (k->rank != c->rank || strcmp(k->job, job)))
+        st = DSORT_ERR(err, DSORT_EFORMAT, 0, "the checkpoint in '%s' is not rank %d's of job '%s'",
+                       dir, c->rank, job);
+    if (!st && dsort_ckpt_differs(k, o->shape, c->size, in, why, sizeof why))
+        st = DSORT_ERR(err, DSORT_EINVAL, 0, "cannot resume from the checkpoint in '%s': %s", dir,
+                       why);
+    /* Every run it lists must be there, as long as when it was kept (the blocks' CRC32C are
+     * checked as they are read). */
+    for (size_t i = 0; !st && i < k->runs.n; i++) {
+        struct stat sb;
+        const struct dsort_run *r = &k->runs.runs[i];
+        if (stat(r->path, &sb))
+            st = DSORT_ERR(err, DSORT_EIO, errno,
+                           "cannot resume: run '%s' of the checkpoint in '%s' is missing", r->path,
+                           dir);
+    }
+    if (!st)
+        st = dsort_tempdirs_adopt(td, temps, n, job, c->rank, (unsigned)k->next_run, err);
+    free(temps);
+    if ((st = dsort_comm_agree(c, st, err))) {
+        dsort_tempdirs_keep(td); /* as it was found */
+        dsort_ckpt_free(k);
+        return st;
+    }
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_job_resume_own(const struct dsort_comm *c, struct dsort_tempdirs *td,
+                                       struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    for (size_t i = 0; i < td->count && !st; i++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
+        if (!access(path, F_OK))
+            st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err);
+    }
+    return dsort_comm_agree(c, st, err);
+}
+
+int dsort_job_stop_now(const struct dsort_comm *c, const struct dsort_job_options *o,
+                       uint64_t rounds_done)
+{
+    if (!o->checkpoint && !o->stop_after)
+        return 0;
+    int mine = (o->stop_after && rounds_done >= o->stop_after) ||
+               (o->checkpoint && dsort_cleanup_stop_requested());
+    return !dsort_comm_all_ok(c, !mine);
+}
+
+enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
+                                       const struct dsort_job_options *o,
+                                       const struct dsort_inputs *in, const char *job,
+                                       struct dsort_ckpt *k, struct dsort_tempdirs *td,
+                                       struct dsort_runset *runs, struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    k->rank = c->rank;
+    k->size = c->size;
+    if (!(k->job = strdup(job)) || !(k->shape = strdup(o->shape)))
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st)
+        st = dsort_ckpt_set_inputs(k, in, err);
+    k->next_run = td->runs;
+    k->runs = *runs; /* borrowed for the write */
+    if (!st)
+        st = dsort_ckpt_write(td->dirs[0], k, err);
+    memset(&k->runs, 0, sizeof k->runs);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s", td->dirs[0], DSORT_CKPT_FILE);
+    dsort_cleanup_forget(path); /* a resumed job's old one: kept now */
+    if ((st = dsort_comm_agree(c, st, err))) {
+        unlink(path);
+        return st;
+    }
+    uint64_t nruns = runs->n, bytes = dsort_runset_bytes(runs);
+    if (c->rank == 0)
+        fprintf(stderr,
+                "dsort: stopped after round %" PRIu64 " with a checkpoint: rank 0 keeps %" PRIu64
+                " runs (%" PRIu64 " bytes) in '%s' (and every rank its own); run the same "
+                "command with --resume to finish\n",
+                k->rounds, nruns, bytes, td->dirs[0]);
+    dsort_runset_keep(runs);
+    dsort_tempdirs_keep(td);
+    return DSORT_OK;
+}

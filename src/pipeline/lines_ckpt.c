@@ -1,0 +1,120 @@
+/* Stop and resume for the text-line pipeline (lines_job.h; the scaffold is job_ckpt.c): what a
+ * stopped job of lines keeps beyond its runs. Its splitters are encoded as the samples' mean
+ * line length (8 bytes), then per splitter a flag byte (0: none, everything goes below), the
+ * line's length (8 bytes, big-endian) and the line. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "lines_job.h"
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (56 - 8 * i));
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+enum dsort_status dsort_lines_job_stop(struct lx *x, uint64_t rounds)
+{
+    const int p = x->c->size;
+    size_t len = 8;
+    for (int d = 0; d + 1 < p; d++)
+        len += 9 + (x->split[d] ? x->split_len[d] : 0);
+    struct dsort_ckpt k;
+    memset(&k, 0, sizeof k);
+    enum dsort_status st = DSORT_OK;
+    if (!(k.blob = malloc(len)))
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st) {
+        uint64_t avg;
+        memcpy(&avg, &x->avg_line, 8);
+        put64(k.blob, avg);
+        size_t at = 8;
+        for (int d = 0; d + 1 < p; d++) {
+            k.blob[at] = x->split[d] != NULL;
+            put64(k.blob + at + 1, x->split[d] ? x->split_len[d] : 0);
+            at += 9;
+            if (x->split[d])
+                memcpy(k.blob + at, x->split[d], x->split_len[d]);
+            at += x->split[d] ? x->split_len[d] : 0;
+        }
+        k.blob_len = len;
+    }
+    k.rounds = rounds;
+    k.consumed = x->pos;
+    k.block = x->run_block;
+    k.bytes_read = x->stats->bytes_read;
+    k.lines_in = x->stats->records_in;
+    k.longest = x->longest;
+    k.sum_in = x->sum_in;
+    k.con_in = x->con_in;
+    st = dsort_comm_agree(x->c, st, &x->err);
+    if (!st)
+        st = dsort_job_checkpoint(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, &x->err);
+    if (!st)
+        x->have_td = 0; /* kept on disk */
+    dsort_ckpt_free(&k);
+    return st;
+}
+
+enum dsort_status dsort_lines_job_resume_state(struct lx *x, struct dsort_ckpt *k)
+{
+    const int p = x->c->size;
+    const unsigned char *b = k->blob, *e = k->blob + k->blob_len;
+    int ok = k->blob_len >= 8 && k->consumed >= x->pos && k->consumed <= x->end + k->longest &&
+             k->block >= 4096;
+    if (ok && !(x->spl = malloc(k->blob_len + 1)))
+        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if (ok)
+        memcpy(x->spl, b, k->blob_len);
+    x->split = calloc((size_t)p, sizeof *x->split);
+    x->split_len = calloc((size_t)p, sizeof *x->split_len);
+    if (!x->split || !x->split_len)
+        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    size_t at = 8;
+    for (int d = 0; ok && d + 1 < p; d++) {
+        ok = b + at + 9 <= e;
+        uint64_t len = ok ? get64(b + at + 1) : 0;
+        int has = ok && b[at];
+        at += 9;
+        ok = ok && b + at + len <= e;
+        if (ok && has) {
+            x->split[d] = x->spl + at;
+            x->split_len[d] = (size_t)len;
+        }
+        at += (size_t)len;
+    }
+    if (!ok || at != k->blob_len)
+        return DSORT_ERR(&x->err, DSORT_EFORMAT, 0,
+                         "the checkpoint of rank %d does not fit this job (splitters of %zu "
+                         "bytes, position %" PRIu64 ", run block %" PRIu64 "); not resuming "
+                         "from it",
+                         x->c->rank, k->blob_len, k->consumed, k->block);
+    uint64_t avg = get64(b);
+    memcpy(&x->avg_line, &avg, 8);
+    for (size_t i = 0; i < k->runs.n; i++) {
+        const struct dsort_run *r = &k->runs.runs[i];
+        enum dsort_status st = dsort_runset_add(&x->runs, r->path, r->records, r->bytes, &x->err);
+        if (st)
+            return st;
+    }
+    x->pos = k->consumed;
+    x->run_block = (size_t)k->block;
+    x->stats->records_in = k->lines_in;
+    x->stats->runs = k->runs.n;
+    x->longest = k->longest;
+    x->sum_in = k->sum_in;
+    x->con_in = k->con_in;
+    x->rounds_before = k->rounds;
+    return DSORT_OK;
+}
