@@ -142,8 +142,22 @@ static void test_fixed(void **state)
     assert_int_equal(m.f, 3);
     assert_true(why[0] != '\0'); /* 9 runs, fan-in 3: the reason is given */
     if (f->damage) {
+        /* The damaged run fails where it is read: in an extra pass, or in the final merge
+         * (the passes take the smallest runs first and may leave it alone). */
         flip(f->runs.runs[0].path);
-        assert_int_equal(dsort_runmerge_reduce(&m, &f->err), DSORT_EFORMAT);
+        enum dsort_status st = dsort_runmerge_reduce(&m, &f->err);
+        if (!st) {
+            void *cur;
+            size_t k = f->runs.n;
+            st = dsort_runmerge_open(&m, 0, k, &cur, &f->err); /* reads the first blocks */
+            if (!st) {
+                struct dsort_sink sink;
+                dsort_sink_memory(&sink, out, n * rec);
+                st = dsort_merge_cmp(&cmp, rec, rec, 0, cur, k, &sink, &f->err);
+                dsort_runmerge_close(&m, k);
+            }
+        }
+        assert_int_equal(st, DSORT_EFORMAT);
         assert_non_null(strstr(f->err.msg, f->td.dirs[0]));
         finish(f, &m);
         free(in);
@@ -246,9 +260,22 @@ static void test_lines(void **state)
         dsort_runmerge_plan(&m, 3 * m.blen, 1024, NULL, NULL, 0, why, sizeof why, &f->err),
         DSORT_OK);
     assert_int_equal(m.f, 3);
-    if (f->damage) {
+    if (f->damage) { /* as for fixed records: in a pass or in the final merge */
         flip(f->runs.runs[2].path);
-        assert_int_equal(dsort_runmerge_reduce(&m, &f->err), DSORT_EFORMAT);
+        enum dsort_status st = dsort_runmerge_reduce(&m, &f->err);
+        if (!st) {
+            void *cur;
+            size_t k = f->runs.n;
+            st = dsort_runmerge_open(&m, 0, k, &cur, &f->err); /* reads the first blocks */
+            if (!st) {
+                struct collect col = {malloc(total), 0, total};
+                struct dsort_line_sink sink = {collect_emit, &col, 0, 0};
+                st = dsort_lines_merge(&ord, cur, k, 0, &sink, &f->err);
+                dsort_runmerge_close(&m, k);
+                free(col.p);
+            }
+        }
+        assert_int_equal(st, DSORT_EFORMAT);
         assert_non_null(strstr(f->err.msg, f->td.dirs[0]));
     } else {
         assert_int_equal(dsort_runmerge_reduce(&m, &f->err), DSORT_OK);
