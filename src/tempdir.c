@@ -38,6 +38,7 @@ void dsort_tempdirs_destroy(struct dsort_tempdirs *t)
 }
 
 static enum dsort_status write_owner(const char *dir, struct dsort_error *err);
+static int read_owner(int fd, struct dsort_owner *o);
 
 static enum dsort_status make_one(const char *dir, int *created, const volatile unsigned *runs,
                                   struct dsort_error *err)
@@ -122,6 +123,19 @@ enum dsort_status dsort_tempdirs_create(struct dsort_tempdirs *t, char *const *b
     return DSORT_OK;
 }
 
+/* Is the owner still running? A stopped job's ranks may still be exiting (zombies until their
+ * launcher reaps them) when the resumed job starts: a few seconds are allowed for that. */
+static int owner_running(const struct dsort_owner *o)
+{
+    for (int i = 0; i < 100; i++) {
+        if (dsort_owner_judge(o) != DSORT_OWNER_ALIVE)
+            return 0;
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 1;
+}
+
 enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *bases, size_t n,
                                        const char *job, int rank, unsigned runs,
                                        struct dsort_error *err)
@@ -141,15 +155,26 @@ enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *ba
             break;
         }
         snprintf(d, len, "%s/dsort-%s-r%d", bases[i], job, rank);
+        /* opened without following a link, then judged by what was opened */
+        int fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct stat sb;
-        if (lstat(d, &sb))
-            st =
-                DSORT_ERR(err, DSORT_EIO, errno, "the checkpoint's temp directory '%s' is gone", d);
-        else if (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0700)
+        struct dsort_owner o;
+        if (fd < 0)
+            st = DSORT_ERR(err, DSORT_EIO, errno,
+                           "the checkpoint's temp directory '%s' cannot be opened", d);
+        else if (fstat(fd, &sb) || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
+                 (sb.st_mode & 07777) != 0700)
             st = DSORT_ERR(err, DSORT_EINVAL, 0,
                            "'%s' is not a temp directory of ours (a directory of this user, "
                            "mode 0700, not a link): not resuming from it",
                            d);
+        else if (read_owner(fd, &o) > 0 && owner_running(&o))
+            st = DSORT_ERR(err, DSORT_EINVAL, 0,
+                           "the job that owns '%s' (pid %ld on %s) is still running: not "
+                           "resuming it twice",
+                           d, o.pid, o.host);
+        if (fd >= 0)
+            close(fd);
         if (st) {
             free(d);
             break;
@@ -158,11 +183,17 @@ enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *ba
         st = dsort_cleanup_add(d, DSORT_CLEANUP_DIR, err);
         if (!st)
             st = dsort_cleanup_add_series(d, "run-", 6, &t->runs, err);
-        if (!st)
-            st = write_owner(d, err);
     }
     if (st)
         dsort_tempdirs_keep(t); /* what was adopted stays as it was found */
+    return st;
+}
+
+enum dsort_status dsort_tempdirs_claim(struct dsort_tempdirs *t, struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    for (size_t i = 0; i < t->count && !st; i++)
+        st = write_owner(t->dirs[i], err);
     return st;
 }
 

@@ -39,12 +39,14 @@ enum dsort_status dsort_tempdirs_create(struct dsort_tempdirs *t, char *const *b
                                         const char *job, int rank, struct dsort_error *err);
 
 /* Take over the directories of a stopped job (--resume) named like create's: each must exist
- * and be ours (this uid, mode 0700, not a symlink); they are registered for cleanup as
- * create's are, with a new owner file, and run names go on from `runs`. On failure nothing
- * is changed on disk. */
+ * and be ours (this uid, mode 0700, not a symlink) and its owner must not be running; they
+ * are registered for cleanup as create's are and run names go on from `runs`. Nothing on disk
+ * is changed (dsort_tempdirs_keep gives them up again); dsort_tempdirs_claim then writes this
+ * process's owner files. */
 enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *bases, size_t n,
                                        const char *job, int rank, unsigned runs,
                                        struct dsort_error *err);
+enum dsort_status dsort_tempdirs_claim(struct dsort_tempdirs *t, struct dsort_error *err);
 /* Leave the directories as they are (a stop that keeps a checkpoint): forget them and their
  * owner files in the cleanup registry and free t. The run series is the caller's to forget. */
 void dsort_tempdirs_keep(struct dsort_tempdirs *t);

@@ -331,6 +331,21 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     return code;
 }
 
+/* Append one word to the shape s at p, its spaces and backslashes escaped (so that "-o 'x -r'"
+ * and "-o x -r" differ); returns the new end. */
+static char *shape_word(char *s, char *p, const char *w)
+{
+    if (p != s)
+        *p++ = ' ';
+    for (; *w; w++) {
+        if (*w == ' ' || *w == '\\')
+            *p++ = '\\';
+        *p++ = *w;
+    }
+    *p = '\0';
+    return p;
+}
+
 /* The options that shape a job's output, for its checkpoint (--resume must be given the same):
  * the command line without those that only say how to run it (memory, temp dirs, reports,
  * stop and resume, threads, I/O tuning). Inputs are named too; their identity is the
@@ -352,7 +367,7 @@ static char *job_shape(int argc, char **argv)
                                        "--one-stream", "--no-direct", "--verify"};
     size_t len = 1;
     for (int i = 1; i < argc; i++)
-        len += strlen(argv[i]) + 1;
+        len += 2 * strlen(argv[i]) + 1;
     char *s = malloc(len), *p = s;
     if (!s)
         return NULL;
@@ -362,7 +377,7 @@ static char *job_shape(int argc, char **argv)
         int drop = 0, next = 0;
         if (!strcmp(a, "--")) { /* operands only from here */
             for (; i < argc; i++)
-                p += sprintf(p, "%s%s", p == s ? "" : " ", argv[i]);
+                p = shape_word(s, p, argv[i]);
             break;
         }
         for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
@@ -383,7 +398,7 @@ static char *job_shape(int argc, char **argv)
             i += next;
             continue;
         }
-        p += sprintf(p, "%s%s", p == s ? "" : " ", a);
+        p = shape_word(s, p, a);
     }
     return s;
 }

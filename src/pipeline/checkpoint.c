@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void put_hex(FILE *f, const void *p, size_t n)
@@ -18,7 +19,8 @@ static void put_hex(FILE *f, const void *p, size_t n)
         fprintf(f, "%02x", b[i]);
 }
 
-/* Decode a hex word ("-": empty) into a new buffer of *n bytes (NUL-terminated). */
+/* Decode a word of lower-case hex digits ("-": empty) into a new buffer of *n bytes
+ * (NUL-terminated); NULL if it is anything else. */
 static unsigned char *get_hex(const char *s, size_t *n)
 {
     size_t len = strcmp(s, "-") ? strlen(s) : 0;
@@ -27,17 +29,43 @@ static unsigned char *get_hex(const char *s, size_t *n)
     unsigned char *b = malloc(len / 2 + 1);
     if (!b)
         return NULL;
-    for (size_t i = 0; i < len / 2; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) {
+    for (size_t i = 0; i < len; i++) {
+        int c = s[i], v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0) {
             free(b);
             return NULL;
         }
-        b[i] = (unsigned char)v;
+        if (i % 2 == 0)
+            b[i / 2] = (unsigned char)(v << 4);
+        else
+            b[i / 2] |= (unsigned char)v;
     }
     b[len / 2] = '\0';
     *n = len / 2;
     return b;
+}
+
+/* A hex-encoded text (no NUL inside), or NULL. */
+static char *get_text(const char *s)
+{
+    size_t n;
+    unsigned char *b = get_hex(s, &n);
+    if (b && memchr(b, 0, n)) {
+        free(b);
+        return NULL;
+    }
+    return (char *)b;
+}
+
+/* A decimal number that is the whole word. */
+static int get_u64(const char *s, uint64_t *v)
+{
+    if (*s < '0' || *s > '9')
+        return 0;
+    char *end;
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    return !*end && !errno;
 }
 
 enum dsort_status dsort_ckpt_set_inputs(struct dsort_ckpt *k, const struct dsort_inputs *in,
@@ -87,20 +115,28 @@ enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k,
     }
     fprintf(f,
             "rounds %" PRIu64 "\nconsumed %" PRIu64 "\nblock %" PRIu64 "\nbytes_read %" PRIu64
-            "\nlines_in %" PRIu64 "\nlongest %" PRIu64 "\nsum_in %" PRIu64 " %" PRIu64
-            "\ncon_in %" PRIu64 " %" PRIu64 "\nnext_run %" PRIu64 "\nsplitters ",
-            k->rounds, k->consumed, k->block, k->bytes_read, k->lines_in, k->longest, k->sum_in.lo,
-            k->sum_in.hi, k->con_in.lo, k->con_in.hi, k->next_run);
+            "\nlines_in %" PRIu64 "\nlongest %" PRIu64 "\nnext_run %" PRIu64 "\nsum_in %" PRIu64
+            " %" PRIu64 "\ncon_in %" PRIu64 " %" PRIu64 "\nsplitters ",
+            k->rounds, k->consumed, k->block, k->bytes_read, k->lines_in, k->longest, k->next_run,
+            k->sum_in.lo, k->sum_in.hi, k->con_in.lo, k->con_in.hi);
     put_hex(f, k->blob, k->blob_len);
     fputc('\n', f);
     for (size_t i = 0; i < k->runs.n; i++) {
         const struct dsort_run *r = &k->runs.runs[i];
-        fprintf(f, "run %" PRIu64 " %" PRIu64 " ", r->records, r->bytes);
+        struct stat sb;
+        if (stat(r->path, &sb)) {
+            int e = errno;
+            fclose(f);
+            unlink(tmp);
+            return DSORT_ERR(err, DSORT_EIO, e, "cannot keep run '%s'", r->path);
+        }
+        fprintf(f, "run %" PRIu64 " %" PRIu64 " %" PRIu64 " ", r->records, r->bytes,
+                (uint64_t)sb.st_size);
         put_hex(f, r->path, strlen(r->path));
         fputc('\n', f);
     }
     fprintf(f, "end\n");
-    int bad = fflush(f) || fsync(fileno(f));
+    int bad = ferror(f) || fflush(f) || fsync(fileno(f));
     int e = errno;
     if (fclose(f) || bad) {
         unlink(tmp);
@@ -119,6 +155,85 @@ enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k,
     return DSORT_OK;
 }
 
+/* The keys that come exactly once, as bits of `seen`. */
+static const char *const once[] = {"job",      "shape",  "rank",       "size",     "rounds",
+                                   "consumed", "block",  "bytes_read", "lines_in", "longest",
+                                   "next_run", "sum_in", "con_in",     "splitters"};
+#define N_ONCE (sizeof once / sizeof once[0])
+
+/* One line of a manifest (its first word is key) into k. 0 if it does not parse. */
+static int parse_line(struct dsort_ckpt *k, const char *key, char **w, int nw, size_t *icap,
+                      size_t *scap)
+{
+    uint64_t *num[] = {NULL,         NULL,         NULL,        NULL,
+                       &k->rounds,   &k->consumed, &k->block,   &k->bytes_read,
+                       &k->lines_in, &k->longest,  &k->next_run};
+    if (!strcmp(key, "job"))
+        return nw == 2 && (k->job = get_text(w[1])) != NULL;
+    if (!strcmp(key, "shape"))
+        return nw == 2 && (k->shape = get_text(w[1])) != NULL;
+    if (!strcmp(key, "splitters"))
+        return nw == 2 && (k->blob = get_hex(w[1], &k->blob_len)) != NULL;
+    if (!strcmp(key, "rank") || !strcmp(key, "size")) {
+        uint64_t v;
+        if (nw != 2 || !get_u64(w[1], &v) || v > 1u << 30)
+            return 0;
+        *(key[0] == 'r' ? &k->rank : &k->size) = (int)v;
+        return 1;
+    }
+    if (!strcmp(key, "sum_in") || !strcmp(key, "con_in")) {
+        struct dsort_sum128 *s = key[0] == 's' ? &k->sum_in : &k->con_in;
+        return nw == 3 && get_u64(w[1], &s->lo) && get_u64(w[2], &s->hi);
+    }
+    for (size_t i = 4; i < sizeof num / sizeof num[0]; i++)
+        if (!strcmp(key, once[i]))
+            return nw == 2 && get_u64(w[1], num[i]);
+    if (!strcmp(key, "input")) {
+        struct dsort_ckpt_input c = {0};
+        uint64_t ms, mns;
+        if (nw != 7 || !get_u64(w[1], &c.size) || !get_u64(w[2], &c.ino) ||
+            !get_u64(w[3], &c.dev) || !get_u64(w[4], &ms) || !get_u64(w[5], &mns) ||
+            !(c.path = get_text(w[6])))
+            return 0;
+        c.mtime_s = (int64_t)ms;
+        c.mtime_ns = (int64_t)mns;
+        if (k->ninputs == *icap) {
+            *icap = *icap ? 2 * *icap : 16;
+            void *m = realloc(k->inputs, *icap * sizeof *k->inputs);
+            if (!m) {
+                free(c.path);
+                return 0;
+            }
+            k->inputs = m;
+        }
+        k->inputs[k->ninputs++] = c;
+        return 1;
+    }
+    if (!strcmp(key, "run")) {
+        uint64_t records, bytes, fsize;
+        char *p;
+        if (nw != 5 || !get_u64(w[1], &records) || !get_u64(w[2], &bytes) ||
+            !get_u64(w[3], &fsize) || !(p = get_text(w[4])))
+            return 0;
+        int ok = strlen(p) < sizeof k->runs.runs[0].path;
+        if (ok && k->runs.n == *scap) {
+            *scap = *scap ? 2 * *scap : 16;
+            void *m = realloc(k->run_sizes, *scap * sizeof *k->run_sizes);
+            ok = m != NULL;
+            if (ok)
+                k->run_sizes = m;
+        }
+        struct dsort_error e2;
+        if (ok) {
+            k->run_sizes[k->runs.n] = fsize;
+            ok = !dsort_runset_add(&k->runs, p, records, bytes, &e2);
+        }
+        free(p);
+        return ok;
+    }
+    return 0;
+}
+
 enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct dsort_error *err)
 {
     memset(k, 0, sizeof *k);
@@ -127,89 +242,45 @@ enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct 
     FILE *f = fopen(path, "re");
     if (!f)
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot read the checkpoint '%s'", path);
-    size_t cap = 0, inputs_cap = 0;
+    size_t cap = 0, icap = 0, scap = 0;
     char *line = NULL;
     ssize_t got;
     int ok = 1, ended = 0, lineno = 0;
-    enum dsort_status st = DSORT_OK;
+    unsigned long seen = 0;
     while (ok && !ended && (got = getline(&line, &cap, f)) > 0) {
         lineno++;
         if (line[got - 1] == '\n')
-            line[got - 1] = '\0';
-        char key[32], a[64], b[64];
-        char *word = malloc(strlen(line) + 1);
-        if (!word) {
-            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-            break;
-        }
-        size_t n = 0;
+            line[--got] = '\0';
         if (lineno == 1) {
             ok = !strcmp(line, "dsort-checkpoint 1");
-        } else if (sscanf(line, "%31s", key) != 1) {
-            ok = 0;
-        } else if (!strcmp(key, "end")) {
-            ended = 1;
-        } else if (!strcmp(key, "job") || !strcmp(key, "shape") || !strcmp(key, "splitters")) {
-            unsigned char *v = sscanf(line, "%*s %s", word) == 1 ? get_hex(word, &n) : NULL;
-            ok = v != NULL;
-            if (!strcmp(key, "job"))
-                k->job = (char *)v;
-            else if (!strcmp(key, "shape"))
-                k->shape = (char *)v;
-            else {
-                k->blob = v;
-                k->blob_len = n;
-            }
-        } else if (!strcmp(key, "rank")) {
-            ok = sscanf(line, "%*s %d", &k->rank) == 1;
-        } else if (!strcmp(key, "size")) {
-            ok = sscanf(line, "%*s %d", &k->size) == 1;
-        } else if (!strcmp(key, "input")) {
-            struct dsort_ckpt_input c;
-            ok = sscanf(line, "%*s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 " %s",
-                        &c.size, &c.ino, &c.dev, &c.mtime_s, &c.mtime_ns, word) == 6 &&
-                 (c.path = (char *)get_hex(word, &n)) != NULL;
-            if (ok && k->ninputs == inputs_cap) {
-                inputs_cap = inputs_cap ? 2 * inputs_cap : 16;
-                void *m = realloc(k->inputs, inputs_cap * sizeof *k->inputs);
-                if (!m)
-                    ok = 0;
-                else
-                    k->inputs = m;
-            }
-            if (ok)
-                k->inputs[k->ninputs++] = c;
-        } else if (!strcmp(key, "run")) {
-            uint64_t records, bytes;
-            unsigned char *p = NULL;
-            ok = sscanf(line, "%*s %" SCNu64 " %" SCNu64 " %s", &records, &bytes, word) == 3 &&
-                 (p = get_hex(word, &n)) != NULL && n < sizeof k->runs.runs[0].path;
-            if (ok) {
-                struct dsort_error e2;
-                ok = !dsort_runset_add(&k->runs, (char *)p, records, bytes, &e2);
-            }
-            free(p);
-        } else if (!strcmp(key, "sum_in") || !strcmp(key, "con_in")) {
-            struct dsort_sum128 *s = key[0] == 's' ? &k->sum_in : &k->con_in;
-            ok = sscanf(line, "%*s %" SCNu64 " %" SCNu64, &s->lo, &s->hi) == 2;
-        } else {
-            static const char *const names[] = {"rounds",   "consumed", "block",   "bytes_read",
-                                                "lines_in", "longest",  "next_run"};
-            uint64_t *dst[] = {&k->rounds,   &k->consumed, &k->block,   &k->bytes_read,
-                               &k->lines_in, &k->longest,  &k->next_run};
-            int found = 0;
-            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-                if (!strcmp(key, names[i])) {
-                    found = 1;
-                    ok = sscanf(line, "%*s %s %s", a, b) == 1 && sscanf(a, "%" SCNu64, dst[i]) == 1;
-                }
-            ok = ok && found;
+            continue;
         }
-        free(word);
+        if (!strcmp(line, "end")) {
+            ended = 1;
+            continue;
+        }
+        /* split into at most 8 words at single spaces */
+        char *w[8];
+        int nw = 0;
+        for (char *q = line; nw < 8;) {
+            w[nw++] = q;
+            char *sp = strchr(q, ' ');
+            if (!sp)
+                break;
+            *sp = '\0';
+            q = sp + 1;
+        }
+        for (size_t i = 0; i < N_ONCE; i++)
+            if (!strcmp(w[0], once[i])) {
+                ok = !(seen & (1ul << i));
+                seen |= 1ul << i;
+            }
+        ok = ok && parse_line(k, w[0], w, nw, &icap, &scap);
     }
     free(line);
     fclose(f);
-    if (!st && (!ok || !ended || !k->job || !k->shape || k->size < 1))
+    enum dsort_status st = DSORT_OK;
+    if (!ok || !ended || seen != (1ul << N_ONCE) - 1 || k->size < 1 || k->next_run < k->runs.n)
         st = DSORT_ERR(err, DSORT_EFORMAT, 0,
                        "the checkpoint '%s' is damaged (line %d): not resuming from it", path,
                        lineno);
@@ -267,6 +338,7 @@ void dsort_ckpt_free(struct dsort_ckpt *k)
         free(k->inputs[i].path);
     free(k->inputs);
     free(k->blob);
+    free(k->run_sizes);
     dsort_runset_keep(&k->runs);
     memset(k, 0, sizeof *k);
 }

@@ -9,7 +9,8 @@
  * the program) and every input's identity (path, size, mtime, inode, device). Resume refuses a
  * manifest whose job differs, naming the difference.
  *
- * The file is text, one "key value" a line, strings hex-encoded; written as checkpoint.tmp,
+ * The file is text, one "key value" a line, strings hex-encoded, every key but input and run
+ * exactly once (a run line also has the file's size, checked on resume); written as checkpoint.tmp,
  * fsynced, renamed, and the directory fsynced, so that a crash leaves the old one or the new.
  * Local, no MPI. Errors: DSORT_EIO (naming the file), DSORT_EFORMAT (a manifest that does not
  * parse), DSORT_ENOMEM.
@@ -48,6 +49,7 @@ struct dsort_ckpt {
     unsigned char *blob; /* the splitters (the pipeline's encoding) */
     size_t blob_len;
     struct dsort_runset runs; /* the runs (kept: never unlinked by dsort_ckpt_free) */
+    uint64_t *run_sizes;      /* read: each run file's size when it was kept */
 };
 
 /* Fill k's inputs from in (copies). */

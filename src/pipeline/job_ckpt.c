@@ -37,11 +37,12 @@ static enum dsort_status find_job(const struct dsort_comm *c, const struct dsort
 {
     job[0] = '\0';
     enum dsort_status st = DSORT_OK;
-    for (size_t b = 0; b < o->ntemp && !job[0] && !st; b++) {
+    char first_why[4800] = ""; /* a checkpoint of the same options that does not match */
+    for (size_t b = 0; b < o->ntemp && !job[0]; b++) {
         DIR *d = opendir(o->temp_dirs[b]);
         if (!d)
             continue;
-        for (struct dirent *e; !job[0] && !st && (e = readdir(d));) {
+        for (struct dirent *e; !job[0] && (e = readdir(d));) {
             size_t len = strlen(e->d_name);
             if (strncmp(e->d_name, "dsort-", 6) || len < 9 || strcmp(e->d_name + len - 3, "-r0"))
                 continue;
@@ -59,16 +60,17 @@ static enum dsort_status find_job(const struct dsort_comm *c, const struct dsort
                 dsort_ckpt_free(&k);
                 continue;
             }
-            if (dsort_ckpt_differs(&k, o->shape, c->size, in, why, sizeof why))
-                st = DSORT_ERR(err, DSORT_EINVAL, 0,
-                               "cannot resume from the checkpoint in '%s': %s", dir, why);
-            else
+            if (!dsort_ckpt_differs(&k, o->shape, c->size, in, why, sizeof why))
                 snprintf(job, joblen, "%s", k.job);
+            else if (!first_why[0]) /* another may match: said only if none does */
+                snprintf(first_why, sizeof first_why, "the checkpoint in '%s': %s", dir, why);
             dsort_ckpt_free(&k);
         }
         closedir(d);
     }
-    if (!st && !job[0])
+    if (!job[0] && first_why[0])
+        st = DSORT_ERR(err, DSORT_EINVAL, 0, "cannot resume from %s", first_why);
+    else if (!job[0])
         st = DSORT_ERR(err, DSORT_EINVAL, 0,
                        "--resume: no checkpoint of this job (the same options and inputs) in "
                        "the temp directories (-T)%s",
@@ -90,7 +92,7 @@ enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsor
         return st;
     dsort_comm_require(c, MPI_Bcast(job, (int)joblen, MPI_CHAR, 0, c->comm),
                        "sharing the job's name (MPI_Bcast)");
-    /* This rank's manifest: in one of its directories of that job. */
+    /* This rank's manifest: in its first directory of that job that has one (every one has). */
     size_t n = 0;
     char **temps = rank_temps(o, &n);
     if (!temps)
@@ -123,10 +125,15 @@ enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsor
     for (size_t i = 0; !st && i < k->runs.n; i++) {
         struct stat sb;
         const struct dsort_run *r = &k->runs.runs[i];
-        if (stat(r->path, &sb))
+        if (lstat(r->path, &sb))
             st = DSORT_ERR(err, DSORT_EIO, errno,
                            "cannot resume: run '%s' of the checkpoint in '%s' is missing", r->path,
                            dir);
+        else if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != k->run_sizes[i])
+            st = DSORT_ERR(err, DSORT_EFORMAT, 0,
+                           "cannot resume: run '%s' of the checkpoint in '%s' is not the file "
+                           "that was kept (%" PRIu64 " bytes then, %" PRIu64 " now)",
+                           r->path, dir, k->run_sizes[i], (uint64_t)sb.st_size);
     }
     if (!st)
         st = dsort_tempdirs_adopt(td, temps, n, job, c->rank, (unsigned)k->next_run, err);
@@ -142,14 +149,21 @@ enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsor
 enum dsort_status dsort_job_resume_own(const struct dsort_comm *c, struct dsort_tempdirs *td,
                                        struct dsort_error *err)
 {
-    enum dsort_status st = DSORT_OK;
+    /* this process owns the directories now (the sweep judges it alive) */
+    enum dsort_status st = dsort_tempdirs_claim(td, err);
     for (size_t i = 0; i < td->count && !st; i++) {
         char path[4300];
         snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
         if (!access(path, F_OK))
             st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err);
     }
-    return dsort_comm_agree(c, st, err);
+    if ((st = dsort_comm_agree(c, st, err)))
+        for (size_t i = 0; i < td->count; i++) { /* the caller keeps what was found */
+            char path[4300];
+            snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
+            dsort_cleanup_forget(path);
+        }
+    return st;
 }
 
 int dsort_job_stop_now(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -177,14 +191,21 @@ enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
         st = dsort_ckpt_set_inputs(k, in, err);
     k->next_run = td->runs;
     k->runs = *runs; /* borrowed for the write */
-    if (!st)
-        st = dsort_ckpt_write(td->dirs[0], k, err);
+    /* In every directory of the rank (its runs are spread over them): the sweep keeps a dead
+     * job's directory only when it holds a checkpoint. */
+    for (size_t i = 0; i < td->count && !st; i++)
+        st = dsort_ckpt_write(td->dirs[i], k, err);
     memset(&k->runs, 0, sizeof k->runs);
     char path[4300];
-    snprintf(path, sizeof path, "%s/%s", td->dirs[0], DSORT_CKPT_FILE);
-    dsort_cleanup_forget(path); /* a resumed job's old one: kept now */
+    for (size_t i = 0; i < td->count; i++) {
+        snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
+        dsort_cleanup_forget(path); /* a resumed job's old one: kept now */
+    }
     if ((st = dsort_comm_agree(c, st, err))) {
-        unlink(path);
+        for (size_t i = 0; i < td->count; i++) {
+            snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
+            unlink(path);
+        }
         return st;
     }
     uint64_t nruns = runs->n, bytes = dsort_runset_bytes(runs);

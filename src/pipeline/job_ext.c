@@ -431,7 +431,10 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
             dsort_tempdirs_keep(&x.td);
             goto fail;
         }
-        st = dsort_job_resume_own(c, &x.td, &x.err);
+        if ((st = dsort_job_resume_own(c, &x.td, &x.err))) { /* as it was found */
+            dsort_runset_keep(&x.runs);
+            dsort_tempdirs_keep(&x.td);
+        }
     } else {
         dsort_job_name(c, x.job, sizeof x.job);
         st = dsort_comm_agree(c, dsort_job_tempdirs(o, x.job, c->rank, &x.td, &x.err), &x.err);

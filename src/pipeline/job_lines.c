@@ -454,9 +454,12 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
             dsort_tempdirs_keep(&x.td);
             goto fail;
         }
-        x.have_td = 1;
-        if ((st = dsort_job_resume_own(c, &x.td, &x.err)))
+        if ((st = dsort_job_resume_own(c, &x.td, &x.err))) { /* as it was found */
+            dsort_runset_keep(&x.runs);
+            dsort_tempdirs_keep(&x.td);
             goto fail;
+        }
+        x.have_td = 1;
     } else {
         dsort_job_name(c, x.job, sizeof x.job);
         if ((st = dsort_lines_job_splitters(&x)))

@@ -70,7 +70,7 @@ enum dsort_status dsort_lines_job_stop(struct lx *x, uint64_t rounds)
 enum dsort_status dsort_lines_job_resume_state(struct lx *x, struct dsort_ckpt *k)
 {
     const int p = x->c->size;
-    const unsigned char *b = k->blob, *e = k->blob + k->blob_len;
+    const unsigned char *b = k->blob;
     int ok = k->blob_len >= 8 && k->consumed >= x->pos && k->consumed <= x->end + k->longest &&
              k->block >= 4096;
     if (ok && !(x->spl = malloc(k->blob_len + 1)))
@@ -83,11 +83,11 @@ enum dsort_status dsort_lines_job_resume_state(struct lx *x, struct dsort_ckpt *
         return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
     size_t at = 8;
     for (int d = 0; ok && d + 1 < p; d++) {
-        ok = b + at + 9 <= e;
+        ok = at + 9 <= k->blob_len;
         uint64_t len = ok ? get64(b + at + 1) : 0;
         int has = ok && b[at];
         at += 9;
-        ok = ok && b + at + len <= e;
+        ok = ok && len <= k->blob_len - at;
         if (ok && has) {
             x->split[d] = x->spl + at;
             x->split_len[d] = (size_t)len;

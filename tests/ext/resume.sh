@@ -7,10 +7,11 @@
 #    nothing left in the temp dir; -r -s (tagged records) the same way;
 #  - repeated stops: --stop-after=1, then --resume --stop-after=3, then --resume;
 #  - SIGUSR1 to mpirun under --checkpoint, once runs are spilled: exit 3, then --resume;
-#  - the sweep of a later job on the same -T keeps the stopped job's directories;
+#  - the sweep of a later job on the same -T keeps the stopped job's directories, with one -T
+#    and with two (runs spread over both);
 #  - refusals (exit 2, nothing written, the checkpoint kept as it was): an input appended to
-#    after the stop (named), other options (-r), another rank count, a run file missing
-#    (named), a manifest cut in half, --resume with no checkpoint; usage errors: --stop-after=0, with -c;
+#    after the stop (named), other options (-r), another rank count, a run file cut short or
+#    missing (named), a manifest cut in half, --resume with no checkpoint; usage errors: --stop-after=0, with -c;
 #  - text lines (-s -k2,2) stopped twice and resumed: GNU sort's output.
 # Usage: resume.sh NRANKS
 EXT_FAST_KILL=1
@@ -123,6 +124,21 @@ stopped "stop before a sweep" "$T/o/out"
 ok "$N" "$DSORT" -S 3M -T "$C" -v -o "$T/other.out" "$T/in.dat"
 eq "another job's sweep: checkpoints still there" "$N" "$(find "$C" -name checkpoint | wc -l)"
 
+# Two -T dirs (runs spread over both): another job's sweep keeps both, and the resume works.
+C2=$T/ckpt2
+mkdir -p "$C2"
+rm -rf "${C:?}"/*
+run "$N" "$DSORT" -S 3M -T "$C" -T "$C2" --stop-after=2 -o "$T/o/out" "$T/in.dat"
+eq "two -T: exit status" 3 "$RC"
+eq "two -T: checkpoints (one a rank and dir)" $((2 * N)) "$(find "$C" "$C2" -name checkpoint | wc -l)"
+ok "$N" "$DSORT" -S 3M -T "$C2" -T "$C" -o "$T/other.out" "$T/in.dat"
+run "$N" "$DSORT" -S 3M -T "$C" -T "$C2" --resume -o "$T/o/out" "$T/in.dat"
+finished "two -T: resumed after another job's sweep" "$T/o/out" "$T/want"
+empty_dir "two -T: the second temp dir after the resumed job" "$C2"
+rm -f "$T/o/out"
+run "$N" "$DSORT" "${ARGS[@]}" --stop-after=1 -o "$T/o/out" "$T/in.dat"
+stopped "stop before the refusals" "$T/o/out"
+
 # Refusals: exit 2, no output, the checkpoint as it was.
 state=$(cd "$C" && find . -printf '%p %s\n' | sort | md5sum)
 refused() {
@@ -148,7 +164,12 @@ contains "input replaced (another inode): refused" "$T/stderr" "changed since th
 rm -rf "$C"/* && mkdir -p "$C"
 run "$N" "$DSORT" "${ARGS[@]}" --stop-after=1 -o "$T/o/out" "$T/in.dat"
 stopped "stop before a lost run" "$T/o/out"
-lost=$(find "$C" -name 'run-000000' | sort | tail -n 1)
+cut=$(find "$C" -name 'run-000000' | sort | head -n 1)
+truncate -s 4096 "$cut"
+state=$(cd "$C" && find . -printf '%p %s\n' | sort | md5sum)
+refused "$N" "$DSORT" "${ARGS[@]}" --resume -o "$T/o/out" "$T/in.dat"
+contains "a run file cut short: named" "$T/stderr" "run '$cut' of the checkpoint.*is not the file that was kept"
+lost=$cut
 rm -f "$lost"
 state=$(cd "$C" && find . -printf '%p %s\n' | sort | md5sum)
 refused "$N" "$DSORT" "${ARGS[@]}" --resume -o "$T/o/out" "$T/in.dat"
