@@ -194,21 +194,19 @@ enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const ch
 /* Stop and resume (job_ckpt.c; the manifest is checkpoint.h). */
 struct dsort_ckpt;
 struct dsort_runset;
-/* Collective, --resume: find this job's checkpoint and take it over. Rank 0 looks in the -T
- * dirs for a stopped job's directory of rank 0 whose checkpoint has the same options (shape)
- * and rank count; every rank then reads its own manifest (its rank's directory of that job),
- * checks it against the inputs as they are now, and adopts the temp directories (run names
- * go on). job gets the job's name. Agrees; a refusal names what differs, and nothing on disk
- * is changed. k is the caller's to free (dsort_ckpt_free); then dsort_job_resume_own. */
+/* Collective, --resume: go on from this job's checkpoint. Rank 0 looks in the -T dirs for a
+ * stopped job's directory of rank 0 whose checkpoint has the same options (shape) and rank
+ * count; every rank then reads its own manifest (its rank's directory of that job), checks it
+ * against the inputs as they are now and that its runs are there, and adopts the temp
+ * directories (run names go on); take(ctx, k) then gives the pipeline the checkpoint's state
+ * (its runs into `runs`). job gets the job's name. Agrees; a refusal (of any rank's, take's
+ * included) names what differs and leaves everything on disk as it was found. From success on
+ * the manifests go with the temp directories, as every temp file does. */
 enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsort_job_options *o,
-                                   const struct dsort_inputs *in, struct dsort_ckpt *k,
-                                   struct dsort_tempdirs *td, char *job, size_t joblen,
-                                   struct dsort_error *err);
-/* Collective: the resumed job accepted the checkpoint (after its own checks of the state): from
- * now on the manifest goes with the temp directories, on success and on errors (before this,
- * a caller that refuses the state leaves everything as found: dsort_tempdirs_keep). Agrees. */
-enum dsort_status dsort_job_resume_own(const struct dsort_comm *c, struct dsort_tempdirs *td,
-                                       struct dsort_error *err);
+                                   const struct dsort_inputs *in, struct dsort_tempdirs *td,
+                                   struct dsort_runset *runs, char *job, size_t joblen,
+                                   enum dsort_status (*take)(void *ctx, struct dsort_ckpt *k),
+                                   void *ctx, struct dsort_error *err);
 /* Collective, at the end of a round (after rounds_done of the job's rounds): stop now? On
  * --stop-after=N from round N on, or under --checkpoint when any rank got SIGUSR1. Every rank
  * gets the same answer; without either option 0 at once, with no communication. */

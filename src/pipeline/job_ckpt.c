@@ -78,10 +78,11 @@ static enum dsort_status find_job(const struct dsort_comm *c, const struct dsort
     return st;
 }
 
-enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsort_job_options *o,
-                                   const struct dsort_inputs *in, struct dsort_ckpt *k,
-                                   struct dsort_tempdirs *td, char *job, size_t joblen,
-                                   struct dsort_error *err)
+/* Find the job's checkpoint, read and check this rank's, adopt its temp dirs (agreed). */
+static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_job_options *o,
+                               const struct dsort_inputs *in, struct dsort_ckpt *k,
+                               struct dsort_tempdirs *td, char *job, size_t joblen,
+                               struct dsort_error *err)
 {
     memset(k, 0, sizeof *k);
     memset(td, 0, sizeof *td);
@@ -146,8 +147,10 @@ enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsor
     return DSORT_OK;
 }
 
-enum dsort_status dsort_job_resume_own(const struct dsort_comm *c, struct dsort_tempdirs *td,
-                                       struct dsort_error *err)
+/* The resumed job accepted the checkpoint: its owner files, and the manifests go with the temp
+ * directories from now on. Agreed; on failure nothing is registered. */
+static enum dsort_status own(const struct dsort_comm *c, struct dsort_tempdirs *td,
+                             struct dsort_error *err)
 {
     /* this process owns the directories now (the sweep judges it alive) */
     enum dsort_status st = dsort_tempdirs_claim(td, err);
@@ -163,6 +166,27 @@ enum dsort_status dsort_job_resume_own(const struct dsort_comm *c, struct dsort_
             snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
             dsort_cleanup_forget(path);
         }
+    return st;
+}
+
+enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                   const struct dsort_inputs *in, struct dsort_tempdirs *td,
+                                   struct dsort_runset *runs, char *job, size_t joblen,
+                                   enum dsort_status (*take)(void *ctx, struct dsort_ckpt *k),
+                                   void *ctx, struct dsort_error *err)
+{
+    struct dsort_ckpt k;
+    enum dsort_status st = adopt(c, o, in, &k, td, job, joblen, err);
+    if (st)
+        return st;
+    st = dsort_comm_agree(c, take(ctx, &k), err);
+    dsort_ckpt_free(&k);
+    if (!st)
+        st = own(c, td, err);
+    if (st) { /* leave the checkpoint as it was found */
+        dsort_runset_keep(runs);
+        dsort_tempdirs_keep(td);
+    }
     return st;
 }
 

@@ -357,8 +357,9 @@ static void fit_block(struct ext *x, uint64_t rounds)
 
 /* A resumed job: take the checkpoint's splitters, runs, run block, position and figures.
  * Local (the caller agrees). */
-static enum dsort_status resume_state(struct ext *x, struct dsort_ckpt *k)
+static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
 {
+    struct ext *x = ctx;
     const size_t len = (size_t)(x->c->size - 1) * x->ks;
     if (k->blob_len != len || k->consumed > x->n || k->block < 4096 ||
         k->block > x->abytes + x->bbytes)
@@ -421,20 +422,8 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
     if (o->resume) {
-        struct dsort_ckpt ck;
-        if ((st = dsort_job_resume(c, o, in, &ck, &x.td, x.job, sizeof x.job, &x.err)))
-            goto fail;
-        st = dsort_comm_agree(c, resume_state(&x, &ck), &x.err);
-        dsort_ckpt_free(&ck);
-        if (st) { /* leave the checkpoint as it was found */
-            dsort_runset_keep(&x.runs);
-            dsort_tempdirs_keep(&x.td);
-            goto fail;
-        }
-        if ((st = dsort_job_resume_own(c, &x.td, &x.err))) { /* as it was found */
-            dsort_runset_keep(&x.runs);
-            dsort_tempdirs_keep(&x.td);
-        }
+        st = dsort_job_resume(c, o, in, &x.td, &x.runs, x.job, sizeof x.job, resume_state, &x,
+                              &x.err);
     } else {
         dsort_job_name(c, x.job, sizeof x.job);
         st = dsort_comm_agree(c, dsort_job_tempdirs(o, x.job, c->rank, &x.td, &x.err), &x.err);

@@ -444,21 +444,9 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     if ((st = dsort_comm_agree(c, st, &x.err)))
         goto fail;
     if (o->resume) { /* a stopped job's runs, position and splitters (lines_ckpt.c) */
-        struct dsort_ckpt ck;
-        if ((st = dsort_job_resume(c, o, in, &ck, &x.td, x.job, sizeof x.job, &x.err)))
+        if ((st = dsort_job_resume(c, o, in, &x.td, &x.runs, x.job, sizeof x.job,
+                                   dsort_lines_job_resume_state, &x, &x.err)))
             goto fail;
-        st = dsort_comm_agree(c, dsort_lines_job_resume_state(&x, &ck), &x.err);
-        dsort_ckpt_free(&ck);
-        if (st) { /* leave the checkpoint as it was found */
-            dsort_runset_keep(&x.runs);
-            dsort_tempdirs_keep(&x.td);
-            goto fail;
-        }
-        if ((st = dsort_job_resume_own(c, &x.td, &x.err))) { /* as it was found */
-            dsort_runset_keep(&x.runs);
-            dsort_tempdirs_keep(&x.td);
-            goto fail;
-        }
         x.have_td = 1;
     } else {
         dsort_job_name(c, x.job, sizeof x.job);

@@ -67,8 +67,9 @@ enum dsort_status dsort_lines_job_stop(struct lx *x, uint64_t rounds)
     return st;
 }
 
-enum dsort_status dsort_lines_job_resume_state(struct lx *x, struct dsort_ckpt *k)
+enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
 {
+    struct lx *x = ctx;
     const int p = x->c->size;
     const unsigned char *b = k->blob;
     int ok = k->blob_len >= 8 && k->consumed >= x->pos && k->consumed <= x->end + k->longest &&

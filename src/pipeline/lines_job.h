@@ -84,7 +84,7 @@ enum dsort_status dsort_lines_job_stop(struct lx *x, uint64_t rounds);
 /* Local: a resumed job takes the checkpoint's splitters, runs, run block, position and figures
  * (x->pos must be the share's start: the checkpoint's position may not be before it). */
 struct dsort_ckpt;
-enum dsort_status dsort_lines_job_resume_state(struct lx *x, struct dsort_ckpt *k);
+enum dsort_status dsort_lines_job_resume_state(void *x, struct dsort_ckpt *k);
 
 /* Number of sorted entries [lo, n) that belong at or before splitter d. */
 size_t dsort_lines_job_cut_after(const struct lx *x, const unsigned char *buf,
