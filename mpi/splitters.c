@@ -34,6 +34,95 @@ static uint64_t bound(const struct dsort_splitter_keys *s, uint64_t lo, uint64_t
     return lo;
 }
 
+/* The owner's answer for one splitter, all-gathered with the next pivot. */
+enum {
+    DEC_NONE,       /* not owned, or settled before this round */
+    DEC_LEFT,       /* the target is below the pivot: keep the window's part below it */
+    DEC_RIGHT,      /* the target is above the pivot: keep the part above it */
+    DEC_AT_LESS,    /* settled: cut before the pivot */
+    DEC_AT_LESS_EQ, /* settled: cut after the pivot */
+    DEC_FAIL        /* no proposals where the target must be: the keys are not unique */
+};
+
+/* A report of one rank to the owner of a splitter: its elements below and up to the pivot,
+ * and the size and median of its window's part below the pivot and of its part above it (the
+ * owner keeps the side that holds the target: those are the next round's proposals). */
+#define R_LESS 0
+#define R_LESS_EQ 8
+#define R_WLEFT 16
+#define R_WRIGHT 24
+#define R_KEYS 32
+
+static size_t report_size(size_t ks)
+{
+    return R_KEYS + 2 * ks;
+}
+
+/* Fill a report for the window [lo, hi) split at the pivot into [lo, less) and
+ * [less_eq, hi). The owner of splitter j (0-based: rank j+1's first element) is rank j+1. */
+static void put_report(const struct dsort_splitter_keys *s, unsigned char *r, uint64_t lo,
+                       uint64_t hi, uint64_t less, uint64_t less_eq)
+{
+    const uint64_t wl = less - lo, wr = hi - less_eq;
+    memcpy(r + R_LESS, &less, 8);
+    memcpy(r + R_LESS_EQ, &less_eq, 8);
+    memcpy(r + R_WLEFT, &wl, 8);
+    memcpy(r + R_WRIGHT, &wr, 8);
+    if (wl)
+        s->key_at(s->ctx, lo + (wl - 1) / 2, r + R_KEYS);
+    else
+        memset(r + R_KEYS, 0, s->key_size);
+    if (wr)
+        s->key_at(s->ctx, less_eq + (wr - 1) / 2, r + R_KEYS + s->key_size);
+    else
+        memset(r + R_KEYS + s->key_size, 0, s->key_size);
+}
+
+/* The owner's step: the global counts at the pivot decide the side (or settle the cut); the
+ * next pivot is the weighted median of that side's proposals. */
+static unsigned char decide(const unsigned char *in, int p, size_t ks, uint64_t target,
+                            struct cand *cands, unsigned char *pivot)
+{
+    const size_t rs = report_size(ks);
+    uint64_t less = 0, less_eq = 0;
+    for (int r = 0; r < p; r++) {
+        uint64_t a, b;
+        memcpy(&a, in + (size_t)r * rs + R_LESS, 8);
+        memcpy(&b, in + (size_t)r * rs + R_LESS_EQ, 8);
+        less += a;
+        less_eq += b;
+    }
+    if (target == less || target == less_eq)
+        return target == less ? DEC_AT_LESS : DEC_AT_LESS_EQ;
+    const unsigned char dec = target < less ? DEC_LEFT : DEC_RIGHT;
+    const size_t w_at = dec == DEC_LEFT ? R_WLEFT : R_WRIGHT;
+    const size_t k_at = dec == DEC_LEFT ? R_KEYS : R_KEYS + ks;
+    size_t nc = 0;
+    uint64_t wsum = 0;
+    for (int r = 0; r < p; r++) {
+        const unsigned char *rep = in + (size_t)r * rs;
+        uint64_t w;
+        memcpy(&w, rep + w_at, 8);
+        if (w) {
+            cands[nc].weight = w;
+            cands[nc++].key = rep + k_at;
+            wsum += w;
+        }
+    }
+    if (nc == 0)
+        return DEC_FAIL;
+    qsort(cands, nc, sizeof *cands, cand_cmp);
+    uint64_t acc = 0;
+    size_t c = 0;
+    for (; c + 1 < nc; c++) {
+        acc += cands[c].weight;
+        if (2 * acc >= wsum)
+            break;
+    }
+    memcpy(pivot, cands[c].key, ks);
+    return dec;
+}
+
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err)
 {
@@ -41,106 +130,108 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
     const size_t ks = src->key_size, m = (size_t)(p > 1 ? p - 1 : 0);
-    const size_t slot = sizeof(uint64_t) + ks; /* one proposal: weight, key */
-    uint64_t total = 0, n = src->n;
-    MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+    const size_t rs = report_size(ks), gs = 1 + ks; /* a report; a decision and its pivot */
+    const uint64_t n = src->n;
     cuts[0] = 0;
     cuts[p] = n;
     if (rounds)
         *rounds = 0;
-    if (m == 0)
-        return DSORT_OK;
 
-    /* Per splitter j (0-based, for rank j+1): local window, global bounds, target. */
-    uint64_t *lo = calloc(m, sizeof *lo), *hi = calloc(m, sizeof *hi);
-    uint64_t *cnt = calloc(2 * m, sizeof *cnt), *gcnt = calloc(2 * m, sizeof *gcnt);
-    unsigned char *mine = malloc(m * slot), *all = malloc((size_t)p * m * slot);
-    unsigned char *tmp = malloc(ks), *pivots = malloc(m * ks);
-    struct cand *cands = malloc((size_t)p * sizeof *cands);
-    char *done = calloc(m, 1);
+    /* Per splitter j (0-based, for rank j+1): the local window [lo, hi) that may still lie on
+     * either side, and the local counts below and up to the pivot being decided. */
+    uint64_t *lo = NULL, *hi = NULL, *less = NULL, *less_eq = NULL;
+    unsigned char *out = NULL, *in = NULL, *mine = NULL, *all = NULL, *tmp = NULL;
+    struct cand *cands = NULL;
+    char *open = NULL;
+    int ok = 1;
+    if (m > 0) {
+        lo = malloc(m * sizeof *lo);
+        hi = malloc(m * sizeof *hi);
+        less = malloc(m * sizeof *less);
+        less_eq = malloc(m * sizeof *less_eq);
+        open = calloc(m, 1);
+        out = calloc((size_t)p, rs);
+        in = malloc((size_t)p * rs);
+        mine = calloc(1, gs);
+        all = malloc((size_t)p * gs);
+        tmp = malloc(ks);
+        cands = malloc((size_t)p * sizeof *cands);
+        /* Alltoall and Allgather take int byte counts per rank. */
+        ok = lo && hi && less && less_eq && open && out && in && mine && all && tmp && cands &&
+             rs <= (size_t)INT_MAX && gs <= (size_t)INT_MAX;
+    }
+    /* The total, and (so that no rank waits in a collective for one that left) whether any
+     * rank failed to allocate. */
+    uint64_t mine_tf[2] = {n, ok ? 0 : 1}, tf[2] = {0, 0};
+    MPI_Allreduce(mine_tf, tf, 2, MPI_UINT64_T, MPI_SUM, comm);
+    const uint64_t total = tf[0];
     enum dsort_status st = DSORT_OK;
-    /* One Allgather moves p*m*slot bytes with an int count of m*slot per rank. */
-    int ok = lo && hi && cnt && gcnt && mine && all && tmp && pivots && cands && done &&
-             m * slot <= (size_t)INT_MAX,
-        all_ok = 0;
-    /* Agree before the first round, so that no rank waits in a collective for one that left. */
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
-    if (!all_ok) {
+    if (tf[1]) {
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
         goto out;
     }
     size_t active = 0;
+    uint64_t my_target = 0;
     for (size_t j = 0; j < m; j++) {
         uint64_t t = (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
-        lo[j] = 0;
-        hi[j] = n;
+        if (j + 1 == (size_t)rank)
+            my_target = t;
         if (t == 0 || t == total) {
             cuts[j + 1] = t == 0 ? 0 : n;
-            done[j] = 1;
-        } else {
-            active++;
+            continue;
         }
+        /* The first round decides a virtual pivot above every key: all of the window is
+         * below it, so the owner keeps it all, and the proposals are its medians. */
+        open[j] = 1;
+        active++;
+        lo[j] = 0;
+        hi[j] = less[j] = less_eq[j] = n;
+        put_report(src, out + (j + 1) * rs, 0, n, n, n);
     }
     cand_key_size = ks;
+    /* A round: every rank reports to every owner (Alltoall of one report each way), the owners
+     * decide, and every rank gets every decision with the next pivot (Allgather). Every rank
+     * sees the same decisions, so all take the same number of rounds. */
     while (active > 0) {
         if (rounds)
             (*rounds)++;
-        /* Propose the median of each window. */
+        MPI_Alltoall(out, (int)rs, MPI_BYTE, in, (int)rs, MPI_BYTE, comm);
+        mine[0] = DEC_NONE;
+        if (rank > 0 && open[rank - 1])
+            mine[0] = decide(in, p, ks, my_target, cands, mine + 1);
+        MPI_Allgather(mine, (int)gs, MPI_BYTE, all, (int)gs, MPI_BYTE, comm);
+        int failed = 0;
         for (size_t j = 0; j < m; j++) {
-            unsigned char *s = mine + j * slot;
-            uint64_t w = done[j] ? 0 : hi[j] - lo[j];
-            memcpy(s, &w, sizeof w);
-            if (w)
-                src->key_at(src->ctx, lo[j] + (w - 1) / 2, s + sizeof w);
-            else
-                memset(s + sizeof w, 0, ks);
-        }
-        MPI_Allgather(mine, (int)(m * slot), MPI_BYTE, all, (int)(m * slot), MPI_BYTE, comm);
-        for (size_t j = 0; j < m; j++) {
-            if (done[j])
+            const unsigned char *g = all + (j + 1) * gs;
+            if (!open[j])
                 continue;
-            /* The weighted median of the proposals; every rank computes the same pivot. */
-            size_t nc = 0;
-            uint64_t wsum = 0;
-            for (int r = 0; r < p; r++) {
-                const unsigned char *s = all + ((size_t)r * m + j) * slot;
-                uint64_t w;
-                memcpy(&w, s, sizeof w);
-                if (w) {
-                    cands[nc].weight = w;
-                    cands[nc++].key = s + sizeof w;
-                    wsum += w;
-                }
-            }
-            qsort(cands, nc, sizeof *cands, cand_cmp);
-            uint64_t acc = 0;
-            size_t c = 0;
-            for (; c + 1 < nc; c++) {
-                acc += cands[c].weight;
-                if (2 * acc >= wsum)
-                    break;
-            }
-            memcpy(pivots + j * ks, cands[c].key, ks);
-            /* Local counts of elements < pivot and <= pivot. Everything below lo is smaller
-             * than every window element, everything from hi on is larger (the invariant). */
-            cnt[2 * j] = bound(src, lo[j], hi[j], pivots + j * ks, 0, tmp);
-            cnt[2 * j + 1] = bound(src, cnt[2 * j], hi[j], pivots + j * ks, 1, tmp);
-        }
-        MPI_Allreduce(cnt, gcnt, (int)(2 * m), MPI_UINT64_T, MPI_SUM, comm);
-        for (size_t j = 0; j < m; j++) {
-            if (done[j])
-                continue;
-            uint64_t t = (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
-            uint64_t less = gcnt[2 * j], less_eq = gcnt[2 * j + 1];
-            if (t == less || t == less_eq) {
-                cuts[j + 1] = t == less ? cnt[2 * j] : cnt[2 * j + 1];
-                done[j] = 1;
+            switch (g[0]) {
+            case DEC_AT_LESS:
+            case DEC_AT_LESS_EQ:
+                cuts[j + 1] = g[0] == DEC_AT_LESS ? less[j] : less_eq[j];
+                open[j] = 0;
                 active--;
-            } else if (t < less) {
-                hi[j] = cnt[2 * j];
-            } else {
-                lo[j] = cnt[2 * j + 1];
+                continue;
+            case DEC_LEFT:
+                hi[j] = less[j];
+                break;
+            case DEC_RIGHT:
+                lo[j] = less_eq[j];
+                break;
+            default:
+                failed = 1;
+                continue;
             }
+            /* Everything below lo is below every window element, everything from hi on above
+             * (the invariant), and the pivot is a window element somewhere: search the window. */
+            less[j] = bound(src, lo[j], hi[j], g + 1, 0, tmp);
+            less_eq[j] = bound(src, less[j], hi[j], g + 1, 1, tmp);
+            put_report(src, out + (j + 1) * rs, lo[j], hi[j], less[j], less_eq[j]);
+        }
+        if (failed) {
+            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                           "splitter selection lost its target (are composite keys unique?)");
+            goto out;
         }
     }
     /* Keys are unique, so the cuts are monotone; check it rather than trust it. */
@@ -153,22 +244,25 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
 out:
     free(lo);
     free(hi);
-    free(cnt);
-    free(gcnt);
+    free(less);
+    free(less_eq);
+    free(open);
+    free(out);
+    free(in);
     free(mine);
     free(all);
     free(tmp);
-    free(pivots);
     free(cands);
-    free(done);
     return st;
 }
 
 uint64_t dsort_splitters_memory(int p, size_t key_size)
 {
-    const uint64_t m = p > 1 ? (uint64_t)p - 1 : 0, slot = sizeof(uint64_t) + key_size;
-    return m * (4 * sizeof(uint64_t) + slot + key_size + 1) + (uint64_t)p * m * slot +
-           (uint64_t)p * 32 + key_size;
+    /* Per splitter: lo, hi, less, less_eq, open; per rank: a report out and in, a decision,
+     * a proposal to weigh; one key. */
+    const uint64_t m = p > 1 ? (uint64_t)p - 1 : 0, q = p > 0 ? (uint64_t)p : 0;
+    return m * (4 * sizeof(uint64_t) + 1) +
+           q * (2 * report_size(key_size) + 1 + key_size + sizeof(struct cand)) + 1 + 2 * key_size;
 }
 
 uint64_t dsort_splitters_sample_count(uint64_t n, int p, size_t key_size, uint64_t per_rank,

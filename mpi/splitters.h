@@ -8,14 +8,23 @@
  * [floor(j*N/p), floor((j+1)*N/p)): the output is balanced to within one element whatever
  * the key distribution, duplicates included.
  *
- * Method: a simultaneous multi-way selection. Each rank keeps, per splitter, a window of its
- * elements that may still be on either side. Each round every rank proposes the median of
- * its window (weighted by the window's size); the weighted median of the proposals is the
- * pivot; one all-reduce of counts tells on which side the target lies, and at least a quarter
- * of the remaining window is discarded. Rounds: O(log N), each one Allgather + one Allreduce.
+ * Method: a simultaneous multi-way selection, distributed: splitter j (1 <= j < p, the cut
+ * before rank j's first element) is owned by rank j. Each rank keeps, per splitter, a window of its
+ * elements that may still be on either side. A round is one Alltoall and one Allgather: every rank
+ * sends the owner of every splitter one report - its counts below and up to the current pivot, and
+ * the size and median of its window's part below and of its part above the pivot (the next
+ * proposal either way); the owner sums the counts, which settle the cut or tell the side, and
+ * takes the weighted median of that side's proposals as the next pivot; the decisions and
+ * pivots of all splitters are all-gathered (one byte and one key per rank), and every rank
+ * narrows its windows and binary-searches the new pivots in them. At least a quarter of each
+ * window goes per round: O(log N) rounds (the first decides a virtual pivot above every key).
+ * Per rank and round: O(p * key_size) bytes sent and received, O(p log n) work (the owner's
+ * O(p log p) sort of p proposals included), O(p * key_size) memory (dsort_splitters_memory).
  *
- * Collective over comm. Returns DSORT_OK, or DSORT_ENOMEM (the same on every rank only if the
- * allocation fails everywhere: callers agree afterwards).
+ * Collective over comm. Returns DSORT_OK; DSORT_ENOMEM on every rank if any rank cannot
+ * allocate its state; DSORT_EINTERNAL if the composite keys turn out not to be unique (on
+ * every rank when the selection finds it, else where the cuts are not monotone: callers agree
+ * afterwards).
  */
 #ifndef DSORT_SPLITTERS_H
 #define DSORT_SPLITTERS_H
@@ -56,8 +65,9 @@ uint64_t dsort_splitters_sample_count(uint64_t n, int p, size_t key_size, uint64
                                       uint64_t cap_bytes);
 
 /* Local: the bytes dsort_splitters_cut allocates at p ranks for composite keys of key_size
- * bytes (p proposals of every one of the p-1 splitters: O(p^2), so that callers can count it
- * against the memory budget). */
+ * bytes (a report of two keys to and from every rank, one pivot from every rank and the
+ * per-splitter windows: O(p * key_size), so that callers can count it against the memory
+ * budget). */
 uint64_t dsort_splitters_memory(int p, size_t key_size);
 
 #endif

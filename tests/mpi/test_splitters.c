@@ -3,15 +3,20 @@
  *
  * Every rank builds a sorted array of unique composite keys (8-byte big-endian key value,
  * 4-byte rank, 8-byte index: the layout dsort uses) under several distributions - random,
- * heavy duplicates, all equal, empty ranks, one rank holding everything, fewer elements
- * than ranks, data already partitioned by rank - and the result is checked globally: cuts
- * monotone and complete, every destination's count exact, and every element sent to rank j
+ * heavy duplicates, all equal (also all on one rank, or with holes), empty ranks, one rank
+ * holding everything, fewer elements than ranks, data already partitioned by rank, globally
+ * sorted and reverse-sorted, random sizes - and the result is checked globally: cuts
+ * monotone and complete, every destination's count exact, every element sent to rank j
  * below every element sent to any later rank (bucket maxima against later bucket minima,
- * gathered to rank 0). dsort_splitters_sample (the out-of-core pipeline's sampled splitters)
- * is checked on the same scenarios against the sorted keys gathered as bytes. Seeded: rank 0 prints
- * the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success, 1 on any failure (every rank
- * agrees). */
+ * gathered to rank 0), and an oracle: every key and its destination gathered to rank 0 and
+ * sorted there, each element's destination must follow from its global position. The
+ * collectives the cut calls are metered here (PMPI wrappers) and rank 0 prints the bytes
+ * received per rank. dsort_splitters_sample (the out-of-core pipeline's sampled splitters) is
+ * checked on the same scenarios against the sorted keys gathered as bytes. Seeded: rank 0
+ * prints the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success, 1 on any failure
+ * (every rank agrees). */
 #include <inttypes.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +30,80 @@
 static int rank, nranks;
 static uint64_t seed;
 static int failures;
+
+/* Traffic meter, compiled into this test only: the collectives dsort_splitters_cut calls are
+ * wrapped here through the MPI profiling interface (the library's calls resolve to these
+ * definitions, which forward to PMPI_*). While `metering` is set they add up the logical payload
+ * this rank receives from the others: (p-1) blocks for an Allgather or Alltoall, the other
+ * ranks' contributions to its block for a Reduce_scatter_block, the result vector for an
+ * Allreduce, the buffer for a Bcast at a non-root. */
+static int metering;
+static uint64_t meter_bytes, meter_calls;
+
+static uint64_t type_bytes(MPI_Datatype t, int count)
+{
+    int sz = 0;
+    PMPI_Type_size(t, &sz);
+    return (uint64_t)sz * (uint64_t)(count > 0 ? count : 0);
+}
+
+static uint64_t comm_others(MPI_Comm comm)
+{
+    int p = 1;
+    PMPI_Comm_size(comm, &p);
+    return (uint64_t)(p - 1);
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (metering) {
+        meter_bytes += comm_others(comm) * type_bytes(recvtype, recvcount);
+        meter_calls++;
+    }
+    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (metering) {
+        meter_bytes += comm_others(comm) * type_bytes(recvtype, recvcount);
+        meter_calls++;
+    }
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm)
+{
+    if (metering) {
+        meter_bytes += comm_others(comm) ? type_bytes(datatype, count) : 0;
+        meter_calls++;
+    }
+    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    if (metering) {
+        meter_bytes += comm_others(comm) * type_bytes(datatype, recvcount);
+        meter_calls++;
+    }
+    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    if (metering) {
+        int r = 0;
+        PMPI_Comm_rank(comm, &r);
+        meter_bytes += r != root ? type_bytes(datatype, count) : 0;
+        meter_calls++;
+    }
+    return PMPI_Bcast(buffer, count, datatype, root, comm);
+}
 
 /* splitmix64: a fresh stream per (seed, scenario, rank). */
 static uint64_t mix(uint64_t x)
@@ -79,12 +158,19 @@ enum scenario {
     SC_REVERSED,    /* rank r's keys all below rank r-1's */
     SC_LARGE,       /* tens of thousands per rank, random, with duplicates */
     SC_SKEWED,      /* one rank many, others few, same value range */
+    SC_SORTED,      /* globally sorted: the key value is the global position, rank by rank */
+    SC_REV_SORTED,  /* globally reverse-sorted: rank 0 holds the largest values */
+    SC_EQUAL_ONE,   /* every key value equal, all on one rank */
+    SC_EQUAL_HOLES, /* every key value equal, every third rank empty */
+    SC_FEW,         /* N < p: ranks below rep % p hold one element each, the others none */
+    SC_RAND_SIZES,  /* sizes 0 .. 2^14 drawn log-uniformly, values random or with duplicates */
     SC_COUNT
 };
 
-static const char *const sc_name[] = {"random",   "dups",      "equal", "empty-some",
-                                      "one-rank", "all-empty", "tiny",  "partitioned",
-                                      "reversed", "large",     "skewed"};
+static const char *const sc_name[] = {
+    "random",     "dups",        "equal",       "empty-some", "one-rank",    "all-empty",
+    "tiny",       "partitioned", "reversed",    "large",      "skewed",      "sorted",
+    "rev-sorted", "equal-one",   "equal-holes", "few",        "random-sizes"};
 
 static void build(enum scenario sc, int rep, struct keys *K)
 {
@@ -109,6 +195,18 @@ static void build(enum scenario sc, int rep, struct keys *K)
     case SC_SKEWED:
         n = rank == 0 ? 10000 : rnd() % 50;
         break;
+    case SC_EQUAL_ONE:
+        n = rank == (rep + 1) % nranks ? 1 + rnd() % 5000 : 0;
+        break;
+    case SC_EQUAL_HOLES:
+        n = rank % 3 == 0 ? 0 : rnd() % 3000;
+        break;
+    case SC_FEW:
+        n = rank < rep % nranks ? 1 : 0;
+        break;
+    case SC_RAND_SIZES:
+        n = rnd() % ((uint64_t)1 << (rnd() % 15));
+        break;
     default:
         n = rnd() % 3000;
         break;
@@ -120,8 +218,26 @@ static void build(enum scenario sc, int rep, struct keys *K)
         fprintf(stderr, "rank %d: out of memory\n", rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    /* This rank's first global position, for the globally sorted scenarios. */
+    uint64_t before = 0;
+    MPI_Exscan(&n, &before, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        before = 0;
     for (uint64_t i = 0; i < n; i++) {
         switch (sc) {
+        case SC_SORTED:
+            v[i] = before + i;
+            break;
+        case SC_REV_SORTED:
+            v[i] = (UINT64_C(1) << 40) - (before + i);
+            break;
+        case SC_EQUAL_ONE:
+        case SC_EQUAL_HOLES:
+            v[i] = 7;
+            break;
+        case SC_RAND_SIZES:
+            v[i] = rep % 2 ? rnd() : rnd() % 16;
+            break;
         case SC_DUPS:
             v[i] = rnd() % 4;
             break;
@@ -164,7 +280,76 @@ static void build(enum scenario sc, int rep, struct keys *K)
         }                                                                                          \
     } while (0)
 
-static void run_case(enum scenario sc, int rep, int *max_rounds)
+static int key_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, KEY_SIZE);
+}
+
+/* The oracle: every element's key and destination gathered to rank 0, sorted there; the
+ * element at global position i must go to the rank j with floor(jN/p) <= i < floor((j+1)N/p).
+ * Independent of the bucket checks above (it also finds equal composite keys). */
+static int check_oracle(const struct keys *K, const uint64_t *cuts, uint64_t N)
+{
+    const size_t rec = KEY_SIZE + 4;
+    const int p = nranks;
+    int bad = 0;
+    unsigned char *mine = calloc((size_t)(K->n ? K->n : 1), rec), *all = NULL;
+    int *cnt = calloc((size_t)p, sizeof *cnt), *dis = calloc((size_t)p, sizeof *dis);
+    if (!mine || !cnt || !dis || N * rec > INT_MAX)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int j = 0; j < p; j++)
+        for (uint64_t i = cuts[j]; i < cuts[j + 1] && i < K->n; i++) {
+            memcpy(mine + i * rec, K->k + i * KEY_SIZE, KEY_SIZE);
+            put_be(mine + i * rec + KEY_SIZE, (uint64_t)j, 4);
+        }
+    int len = (int)(K->n * rec);
+    MPI_Gather(&len, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        int off = 0;
+        for (int r = 0; r < p; r++) {
+            dis[r] = off;
+            off += cnt[r];
+        }
+        if (!(all = malloc((size_t)off + 1)))
+            MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Gatherv(mine, len, MPI_BYTE, all, cnt, dis, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        qsort(all, (size_t)N, rec, key_cmp);
+        int j = 0;
+        for (uint64_t i = 0; i < N && !bad; i++) {
+            const unsigned char *r = all + i * rec;
+            if (i > 0 && !memcmp(r - rec, r, KEY_SIZE)) {
+                fprintf(stderr, "oracle: equal composite keys at %" PRIu64 "\n", i);
+                bad = 1;
+            }
+            while ((uint64_t)((unsigned __int128)N * (unsigned)(j + 1) / (unsigned)p) <= i)
+                j++;
+            uint64_t dest = 0;
+            for (int b = 0; b < 4; b++)
+                dest = dest << 8 | r[KEY_SIZE + b];
+            if (dest != (uint64_t)j) {
+                fprintf(stderr,
+                        "oracle: the element at global position %" PRIu64 " of %" PRIu64
+                        " goes to rank %" PRIu64 ", expected %d\n",
+                        i, N, dest, j);
+                bad = 1;
+            }
+        }
+    }
+    free(all);
+    free(mine);
+    free(cnt);
+    free(dis);
+    return bad;
+}
+
+struct meter {
+    uint64_t bytes, calls, n; /* the most bytes any rank received, its calls, N */
+    int rounds;
+};
+
+static void run_case(enum scenario sc, int rep, int *max_rounds, struct meter *m)
 {
     const int p = nranks;
     int bad = 0;
@@ -178,7 +363,17 @@ static void run_case(enum scenario sc, int rep, int *max_rounds)
     int rounds = -1;
     struct dsort_error err;
     dsort_error_clear(&err);
+    meter_bytes = meter_calls = 0;
+    metering = 1;
     enum dsort_status st = dsort_splitters_cut(MPI_COMM_WORLD, &src, cuts, &rounds, &err);
+    metering = 0;
+    uint64_t traffic[2] = {meter_bytes, meter_calls}, most[2] = {0, 0};
+    MPI_Allreduce(traffic, most, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    if (m) {
+        m->bytes = most[0];
+        m->calls = most[1];
+        m->rounds = rounds;
+    }
     CHECK(st == DSORT_OK, "dsort_splitters_cut: %s", err.msg);
     CHECK(cuts[p + 1] == UINT64_C(0xdeadbeef), "wrote past cuts[p]");
     CHECK(cuts[0] == 0, "cuts[0] = %" PRIu64, cuts[0]);
@@ -265,6 +460,10 @@ static void run_case(enum scenario sc, int rep, int *max_rounds)
         free(gmax);
         free(has);
     }
+    if (check_oracle(&K, cuts, N)) /* collective: every rank calls it */
+        bad = 1;
+    if (m)
+        m->n = N;
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (any)
@@ -275,13 +474,6 @@ static void run_case(enum scenario sc, int rep, int *max_rounds)
     free(got);
     free(cuts);
     free(K.k);
-}
-
-/* Without the rounds pointer, and with a communicator that is not MPI_COMM_WORLD (the
- * reversed order of a split), the cut still works. */
-static int key_cmp(const void *a, const void *b)
-{
-    return memcmp(a, b, KEY_SIZE);
 }
 
 /* dsort_splitters_sample over every scenario's keys (all of them as the sample): the same
@@ -336,6 +528,34 @@ static void run_sample(enum scenario sc, int rep)
     free(K.k);
 }
 
+/* Composite keys that are not unique (every rank holds the same keys): a caller's bug, but
+ * the cut must still return on every rank - OK, or EINTERNAL when it finds out - not hang. */
+static void run_not_unique(void)
+{
+    enum scenario sc = SC_EQUAL;
+    int rep = -1, bad = 0;
+    struct keys K;
+    build(SC_EQUAL, 7, &K);
+    for (uint64_t i = 0; i < K.n; i++)
+        put_be(K.k + i * KEY_SIZE + 8, 0, 4); /* the same source rank everywhere */
+    uint64_t *cuts = malloc(((size_t)nranks + 1) * sizeof *cuts);
+    if (!cuts)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    struct dsort_splitter_keys src = {K.n, KEY_SIZE, key_at, &K};
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    enum dsort_status st = dsort_splitters_cut(MPI_COMM_WORLD, &src, cuts, NULL, &err);
+    CHECK(st == DSORT_OK || st == DSORT_EINTERNAL, "not unique: status %d: %s", (int)st, err.msg);
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any)
+        failures++;
+    free(cuts);
+    free(K.k);
+}
+
+/* Without the rounds pointer, and with a communicator that is not MPI_COMM_WORLD (the
+ * reversed order of a split), the cut still works. */
 static void run_subcomm(void)
 {
     MPI_Comm comm;
@@ -389,18 +609,35 @@ int main(int argc, char **argv)
     MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
     int max_rounds = 0, cases = 0;
+    struct meter large = {0, 0, 0, 0}, most = {0, 0, 0, 0};
     for (int sc = 0; sc < SC_COUNT; sc++) {
+        /* Fewer repetitions from 16 ranks on, which run oversubscribed (the slow label). */
         int reps = sc == SC_LARGE ? 2 : sc == SC_ALL_EMPTY ? 1 : 6;
-        for (int rep = 0; rep < reps; rep++, cases++)
-            run_case((enum scenario)sc, rep, &max_rounds);
+        if (nranks > 8 && reps > 1)
+            reps /= 2;
+        for (int rep = 0; rep < reps; rep++, cases++) {
+            struct meter m = {0, 0, 0, 0};
+            run_case((enum scenario)sc, rep, &max_rounds, &m);
+            if (sc == SC_LARGE && rep == 0)
+                large = m;
+            if (m.bytes > most.bytes)
+                most = m;
+        }
     }
     run_subcomm();
-    cases++;
+    run_not_unique();
+    cases += 2;
     for (int sc = 0; sc < SC_COUNT; sc++, cases++)
         run_sample((enum scenario)sc, 0);
     if (rank == 0) {
         printf("test_splitters: %d cases, %d failed, at most %d selection rounds\n", cases,
                failures, max_rounds);
+        printf("test_splitters: cut traffic at p = %d, %d-byte keys (logical bytes received per "
+               "rank, the most of any rank): large case N = %" PRIu64 ": %" PRIu64
+               " bytes in %" PRIu64 " collectives, %d rounds; the most of any case: %" PRIu64
+               " bytes (N = %" PRIu64 ", %d rounds)\n",
+               nranks, KEY_SIZE, large.n, large.bytes, large.calls, large.rounds, most.bytes,
+               most.n, most.rounds);
         fflush(stdout);
     }
     MPI_Finalize();
