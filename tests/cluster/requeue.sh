@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# cluster.requeue: a sort that does not finish in its allocation finishes in the next one
+# (issue 13). jobs/dsort.sbatch with DSORT_RESUMABLE (a directory every node sees) runs dsort
+# with --checkpoint; the time-limit warning (scancel --signal=USR1 --batch, what
+# --signal=B:USR1@N sends) comes once every node has spilled a run; the ranks finish their round,
+# keep their runs and checkpoints, exit 3; the script requeues the job, whose next run passes
+# --resume and completes. Checked: the job's output says it stopped and was requeued, the job
+# ends COMPLETED, the output is sorted with the generator's checksum (dsort-validate over the
+# three nodes) and byte-identical to a one-shot sort, and nothing is left in the checkpoint
+# directory or in any node's scratch.
+. "$(dirname "$0")/lib.sh"
+cl_init
+
+export DSORT_LOCAL_TMP=$LT
+COUNT=1000000 # 100 MB: 8-20 s with -S 2M on two cores
+gen 6 "$COUNT" "$S/in"
+sum=$GEN_SUM
+CK=$S/ckpt
+mkdir -p "$CK" "$S/rq" "$S/once"
+
+# A one-shot sort of the same input, for comparison.
+DSORT_MEMORY=2M DSORT_OPTS="--out-of-core" submit -N 3 --ntasks-per-node=2 -t 5 \
+    "$JOBS/dsort.sbatch" "$S/in" "$S/once/sorted"
+job_ok "$JOB" 180
+
+# ckpt_spilling: every rank's directory in the shared checkpoint dir holds a run.
+ckpt_spilling() {
+    [ "$(find "$CK" -path '*/dsort-*/run-000000' 2>/dev/null | wc -l)" -ge 6 ]
+}
+
+# --open-mode=append: the requeued run appends to the job's output (else it starts it anew).
+DSORT_RESUMABLE=$CK DSORT_MEMORY=2M DSORT_OPTS="--out-of-core" \
+    submit -N 3 --ntasks-per-node=2 -t 5 --open-mode=append "$JOBS/dsort.sbatch" "$S/in" \
+    "$S/rq/sorted"
+job=$JOB
+if ! wait_for 90 ckpt_spilling; then
+    fail "job $job: the ranks did not all spill into $CK within 90 s"
+    cat "$S/job-$job.out" >&2
+else
+    tb_exec n0 scancel --signal=USR1 --batch "$job"
+    # The requeued run writes its record when it completes (the stopped run's record first).
+    completed() { grep -Eq "^JobId=$job .*JobState=COMPLETED" "$TB_LAB/slurm/jobcomp.txt"; }
+    if ! wait_for 280 completed; then
+        fail "job $job did not complete after its requeue (squeue: $(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>&1))"
+        tail -n 30 "$S/job-$job.out" | sed 's/^/  | /' >&2
+    fi
+    log=$S/job-$job.out
+    contains "the stop is said" "$log" 'stopped after round [0-9]+ with a checkpoint'
+    contains "the script requeued the job" "$log" "requeueing job $job"
+    contains "the requeued run resumed" "$log" 'dsort exited with status 0'
+    eq "ExitCode of the completed job" 0:0 "$(grep -E "^JobId=$job .*JobState=COMPLETED" \
+        "$TB_LAB/slurm/jobcomp.txt" | tail -n 1 | tr ' ' '\n' | sed -n 's/^ExitCode=//p')"
+    validated "resumed over two allocations" "$sum" "$S/rq/sorted"
+    CHECKS=$((CHECKS + 1))
+    cmp -s "$S/once/sorted" "$S/rq/sorted" || fail "the resumed output differs from the one-shot sort's"
+    eq "left in the checkpoint directory" "" "$(ls -A "$CK")"
+    no_temp_left "requeue"
+fi
+cl_finish
