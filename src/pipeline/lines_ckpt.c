@@ -72,7 +72,10 @@ enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
     struct lx *x = ctx;
     const int p = x->c->size;
     const unsigned char *b = k->blob;
-    int ok = k->blob_len >= 8 && k->consumed >= x->pos && k->consumed <= x->end + k->longest &&
+    /* A share's first line may start past its end (a long line of the rank before covers the
+     * whole range): then nothing is read and the position stays at that start. */
+    const uint64_t last = x->pos > x->end ? x->pos : x->end;
+    int ok = k->blob_len >= 8 && k->consumed >= x->pos && k->consumed <= last + k->longest &&
              k->block >= 4096;
     if (ok && !(x->spl = malloc(k->blob_len + 1)))
         return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");

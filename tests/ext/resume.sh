@@ -12,7 +12,8 @@
 #  - refusals (exit 2, nothing written, the checkpoint kept as it was): an input appended to
 #    after the stop (named), other options (-r), another rank count, a run file cut short or
 #    missing (named), a manifest cut in half, --resume with no checkpoint; usage errors: --stop-after=0, with -c;
-#  - text lines (-s -k2,2) stopped twice and resumed: GNU sort's output.
+#  - text lines (-s -k2,2) stopped twice and resumed: GNU sort's output; a 3 MB line that
+#    covers a whole rank's range (-n 3), stopped and resumed.
 # Usage: resume.sh NRANKS
 EXT_FAST_KILL=1
 . "$(dirname "$0")/extlib.sh"
@@ -93,6 +94,26 @@ ok_status
 CHECKS=$((CHECKS + 1))
 cmp -s "$T/want.txt" "$T/o/out.txt" || fail "lines: the resumed output differs from LC_ALL=C sort -s -k2,2"
 empty_dir "lines: the temp dir after the resumed job" "$C"
+
+# A 3 MB line in the middle: at -n 3 it covers all of rank 1's range (rank 1 reads nothing and
+# its position is past its range's end), stopped after round 1 and resumed.
+python3 - "$T/long.txt" <<'EOF2'
+import random, sys
+r = random.Random(3)
+with open(sys.argv[1], "w") as f:
+    for i in range(100000):
+        f.write("".join(r.choice("abcd") for _ in range(r.randint(0, 30))) + "\n")
+        if i == 50000:
+            f.write("m" * 3000000 + "\n")
+EOF2
+LC_ALL=C sort "$T/long.txt" >"$T/want.long"
+run "$N" "$DSORT" --format lines -S 4M -T "$C" --stop-after=1 -o "$T/o/long.txt" "$T/long.txt"
+stopped "a 3 MB line: stop" "$T/o/long.txt"
+run "$N" "$DSORT" --format lines -S 4M -T "$C" --resume -o "$T/o/long.txt" "$T/long.txt"
+ok_status
+CHECKS=$((CHECKS + 1))
+cmp -s "$T/want.long" "$T/o/long.txt" || fail "a 3 MB line: the resumed output differs from LC_ALL=C sort"
+empty_dir "a 3 MB line: the temp dir after the resumed job" "$C"
 
 # SIGUSR1 under --checkpoint, once a run is spilled, to mpirun (which passes it to the ranks).
 gen 1 600000 "$T/big.dat"
