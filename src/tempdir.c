@@ -333,7 +333,8 @@ static void remove_entries(int fd, int (*keep)(const char *name))
     closedir(d);
 }
 
-static int is_run(const char *name)
+/* What a job leaves in its directory besides the owner file: runs and a checkpoint. */
+static int is_job_file(const char *name)
 {
     return !strncmp(name, "run-", 4) || !strcmp(name, "checkpoint") ||
            !strcmp(name, "checkpoint.tmp");
@@ -391,7 +392,7 @@ static void sweep_one(int bfd, const char *name, const struct dsort_owner *self,
     }
     /* Runs first, the owner file last: a sweep interrupted here is finished by the next. */
     int again = dup(fd);
-    remove_entries(fd, is_run);
+    remove_entries(fd, is_job_file);
     if (again >= 0) {
         unlinkat(again, "owner", 0);
         close(again);

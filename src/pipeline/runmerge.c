@@ -20,8 +20,9 @@ void dsort_runmerge_init(struct dsort_runmerge *m, const struct dsort_recfmt *fm
     m->blen = dsort_runreader_buf_len(fmt->run_rec(fx), block);
 }
 
-enum dsort_status dsort_runmerge_spill(struct dsort_runmerge *m, void *cur, size_t k,
-                                       struct dsort_error *err)
+/* Merge k cursors into a new run of the set; *file_bytes gets the bytes its file took. */
+static enum dsort_status merge_into_run(struct dsort_runmerge *m, void *cur, size_t k,
+                                        uint64_t *file_bytes, struct dsort_error *err)
 {
     char path[4096];
     dsort_tempdirs_run_path(m->td, path, sizeof path);
@@ -42,9 +43,20 @@ enum dsort_status dsort_runmerge_spill(struct dsort_runmerge *m, void *cur, size
         return st;
     }
     dsort_runwriter_free(&w);
-    m->runs_made++;
-    m->run_bytes += w.off;
+    *file_bytes = w.off;
     return DSORT_OK;
+}
+
+enum dsort_status dsort_runmerge_spill(struct dsort_runmerge *m, void *cur, size_t k,
+                                       struct dsort_error *err)
+{
+    uint64_t bytes = 0;
+    enum dsort_status st = merge_into_run(m, cur, k, &bytes, err);
+    if (!st) {
+        m->runs_made++;
+        m->run_bytes += bytes;
+    }
+    return st;
 }
 
 uint64_t dsort_runmerge_region_mem(size_t rec, size_t block, const size_t *region_len, int nregions)
@@ -127,15 +139,13 @@ enum dsort_status dsort_runmerge_reduce(struct dsort_runmerge *m, struct dsort_e
         enum dsort_status st = dsort_runmerge_open(m, 0, k, &cur, err);
         if (st)
             return st;
-        uint64_t before = m->run_bytes;
-        st = dsort_runmerge_spill(m, cur, k, err);
+        uint64_t bytes = 0;
+        st = merge_into_run(m, cur, k, &bytes, err);
         dsort_runmerge_close(m, k);
         if (st)
             return st;
-        m->runs_made--; /* a pass, not a run of the rounds */
-        m->passes++;
-        m->pass_bytes += m->run_bytes - before;
-        m->run_bytes = before;
+        m->passes++; /* a pass, not a run of the rounds */
+        m->pass_bytes += bytes;
         dsort_runset_drop(m->runs, 0, k);
     }
     return DSORT_OK;
