@@ -205,15 +205,22 @@ enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort
     return DSORT_OK;
 }
 
+char **dsort_job_temp_order(const struct dsort_job_options *o, size_t *n)
+{
+    char **temps = calloc(o->ntemp + 1, sizeof *temps);
+    *n = 0;
+    if (temps) /* spill to a device this rank does not read, where the node has one */
+        dsort_job_topo_temp_dirs(o->topo, o, temps, n);
+    return temps;
+}
+
 enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const char *job, int rank,
                                      struct dsort_tempdirs *td, struct dsort_error *err)
 {
-    char **temps = calloc(o->ntemp + 1, sizeof *temps);
+    size_t ntemps = 0;
+    char **temps = dsort_job_temp_order(o, &ntemps);
     if (!temps)
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    size_t ntemps = 0;
-    /* Spill to a device this rank does not read, where the node has one. */
-    dsort_job_topo_temp_dirs(o->topo, o, temps, &ntemps);
     enum dsort_status st = dsort_tempdirs_create(td, temps, ntemps, job, rank, err);
     free(temps);
     return st;

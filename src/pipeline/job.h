@@ -190,6 +190,9 @@ enum dsort_status dsort_job_verify(const struct dsort_comm *c, const struct dsor
  * node's plan prefers (devices the rank does not read first). job: the same on every rank. */
 enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const char *job, int rank,
                                      struct dsort_tempdirs *td, struct dsort_error *err);
+/* Local: the -T dirs in the order this rank uses them (as dsort_job_tempdirs does): a new
+ * array of *n borrowed strings, to free(); NULL when out of memory. */
+char **dsort_job_temp_order(const struct dsort_job_options *o, size_t *n);
 
 /* Stop and resume (job_ckpt.c; the manifest is checkpoint.h). */
 struct dsort_ckpt;

@@ -20,15 +20,6 @@
 #include "cleanup.h"
 #include "job.h"
 
-/* The temp dirs in the order this rank uses them (see dsort_job_tempdirs). */
-static char **rank_temps(const struct dsort_job_options *o, size_t *n)
-{
-    char **temps = calloc(o->ntemp + 1, sizeof *temps);
-    if (temps)
-        dsort_job_topo_temp_dirs(o->topo, o, temps, n);
-    return temps;
-}
-
 /* Rank 0: the job name of a checkpoint of this job (same shape and rank count) in the -T dirs;
  * "" when there is none. A checkpoint of the same options whose inputs changed is an error. */
 static enum dsort_status find_job(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -95,7 +86,7 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
                        "sharing the job's name (MPI_Bcast)");
     /* This rank's manifest: in its first directory of that job that has one (every one has). */
     size_t n = 0;
-    char **temps = rank_temps(o, &n);
+    char **temps = dsort_job_temp_order(o, &n);
     if (!temps)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     char dir[4200] = "";
