@@ -25,8 +25,11 @@ static char prefix[256];
 static const char *volatile phase = "start-up";
 static const int handled[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 static volatile sig_atomic_t stop_mode, stop_requested;
+/* keep mode: the directories a signal leaves as they are (nkeep 0: none) */
+static char keep[DSORT_CLEANUP_KEEP_MAX][DSORT_CLEANUP_PATH_MAX];
+static volatile sig_atomic_t nkeep;
 
-static void block(sigset_t *old)
+void dsort_cleanup_block(sigset_t *old)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -57,10 +60,26 @@ static void unlink_series(const struct slot *s)
     }
 }
 
-void dsort_cleanup_run(void)
+/* Is path one of the kept directories or inside one? Async-signal-safe. */
+static int kept(const char *path)
+{
+    for (sig_atomic_t k = 0; k < nkeep; k++) {
+        const char *d = keep[k];
+        size_t i = 0;
+        while (d[i] && d[i] == path[i])
+            i++;
+        if (!d[i] && (!path[i] || path[i] == '/'))
+            return 1;
+    }
+    return 0;
+}
+
+/* Remove what is registered; with keeping, not what is in the kept directories. */
+static void run_cleanup(int keeping)
 {
     for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++)
-        if (slots[i].used && slots[i].is_dir == DSORT_CLEANUP_SERIES) {
+        if (slots[i].used && slots[i].is_dir == DSORT_CLEANUP_SERIES &&
+            !(keeping && kept(slots[i].path))) {
             unlink_series(&slots[i]);
             slots[i].used = 0;
         }
@@ -69,7 +88,7 @@ void dsort_cleanup_run(void)
     static const int order[] = {DSORT_CLEANUP_FILE, DSORT_CLEANUP_MARKER, DSORT_CLEANUP_DIR};
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
-            if (!slots[i].used || slots[i].is_dir != order[k])
+            if (!slots[i].used || slots[i].is_dir != order[k] || (keeping && kept(slots[i].path)))
                 continue;
             if (order[k] == DSORT_CLEANUP_DIR)
                 rmdir(slots[i].path);
@@ -77,6 +96,11 @@ void dsort_cleanup_run(void)
                 unlink(slots[i].path);
             slots[i].used = 0;
         }
+}
+
+void dsort_cleanup_run(void)
+{
+    run_cleanup(0);
 }
 
 static const char *signame(int sig)
@@ -109,7 +133,8 @@ static void on_signal(int sig)
     }
     int saved = errno;
     caught = sig;
-    dsort_cleanup_run();
+    const int keeping = nkeep > 0;
+    run_cleanup(keeping);
     if (prefix[0]) {
         /* One write(2) of the whole line, so that lines of ranks sharing a terminal or a
          * pipe do not interleave; nothing else here is async-signal-safe. */
@@ -120,7 +145,10 @@ static void on_signal(int sig)
         append(line, sizeof line, &n, signame(sig));
         append(line, sizeof line, &n, " in the ");
         append(line, sizeof line, &n, phase);
-        append(line, sizeof line, &n, " phase; temp files removed, no output written\n");
+        append(line, sizeof line, &n,
+               keeping ? " phase; the checkpoint is kept (run the same command with --resume to "
+                         "finish), no output written\n"
+                       : " phase; temp files removed, no output written\n");
         ssize_t w = write(2, line, n);
         (void)w;
         /* mpirun SIGKILLs every rank as soon as the first one dies: give the other ranks a
@@ -129,6 +157,8 @@ static void on_signal(int sig)
         nanosleep(&ts, NULL);
     }
     errno = saved;
+    if (keeping && sig == SIGUSR1) /* a stop that kept its checkpoint: resumable */
+        _exit(3);
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -183,7 +213,7 @@ int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg, 
     /* The new thread inherits the creator's mask: block the handled signals around the
      * create, so that only the threads that never block them (main) run the handler. */
     sigset_t old;
-    block(&old);
+    dsort_cleanup_block(&old);
     int rc = pthread_create(tid, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!rc && name)
@@ -196,7 +226,7 @@ static enum dsort_status add_slot(const char *path, int kind, const char *name, 
                                   const volatile unsigned *count, struct dsort_error *err)
 {
     sigset_t old;
-    block(&old);
+    dsort_cleanup_block(&old);
     enum dsort_status st = DSORT_ENOMEM;
     for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
         if (slots[i].used)
@@ -235,7 +265,7 @@ enum dsort_status dsort_cleanup_add_series(const char *dir, const char *name, in
 void dsort_cleanup_forget(const char *path)
 {
     sigset_t old;
-    block(&old);
+    dsort_cleanup_block(&old);
     for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++)
         if (slots[i].used && !strcmp(slots[i].path, path))
             slots[i].used = 0;
@@ -250,7 +280,7 @@ int dsort_cleanup_signal(void)
 void dsort_cleanup_set_prefix(const char *p)
 {
     sigset_t old;
-    block(&old);
+    dsort_cleanup_block(&old);
     snprintf(prefix, sizeof prefix, "%s", p ? p : "");
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -268,4 +298,21 @@ void dsort_cleanup_stop_mode(int on)
 int dsort_cleanup_stop_requested(void)
 {
     return stop_requested;
+}
+
+enum dsort_status dsort_cleanup_keep_dirs(char *const *dirs, size_t n, struct dsort_error *err)
+{
+    if (n > DSORT_CLEANUP_KEEP_MAX)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "more than %d directories to keep",
+                         DSORT_CLEANUP_KEEP_MAX);
+    for (size_t i = 0; i < n; i++)
+        if (strlen(dirs[i]) >= DSORT_CLEANUP_PATH_MAX)
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "path too long: '%s'", dirs[i]);
+    sigset_t old;
+    dsort_cleanup_block(&old);
+    for (size_t i = 0; i < n; i++)
+        strcpy(keep[i], dirs[i]);
+    nkeep = (sig_atomic_t)n;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return DSORT_OK;
 }

@@ -12,6 +12,8 @@
 #define DSORT_CLEANUP_H
 
 #include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 
 #include "error.h"
 
@@ -25,6 +27,11 @@ void dsort_cleanup_install(void);
 /* Note which handled signals are ignored now; call it first thing in main, before MPI_Init
  * (which may install handlers of its own), so that install keeps those ignored. */
 void dsort_cleanup_remember_ignored(void);
+
+/* Block the handled signals in the calling thread (*old gets its mask before): threads it
+ * creates then start with them blocked. Call it before a library starts threads (MPI_Init),
+ * and restore *old (pthread_sigmask) after dsort_cleanup_install. */
+void dsort_cleanup_block(sigset_t *old);
 
 /* pthread_create with the handled signals blocked in the new thread, so that a signal is
  * handled by a thread that does not block it (the main thread), never by a helper thread
@@ -61,6 +68,16 @@ void dsort_cleanup_run(void);
  * keeps a checkpoint and exits. The other signals are unchanged. */
 void dsort_cleanup_stop_mode(int on);
 int dsort_cleanup_stop_requested(void);
+
+/* Keep mode (a job whose temp directories hold a valid checkpoint, see --checkpoint): from
+ * now on a handled signal removes only what is registered outside the n directories dirs
+ * (copied; at most DSORT_CLEANUP_KEEP_MAX), leaving them and everything registered in them
+ * (runs, the checkpoint, owner files), says so, and ends the process: SIGUSR1 (when not taken
+ * by stop mode) with exit status 3 (stopped, resumable), the others by their default action.
+ * dsort_cleanup_run (errors, exit) still removes everything. n 0 ends keep mode. Paths longer
+ * than DSORT_CLEANUP_PATH_MAX are refused with DSORT_EINVAL (keep mode then unchanged). */
+#define DSORT_CLEANUP_KEEP_MAX 16
+enum dsort_status dsort_cleanup_keep_dirs(char *const *dirs, size_t n, struct dsort_error *err);
 
 /* The signal that interrupted us, or 0. Set before the handler cleans up. */
 int dsort_cleanup_signal(void);

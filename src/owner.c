@@ -70,7 +70,9 @@ static int parse_pid(const char *s, size_t n, long *pid)
 
 /* Start time of process pid: field 22 of /proc/PID/stat. The command name (field 2) is in
  * parentheses and may itself hold blanks and ')', so fields are counted after the last ')'. */
-static int read_start(long pid, unsigned long long *start)
+/* The start time of process pid (field 22 of /proc/PID/stat); *state gets field 3 (R, S, Z...;
+ * may be NULL). */
+static int read_start(long pid, unsigned long long *start, char *state)
 {
     char path[64], buf[2048];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -88,6 +90,8 @@ static int read_start(long pid, unsigned long long *start)
         size_t n = strcspn(p, " \n");
         if (n == 0)
             break;
+        if (field == 3 && state)
+            *state = *p;
         if (field == 22)
             return parse_ull(p, n, start) ? 0 : (errno = EINVAL, -1);
         p += n;
@@ -142,7 +146,7 @@ enum dsort_status dsort_owner_self(struct dsort_owner *o, struct dsort_error *er
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot stat '%s'", what);
     }
     unsigned long long start;
-    if (read_start(o->pid, &start) || start == 0) {
+    if (read_start(o->pid, &start, NULL) || start == 0) {
         o->boot_id[0] = '\0';
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot read the start time of process %ld",
                          o->pid);
@@ -216,9 +220,15 @@ static enum dsort_owner_state judge_pid(long pid, unsigned long long start)
     if (kill((pid_t)pid, 0) && errno == ESRCH)
         return DSORT_OWNER_DEAD;
     unsigned long long now;
-    if (read_start(pid, &now))
+    char state = '?';
+    if (read_start(pid, &now, &state))
         /* Gone between the two looks, or unreadable: only the first proves anything. */
         return errno == ENOENT || errno == ESRCH ? DSORT_OWNER_DEAD : DSORT_OWNER_ALIVE;
+    /* A zombie (Z; X: being reaped) has exited: it touches no file any more, though its
+     * parent has not reaped it yet (mpirun may be gone, and pid 1 slow to). (A leader thread
+     * that exited while others run shows Z too; dsort's main thread never does.) */
+    if (state == 'Z' || state == 'X')
+        return DSORT_OWNER_DEAD;
     return now == start ? DSORT_OWNER_ALIVE : DSORT_OWNER_DEAD;
 }
 

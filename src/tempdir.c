@@ -340,7 +340,7 @@ static int is_job_file(const char *name)
            !strcmp(name, "checkpoint.tmp");
 }
 
-static void sweep_one(int bfd, const char *name, const struct dsort_owner *self,
+static void sweep_one(int bfd, const char *name, const struct dsort_owner *self, uint64_t keep,
                       struct dsort_sweep_report *rep)
 {
     const char *rest;
@@ -382,10 +382,10 @@ static void sweep_one(int bfd, const char *name, const struct dsort_owner *self,
             rep->unknown++;
         return;
     }
-    /* A stopped job's checkpoint (--resume) is kept for DSORT_CHECKPOINT_KEEP seconds. */
+    /* A stopped job's checkpoint (--resume) is kept for `keep` seconds after it was written. */
     struct stat cb;
     if (!fstatat(fd, "checkpoint", &cb, AT_SYMLINK_NOFOLLOW) &&
-        time(NULL) - cb.st_mtime < DSORT_CHECKPOINT_KEEP) {
+        (time(NULL) < cb.st_mtime || (uint64_t)(time(NULL) - cb.st_mtime) < keep)) {
         close(fd);
         rep->kept++;
         return;
@@ -403,7 +403,8 @@ static void sweep_one(int bfd, const char *name, const struct dsort_owner *self,
         rep->unknown++;
 }
 
-void dsort_tempdirs_sweep(char *const *bases, size_t n, struct dsort_sweep_report *rep)
+void dsort_tempdirs_sweep(char *const *bases, size_t n, uint64_t keep,
+                          struct dsort_sweep_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     struct dsort_owner self;
@@ -418,7 +419,7 @@ void dsort_tempdirs_sweep(char *const *bases, size_t n, struct dsort_sweep_repor
         }
         struct dirent *e;
         while ((e = readdir(d)))
-            sweep_one(dirfd(d), e->d_name, &self, rep);
+            sweep_one(dirfd(d), e->d_name, &self, keep, rep);
         closedir(d);
     }
 }

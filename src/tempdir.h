@@ -23,6 +23,7 @@
 #define DSORT_TEMPDIR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -52,7 +53,7 @@ enum dsort_status dsort_tempdirs_claim(struct dsort_tempdirs *t, struct dsort_er
 void dsort_tempdirs_keep(struct dsort_tempdirs *t);
 
 /* A directory with a "checkpoint" file (a stopped job, see --resume) younger than this is
- * kept by the sweep even when its owner is dead: a week. */
+ * kept by the sweep even when its owner is dead: a week, by default (--keep-checkpoint). */
 #define DSORT_CHECKPOINT_KEEP (7 * 24 * 3600)
 
 /* Name a new run file (round-robin over the directories) into buf. */
@@ -73,9 +74,10 @@ struct dsort_sweep_report {
                        * a regular file, for -o temps), another uid, a mode other than 0700 */
 };
 
-/* Sweep the bases for dead jobs' directories named "dsort-*-PID-rN" (see above). Never
- * fails; best effort. */
-void dsort_tempdirs_sweep(char *const *bases, size_t n, struct dsort_sweep_report *rep);
+/* Sweep the bases for dead jobs' directories named "dsort-*-PID-rN" (see above), keeping those
+ * whose checkpoint is younger than keep seconds. Never fails; best effort. */
+void dsort_tempdirs_sweep(char *const *bases, size_t n, uint64_t keep,
+                          struct dsort_sweep_report *rep);
 
 /* Sweep dir (the directory of an -o file or of an -O directory) for output temps of dead
  * processes: entries ".BASE.dsort-HASH-PID-START-XXXXXX" (owner.h) owned by our effective

@@ -77,11 +77,11 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
                 ", \"merge_passes\": %" PRIu64 ", \"spill_bytes\": %" PRIu64
                 ", \"extra_merge_bytes\": %" PRIu64 ", \"fan_in\": %d"
                 ", \"extra_pass_reason\": \"%s\""
-                ", \"splitter_rounds\": %d, \"exchange_rounds\": %d}%s\n",
+                ", \"splitter_rounds\": %d, \"exchange_rounds\": %d, \"rounds\": %" PRIu64 "}%s\n",
                 s->records_in, s->records_out, s->bytes_read, s->bytes_written, s->bytes_sent,
                 s->bytes_received, s->budget, s->budget_why, s->needed, s->runs, s->merge_passes,
                 s->spill_bytes, s->extra_merge_bytes, s->fan_in, s->merge_why, s->splitter_rounds,
-                s->exchange_rounds, r + 1 < c->size ? "," : "");
+                s->exchange_rounds, s->rounds, r + 1 < c->size ? "," : "");
     }
     fprintf(f, "  ],\n  \"plan\": ");
     return f;
@@ -191,7 +191,7 @@ static void sweep(const struct dsort_comm *c, const struct dsort_job_options *o)
     if (c->node_rank != 0)
         return;
     struct dsort_sweep_report rep;
-    dsort_tempdirs_sweep(o->temp_dirs, o->ntemp, &rep);
+    dsort_tempdirs_sweep(o->temp_dirs, o->ntemp, o->keep_checkpoint, &rep);
     if (rep.removed)
         dsort_comm_print(c, "removed %u temp director%s left by dead dsort jobs", rep.removed,
                          rep.removed == 1 ? "y" : "ies");
@@ -352,16 +352,10 @@ static char *shape_word(char *s, char *p, const char *w)
  * checkpoint's own check. Made before getopt permutes argv. A new string (NULL: no memory). */
 static char *job_shape(int argc, char **argv)
 {
-    static const char *const skip_arg[] = {"--stats",
-                                           "--memory",
-                                           "--buffer-size",
-                                           "--temp-dir",
-                                           "--temporary-directory",
-                                           "--parallel",
-                                           "--exchange-chunk",
-                                           "--block-size",
-                                           "--streams-per-device",
-                                           "--stop-after"};
+    static const char *const skip_arg[] = {
+        "--stats",      "--keep-checkpoint",     "--memory",    "--buffer-size",
+        "--temp-dir",   "--temporary-directory", "--parallel",  "--exchange-chunk",
+        "--block-size", "--streams-per-device",  "--stop-after"};
     static const char *const skip[] = {"-v",           "--verbose",   "--checkpoint",
                                        "--resume",     "--progress",  "--bind",
                                        "--one-stream", "--no-direct", "--verify"};

@@ -10,6 +10,7 @@
 #include "exchange.h"
 #include "keys.h"
 #include "mem.h"
+#include "tempdir.h"
 
 #define DEFAULT_BLOCK ((uint64_t)4 << 20)
 
@@ -24,6 +25,7 @@ enum {
     OPT_CHECKPOINT,
     OPT_STOP_AFTER,
     OPT_RESUME,
+    OPT_KEEP_CKPT,
     OPT_NO_DIRECT,
     OPT_BLOCK,
     OPT_OUT_OF_CORE,
@@ -70,6 +72,7 @@ static const struct option long_opts[] = {
     {"checkpoint", no_argument, NULL, OPT_CHECKPOINT},
     {"stop-after", required_argument, NULL, OPT_STOP_AFTER},
     {"resume", no_argument, NULL, OPT_RESUME},
+    {"keep-checkpoint", required_argument, NULL, OPT_KEEP_CKPT},
     {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
     {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
     {"help", no_argument, NULL, OPT_HELP},
@@ -140,10 +143,14 @@ static void usage(void)
            "  -v, --verbose           rank 0 prints a summary: phases, throughput, balance\n"
            "      --stats=FILE        write per-rank figures as JSON\n"
            "Stop and resume (out of core):\n"
-           "      --checkpoint        SIGUSR1 stops the job at the end of a round, keeping\n"
-           "                          its runs and a checkpoint (exit status 3)\n"
+           "      --checkpoint        keep a checkpoint of every round: SIGUSR1 stops the\n"
+           "                          job at the end of a round (exit status 3), SIGTERM\n"
+           "                          at once; both keep the runs of the rounds done\n"
            "      --stop-after=N      stop so after round N (for tests and planned stops)\n"
            "      --resume            finish a stopped job: the same command and --resume\n"
+           "                          (--checkpoint too)\n"
+           "      --keep-checkpoint=T keep dead jobs' checkpoints in -T dirs for T (s, m, h\n"
+           "                          or d; default 7d), then the sweep removes them\n"
            "      --progress[=SECS]   rank 0 shows how far the job is: percent of all\n"
            "                          ranks' work, rate and ETA, redrawn on a terminal,\n"
            "                          else a line every SECS seconds (default 5)\n"
@@ -163,6 +170,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     o->block = DEFAULT_BLOCK;
     o->progress = -1;
     o->streams_per_device = 4;
+    o->keep_checkpoint = DSORT_CHECKPOINT_KEEP;
     char **temps = calloc((size_t)argc + 2, sizeof *temps);
     *temp_store = temps;
     if (!temps)
@@ -308,7 +316,24 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             break;
         case OPT_RESUME:
             o->resume = 1;
+            o->checkpoint = 1; /* the checkpoint found stays one until the output is done */
             break;
+        case OPT_KEEP_CKPT: {
+            char *end = NULL;
+            double v = strtod(optarg, &end);
+            double unit = end && *end == 'd'   ? 86400
+                          : end && *end == 'h' ? 3600
+                          : end && *end == 'm' ? 60
+                                               : 1;
+            if (end && (*end == 'd' || *end == 'h' || *end == 'm' || *end == 's'))
+                end++;
+            if (end == optarg || *end || !(v >= 0 && v * unit <= 10.0 * 366 * 86400))
+                return dsort_cli_usage_error(
+                    c, "invalid --keep-checkpoint '%s' (a time: N[smhd], at most 10 years)",
+                    optarg);
+            o->keep_checkpoint = (uint64_t)(v * unit);
+            break;
+        }
         case OPT_PROGRESS: {
             char *end = NULL;
             o->progress = optarg ? strtod(optarg, &end) : 5.0;

@@ -48,6 +48,8 @@ struct ext {
     uint64_t consumed;      /* records of the share read by earlier runs of a resumed job */
     uint64_t rounds_before; /* rounds done by them */
     int stopped;            /* stopped with a checkpoint */
+    uint64_t ck_rounds;     /* --checkpoint: the rounds of the checkpoint on disk */
+    uint64_t ck_upto;       /* and the records of the share it has consumed */
 };
 
 /* Collective: merge the runs (extra passes beyond the fan-in, smallest first) into the

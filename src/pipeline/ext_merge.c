@@ -116,7 +116,8 @@ enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *
                 dsort_runwriter_abort(&w);
         }
         if (!st) {
-            dsort_runset_drop(&x->runs, 0, x->runs.n);
+            if (!x->o->checkpoint) /* else the checkpoint lists them until the commit */
+                dsort_runset_drop(&x->runs, 0, x->runs.n);
             total = w.records;
         }
         /* The first record: read the run's first block into A (free now); keep it in B. */
@@ -153,7 +154,7 @@ enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *
             dsort_cleanup_forget(upath);
         } else {
             st = merge_runs(x, x->runs.n, x->rs, &os.sink);
-            if (!st)
+            if (!st && !x->o->checkpoint)
                 dsort_runset_drop(&x->runs, 0, x->runs.n);
         }
         st = dsort_output_sink_finish(&os, st, &x->err);

@@ -59,12 +59,14 @@ struct dsort_job_options {
     int force_external;
     /* Stop and resume (job_ckpt.c): an out-of-core job stopped at the end of a round keeps
      * its runs and a checkpoint, and exits DSORT_EXIT_STOPPED. */
-    int checkpoint;      /* --checkpoint: SIGUSR1 during the rounds stops with a checkpoint */
-    uint64_t stop_after; /* --stop-after=N: stop with a checkpoint after round N (0: never) */
-    int resume;          /* --resume: go on from this job's checkpoint */
-    const char *shape;   /* the options that shape the output, as text (made by the program) */
-    int local_inputs;    /* each node reads the paths it has (node-local disks) */
-    int local_output;    /* -O DIR is node-local: each node has its own DIR */
+    int checkpoint;           /* --checkpoint: SIGUSR1 during the rounds stops with a checkpoint */
+    uint64_t stop_after;      /* --stop-after=N: stop with a checkpoint after round N (0: never) */
+    uint64_t keep_checkpoint; /* --keep-checkpoint: the sweep keeps dead jobs' checkpoints
+                               * this many seconds (DSORT_CHECKPOINT_KEEP) */
+    int resume;               /* --resume: go on from this job's checkpoint */
+    const char *shape;        /* the options that shape the output, as text (made by the program) */
+    int local_inputs;         /* each node reads the paths it has (node-local disks) */
+    int local_output;         /* -O DIR is node-local: each node has its own DIR */
     int plan, plan_json, bind;
     int one_stream; /* read each share with one stream, ignoring devices (for comparison) */
     uint32_t streams_per_device; /* for SSD/NVMe; rotational disks get 1 */
@@ -85,6 +87,7 @@ struct dsort_job_stats {
     uint64_t records_in, records_out, bytes_read, bytes_written, bytes_sent, bytes_received;
     uint64_t budget, needed;
     uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
+    uint64_t rounds; /* out of core: the rounds done (a resumed job's earlier ones too) */
     int external, splitter_rounds, exchange_rounds, fan_in;
     char budget_why[200];
     char merge_why[160]; /* why an extra merge pass was needed ("" if none) */
@@ -215,11 +218,35 @@ enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsor
  * gets the same answer; without either option 0 at once, with no communication. */
 int dsort_job_stop_now(const struct dsort_comm *c, const struct dsort_job_options *o,
                        uint64_t rounds_done);
-/* Collective: write this rank's checkpoint k (its job, shape, rank, size and inputs are set
- * here) into td's first directory, then leave the runs and the temp directories on disk
- * (forgotten by the cleanup registry; runs and td are emptied). Agrees first: on any rank's
- * failure nothing is kept and the caller cleans up as after any error. Rank 0 says what was
- * kept and how to resume. */
+/* Checkpoints. Under --checkpoint a job saves one at the end of every round (and rewrites it
+ * after every extra merge pass), so that whatever stops it - the stop it asked for, SIGTERM,
+ * SIGUSR1 in the final merge, SIGKILL - leaves a checkpoint of its last round on disk.
+ *
+ * Local: write k (its job, shape, rank, size and inputs are set here the first time; its runs
+ * are `runs` less the first skip; its run counter td's) as this rank's manifest into every
+ * directory of td, registered as temp files (an error removes them with the runs). */
+enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
+                                       const struct dsort_job_options *o,
+                                       const struct dsort_inputs *in, const char *job,
+                                       struct dsort_ckpt *k, const struct dsort_tempdirs *td,
+                                       const struct dsort_runset *runs, size_t skip,
+                                       struct dsort_error *err);
+/* Collective: dsort_job_ckpt_write on every rank (agreed), then dsort_job_ckpt_keep. */
+enum dsort_status dsort_job_ckpt_save(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                      const struct dsort_inputs *in, const char *job,
+                                      struct dsort_ckpt *k, const struct dsort_tempdirs *td,
+                                      const struct dsort_runset *runs, struct dsort_error *err);
+/* Collective: from now on a signal leaves td's directories as they are (cleanup.h, keep mode)
+ * until dsort_cleanup_keep_dirs(NULL, 0, NULL). */
+enum dsort_status dsort_job_ckpt_keep(const struct dsort_comm *c, const struct dsort_tempdirs *td,
+                                      struct dsort_error *err);
+/* After a save: stop. Rank 0 says what was kept (k's rounds) and how to resume; the runs and
+ * the temp directories are left on disk (forgotten by the cleanup registry; runs and td are
+ * emptied); keep mode ends. */
+void dsort_job_ckpt_stop(const struct dsort_comm *c, const struct dsort_ckpt *k,
+                         struct dsort_tempdirs *td, struct dsort_runset *runs);
+/* Collective: dsort_job_ckpt_save, then dsort_job_ckpt_stop. On any rank's failure nothing is
+ * kept and the caller cleans up as after any error. */
 enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
                                        const struct dsort_job_options *o,
                                        const struct dsort_inputs *in, const char *job,

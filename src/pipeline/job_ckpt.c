@@ -8,6 +8,7 @@
  * the input not consumed yet, and ends as usual: the final merge, the checks, the commit, and
  * the temp directories removed with the checkpoint. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -127,11 +128,30 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
                            "that was kept (%" PRIu64 " bytes then, %" PRIu64 " now)",
                            r->path, dir, k->run_sizes[i], (uint64_t)sb.st_size);
     }
+    /* A signal from here on leaves the directories as they are (keep mode), before the
+     * cleanup registry has them. */
+    char **mine = calloc(n + 1, sizeof *mine);
+    size_t nmine = 0;
+    if (!st && !mine)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (size_t i = 0; !st && i < n; i++) {
+        size_t len = strlen(temps[i]) + strlen(job) + 48;
+        if (!(mine[nmine] = malloc(len)))
+            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        else
+            snprintf(mine[nmine++], len, "%s/dsort-%s-r%d", temps[i], job, c->rank);
+    }
+    if (!st)
+        st = dsort_cleanup_keep_dirs(mine, nmine, err);
+    for (size_t i = 0; i < nmine; i++)
+        free(mine[i]);
+    free(mine);
     if (!st)
         st = dsort_tempdirs_adopt(td, temps, n, job, c->rank, (unsigned)k->next_run, err);
     free(temps);
     if ((st = dsort_comm_agree(c, st, err))) {
         dsort_tempdirs_keep(td); /* as it was found */
+        dsort_cleanup_keep_dirs(NULL, 0, NULL);
         dsort_ckpt_free(k);
         return st;
     }
@@ -160,6 +180,37 @@ static enum dsort_status own(const struct dsort_comm *c, struct dsort_tempdirs *
     return st;
 }
 
+/* Remove the run files in td's directories that the checkpoint does not list (runs): those of
+ * a round or an extra pass that a signal cut short. Their numbers may be taken again. */
+static void drop_strays(const struct dsort_tempdirs *td, const struct dsort_runset *runs)
+{
+    /* judged by the files' identity, not by how the paths are spelled */
+    struct stat *listed = calloc(runs->n + 1, sizeof *listed);
+    if (!listed)
+        return; /* then an O_EXCL run of this job may fail, naming the file */
+    for (size_t r = 0; r < runs->n; r++)
+        if (stat(runs->runs[r].path, &listed[r]))
+            memset(&listed[r], 0, sizeof listed[r]);
+    for (size_t i = 0; i < td->count; i++) {
+        DIR *d = opendir(td->dirs[i]);
+        if (!d)
+            continue;
+        for (struct dirent *e; (e = readdir(d));) {
+            struct stat sb;
+            if ((strncmp(e->d_name, "run-", 4) && strcmp(e->d_name, "checkpoint.tmp")) ||
+                fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW))
+                continue;
+            int known = 0;
+            for (size_t r = 0; r < runs->n && !known; r++)
+                known = listed[r].st_ino == sb.st_ino && listed[r].st_dev == sb.st_dev;
+            if (!known)
+                unlinkat(dirfd(d), e->d_name, 0);
+        }
+        closedir(d);
+    }
+    free(listed);
+}
+
 enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsort_job_options *o,
                                    const struct dsort_inputs *in, struct dsort_tempdirs *td,
                                    struct dsort_runset *runs, char *job, size_t joblen,
@@ -174,9 +225,14 @@ enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsor
     dsort_ckpt_free(&k);
     if (!st)
         st = own(c, td, err);
+    if (!st)
+        drop_strays(td, runs);
+    if (!st && o->checkpoint) /* the checkpoint found stays valid: keep it on a signal */
+        st = dsort_job_ckpt_keep(c, td, err);
     if (st) { /* leave the checkpoint as it was found */
         dsort_runset_keep(runs);
         dsort_tempdirs_keep(td);
+        dsort_cleanup_keep_dirs(NULL, 0, NULL);
     }
     return st;
 }
@@ -191,37 +247,67 @@ int dsort_job_stop_now(const struct dsort_comm *c, const struct dsort_job_option
     return !dsort_comm_all_ok(c, !mine);
 }
 
-enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
+enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
                                        const struct dsort_job_options *o,
                                        const struct dsort_inputs *in, const char *job,
-                                       struct dsort_ckpt *k, struct dsort_tempdirs *td,
-                                       struct dsort_runset *runs, struct dsort_error *err)
+                                       struct dsort_ckpt *k, const struct dsort_tempdirs *td,
+                                       const struct dsort_runset *runs, size_t skip,
+                                       struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
-    k->rank = c->rank;
-    k->size = c->size;
-    if (!(k->job = strdup(job)) || !(k->shape = strdup(o->shape)))
-        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    if (!st)
-        st = dsort_ckpt_set_inputs(k, in, err);
+    if (!k->job) {
+        k->rank = c->rank;
+        k->size = c->size;
+        if (!(k->job = strdup(job)) || !(k->shape = strdup(o->shape)))
+            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        if (!st)
+            st = dsort_ckpt_set_inputs(k, in, err);
+        if (st)
+            return st;
+    }
     k->next_run = td->runs;
-    k->runs = *runs; /* borrowed for the write */
+    k->runs = *runs; /* borrowed for the write, less the first skip runs */
+    k->runs.runs += skip;
+    k->runs.n -= skip;
     /* In every directory of the rank (its runs are spread over them): the sweep keeps a dead
-     * job's directory only when it holds a checkpoint. */
-    for (size_t i = 0; i < td->count && !st; i++)
+     * job's directory only when it holds a checkpoint. Registered as temp files: an error
+     * removes them with the runs; a signal in keep mode, or a stop, leaves them. */
+    char path[4300];
+    for (size_t i = 0; i < td->count && !st; i++) {
         st = dsort_ckpt_write(td->dirs[i], k, err);
+        snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
+        dsort_cleanup_forget(path);
+        if (!st)
+            st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err);
+    }
     memset(&k->runs, 0, sizeof k->runs);
+    return st;
+}
+
+enum dsort_status dsort_job_ckpt_save(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                      const struct dsort_inputs *in, const char *job,
+                                      struct dsort_ckpt *k, const struct dsort_tempdirs *td,
+                                      const struct dsort_runset *runs, struct dsort_error *err)
+{
+    enum dsort_status st = dsort_job_ckpt_write(c, o, in, job, k, td, runs, 0, err);
+    if ((st = dsort_comm_agree(c, st, err)))
+        return st; /* the caller fails; the cleanup removes the manifests with the runs */
+    return dsort_job_ckpt_keep(c, td, err);
+}
+
+enum dsort_status dsort_job_ckpt_keep(const struct dsort_comm *c, const struct dsort_tempdirs *td,
+                                      struct dsort_error *err)
+{
+    return dsort_comm_agree(c, dsort_cleanup_keep_dirs(td->dirs, td->count, err), err);
+}
+
+void dsort_job_ckpt_stop(const struct dsort_comm *c, const struct dsort_ckpt *k,
+                         struct dsort_tempdirs *td, struct dsort_runset *runs)
+{
     char path[4300];
     for (size_t i = 0; i < td->count; i++) {
         snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
-        dsort_cleanup_forget(path); /* a resumed job's old one: kept now */
-    }
-    if ((st = dsort_comm_agree(c, st, err))) {
-        for (size_t i = 0; i < td->count; i++) {
-            snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
-            unlink(path);
-        }
-        return st;
+        dsort_cleanup_forget(path); /* kept now */
     }
     uint64_t nruns = runs->n, bytes = dsort_runset_bytes(runs);
     if (c->rank == 0)
@@ -229,8 +315,20 @@ enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
                 "dsort: stopped after round %" PRIu64 " with a checkpoint: rank 0 keeps %" PRIu64
                 " runs (%" PRIu64 " bytes) in '%s' (and every rank its own); run the same "
                 "command with --resume to finish\n",
-                k->rounds, nruns, bytes, td->dirs[0]);
+                k->rounds, nruns, bytes, td->count ? td->dirs[0] : "?");
     dsort_runset_keep(runs);
     dsort_tempdirs_keep(td);
-    return DSORT_OK;
+    dsort_cleanup_keep_dirs(NULL, 0, NULL);
+}
+
+enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
+                                       const struct dsort_job_options *o,
+                                       const struct dsort_inputs *in, const char *job,
+                                       struct dsort_ckpt *k, struct dsort_tempdirs *td,
+                                       struct dsort_runset *runs, struct dsort_error *err)
+{
+    enum dsort_status st = dsort_job_ckpt_save(c, o, in, job, k, td, runs, err);
+    if (!st)
+        dsort_job_ckpt_stop(c, k, td, runs);
+    return st;
 }

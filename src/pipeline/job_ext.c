@@ -220,23 +220,56 @@ out:
 
 /* Collective: keep a checkpoint after round r (of this run) that consumed the share up to
  * `upto`, and leave the runs on disk (job_ckpt.c). */
-static enum dsort_status stop(struct ext *x, uint64_t r, uint64_t upto)
+/* Fill k with the job's state after `rounds` rounds, `upto` records of the share read. */
+static void fill_ckpt(const struct ext *x, uint64_t rounds, uint64_t upto, struct dsort_ckpt *k)
 {
+    memset(k, 0, sizeof *k);
+    k->rounds = rounds;
+    k->consumed = upto;
+    k->block = x->block;
+    k->bytes_read = x->stats->bytes_read;
+    k->sum_in = x->sum_in;
+    k->con_in = x->con_in;
+    k->blob = x->splitters; /* borrowed */
+    k->blob_len = (size_t)(x->c->size - 1) * x->ks;
+}
+
+/* Collective, at the end of a round: save a checkpoint (--checkpoint: every round), and stop
+ * with it if asked to. */
+static enum dsort_status end_round(struct ext *x, uint64_t rounds, uint64_t upto)
+{
+    x->stats->rounds = rounds;
+    const int stop = dsort_job_stop_now(x->c, x->o, rounds);
+    if (!x->o->checkpoint && !stop)
+        return DSORT_OK;
     struct dsort_ckpt k;
-    memset(&k, 0, sizeof k);
-    k.rounds = x->rounds_before + r + 1;
-    k.consumed = upto;
-    k.block = x->block;
-    k.bytes_read = x->stats->bytes_read;
-    k.sum_in = x->sum_in;
-    k.con_in = x->con_in;
-    k.blob = x->splitters;
-    k.blob_len = (size_t)(x->c->size - 1) * x->ks;
+    fill_ckpt(x, rounds, upto, &k);
     enum dsort_status st =
-        dsort_job_checkpoint(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, &x->err);
+        dsort_job_ckpt_save(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, &x->err);
+    if (!st) {
+        x->ck_rounds = rounds;
+        x->ck_upto = upto;
+    }
+    if (!st && stop) {
+        dsort_job_ckpt_stop(x->c, &k, &x->td, &x->runs);
+        x->stopped = 1;
+    }
     k.blob = NULL; /* x's */
     dsort_ckpt_free(&k);
-    x->stopped = !st;
+    return st;
+}
+
+/* runmerge's on_pass under --checkpoint: the checkpoint lists the runs after the pass. */
+static enum dsort_status ckpt_after_pass(void *ctx, const struct dsort_runset *runs, size_t k,
+                                         struct dsort_error *err)
+{
+    struct ext *x = ctx;
+    struct dsort_ckpt ck;
+    fill_ckpt(x, x->ck_rounds, x->ck_upto, &ck);
+    enum dsort_status st =
+        dsort_job_ckpt_write(x->c, x->o, x->in, x->job, &ck, &x->td, runs, k, err);
+    ck.blob = NULL;
+    dsort_ckpt_free(&ck);
     return st;
 }
 
@@ -272,8 +305,8 @@ static enum dsort_status form_runs(struct ext *x)
         st = exchange_round(x, m, x->g0 + at);
         if (!st)
             dsort_progress_step(c, "rounds", (at + m) * x->rs);
-        if (!st && dsort_job_stop_now(c, x->o, x->rounds_before + r + 1))
-            st = stop(x, r, at + m);
+        if (!st)
+            st = end_round(x, x->rounds_before + r + 1, at + m);
     }
     return st;
 }
@@ -379,7 +412,8 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
     }
     x->block = (size_t)k->block; /* the runs' */
     x->consumed = k->consumed;
-    x->rounds_before = k->rounds;
+    x->rounds_before = x->ck_rounds = x->stats->rounds = k->rounds;
+    x->ck_upto = k->consumed;
     x->sum_in = k->sum_in;
     x->con_in = k->con_in;
     x->stats->bytes_read = 0; /* this run's reads only (--stats) */
@@ -434,6 +468,10 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         fit_block(&x, dsort_comm_max(c, (x.n + x.chunk - 1) / x.chunk));
     x.fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique, .cmp = &x.cmp, .rec = x.irs};
     dsort_runmerge_init(&x.rm, &dsort_recfmt_fixed, &x.fx, &x.runs, &x.td, x.block);
+    if (o->checkpoint) {
+        x.rm.on_pass = ckpt_after_pass;
+        x.rm.on_pass_ctx = &x;
+    }
 
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);
@@ -457,7 +495,9 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     dsort_mem_free(x.scratch, x.ebytes);
     x.ents = x.scratch = NULL;
     uint64_t nout = 0;
-    if ((st = dsort_ext_job_final_merge(&x, &out, &nout)))
+    st = dsort_ext_job_final_merge(&x, &out, &nout);
+    dsort_cleanup_keep_dirs(NULL, 0, NULL); /* the checkpoint is not kept past here */
+    if (st)
         goto fail;
     stats->records_out = nout;
     struct dsort_job_sums sums = {x.sum_in, x.sum_out, x.con_in, x.con_out, x.n, nout, nout * x.rs};

@@ -381,7 +381,7 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     st = write_output(x, out, cur, n, bytes, reopen_runs, NULL);
     dsort_runmerge_close(&x->rm, n);
     st = dsort_comm_agree(c, st, &x->err);
-    if (!st)
+    if (!st && !x->o->checkpoint) /* else the checkpoint lists them until the commit */
         dsort_runset_drop(&x->runs, 0, x->runs.n);
     return st;
 }
@@ -468,6 +468,10 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     x.fx =
         (struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x.ord, .with_pos = x.with_pos};
     dsort_runmerge_init(&x.rm, &dsort_recfmt_lines, &x.fx, &x.runs, &x.td, x.run_block);
+    if (o->checkpoint) {
+        x.rm.on_pass = dsort_lines_job_ckpt_pass;
+        x.rm.on_pass_ctx = &x;
+    }
     k.size = direct ? (need > 65536 ? need : 65536) : x.third;
     k.size = (k.size + 15) / 16 * 16;
     const uint64_t arena = k.size;
@@ -484,7 +488,10 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     uint64_t rounds = 0;
     /* --checkpoint: SIGUSR1 during the rounds stops at the end of one (see job_ext.c) */
     dsort_cleanup_stop_mode(o->checkpoint);
-    for (;;) {
+    /* a resumed job whose checkpoint was taken after the last round goes to the final merge */
+    int more = !o->resume ||
+               !dsort_comm_all_ok(c, x.pos >= x.end || dsort_lines_file_at(in, x.pos) == in->count);
+    while (more) {
         dsort_job_phase_begin(&pc, PH_READ);
         st = dsort_lines_job_fill(&x, &k, &x.err);
         stats->bytes_read += k.used;
@@ -507,8 +514,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         /* read: half of this round's pass; sorting, the exchange and the spill are the rest */
         uint64_t got = x.pos - sh->first;
         dsort_progress_step(c, "exchange", got > k.used / 2 ? got - k.used / 2 : 0);
-        int more =
-            !dsort_comm_all_ok(c, x.pos >= x.end || dsort_lines_file_at(in, x.pos) == in->count);
+        more = !dsort_comm_all_ok(c, x.pos >= x.end || dsort_lines_file_at(in, x.pos) == in->count);
         if (direct && more) { /* the estimate was wrong (very short lines): spill after all */
             direct = 0;
         }
@@ -516,17 +522,22 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         if ((st = round_trip(&x, &k, direct, &out, &wrote)))
             goto fail;
         dsort_progress_step(c, "rounds", x.pos - x.sh.first);
-        if (!more)
-            break;
-        if (dsort_job_stop_now(c, o, x.rounds_before + ++rounds)) {
-            if ((st = dsort_lines_job_stop(&x, x.rounds_before + rounds)))
-                goto fail;
+        /* --checkpoint: a checkpoint at the end of every round that spilled (the last too:
+         * then a stop in the final merge keeps it); a stop may come after the last one too */
+        stats->rounds = x.rounds_before + ++rounds;
+        const int stop = !wrote && dsort_job_stop_now(c, o, x.rounds_before + rounds);
+        if (!wrote && (stop || o->checkpoint) &&
+            (st = dsort_lines_job_end_round(&x, x.rounds_before + rounds, stop)))
+            goto fail;
+        if (stop) {
             dsort_output_abandon(&out);
             dsort_mem_free(k.a, (size_t)k.size);
             free(k.segs);
             release(&x);
             return DSORT_EXIT_STOPPED;
         }
+        if (!more)
+            break;
         x.grow_share = 0;
         if (k.size > arena && !direct) { /* it held a long line: back to the budget */
             dsort_mem_free(k.a, (size_t)k.size);
@@ -543,7 +554,10 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     k.a = NULL;
     free(k.segs);
     k.segs = NULL;
-    if (!wrote && (st = final_merge(&x, &out)))
+    if (!wrote)
+        st = final_merge(&x, &out);
+    dsort_cleanup_keep_dirs(NULL, 0, NULL); /* the checkpoint is not kept past here */
+    if (st)
         goto fail;
     struct dsort_job_sums sums = {
         x.sum_in,           x.sum_out,           x.con_in, x.con_out, stats->records_in,

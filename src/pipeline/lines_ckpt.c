@@ -24,46 +24,66 @@ static uint64_t get64(const unsigned char *p)
     return v;
 }
 
-enum dsort_status dsort_lines_job_stop(struct lx *x, uint64_t rounds)
+/* Fill k with the job's state after `rounds` rounds (the splitters are copied into k). */
+static enum dsort_status fill_ckpt(struct lx *x, uint64_t rounds, struct dsort_ckpt *k,
+                                   struct dsort_error *err)
 {
     const int p = x->c->size;
     size_t len = 8;
     for (int d = 0; d + 1 < p; d++)
         len += 9 + (x->split[d] ? x->split_len[d] : 0);
-    struct dsort_ckpt k;
-    memset(&k, 0, sizeof k);
-    enum dsort_status st = DSORT_OK;
-    if (!(k.blob = malloc(len)))
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-    if (!st) {
-        uint64_t avg;
-        memcpy(&avg, &x->avg_line, 8);
-        put64(k.blob, avg);
-        size_t at = 8;
-        for (int d = 0; d + 1 < p; d++) {
-            k.blob[at] = x->split[d] != NULL;
-            put64(k.blob + at + 1, x->split[d] ? x->split_len[d] : 0);
-            at += 9;
-            if (x->split[d])
-                memcpy(k.blob + at, x->split[d], x->split_len[d]);
-            at += x->split[d] ? x->split_len[d] : 0;
-        }
-        k.blob_len = len;
+    memset(k, 0, sizeof *k);
+    if (!(k->blob = malloc(len)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    uint64_t avg;
+    memcpy(&avg, &x->avg_line, 8);
+    put64(k->blob, avg);
+    size_t at = 8;
+    for (int d = 0; d + 1 < p; d++) {
+        k->blob[at] = x->split[d] != NULL;
+        put64(k->blob + at + 1, x->split[d] ? x->split_len[d] : 0);
+        at += 9;
+        if (x->split[d])
+            memcpy(k->blob + at, x->split[d], x->split_len[d]);
+        at += x->split[d] ? x->split_len[d] : 0;
     }
-    k.rounds = rounds;
-    k.consumed = x->pos;
-    k.block = x->run_block;
-    k.bytes_read = x->stats->bytes_read;
-    k.lines_in = x->stats->records_in;
-    k.longest = x->longest;
-    k.sum_in = x->sum_in;
-    k.con_in = x->con_in;
-    st = dsort_comm_agree(x->c, st, &x->err);
+    k->blob_len = len;
+    k->rounds = rounds;
+    k->consumed = x->pos;
+    k->block = x->run_block;
+    k->bytes_read = x->stats->bytes_read;
+    k->lines_in = x->stats->records_in;
+    k->longest = x->longest;
+    k->sum_in = x->sum_in;
+    k->con_in = x->con_in;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_lines_job_end_round(struct lx *x, uint64_t rounds, int stop)
+{
+    struct dsort_ckpt k;
+    enum dsort_status st = dsort_comm_agree(x->c, fill_ckpt(x, rounds, &k, &x->err), &x->err);
     if (!st)
-        st = dsort_job_checkpoint(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, &x->err);
+        st = dsort_job_ckpt_save(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, &x->err);
     if (!st)
+        x->ck_rounds = rounds;
+    if (!st && stop) {
+        dsort_job_ckpt_stop(x->c, &k, &x->td, &x->runs);
         x->have_td = 0; /* kept on disk */
+    }
     dsort_ckpt_free(&k);
+    return st;
+}
+
+enum dsort_status dsort_lines_job_ckpt_pass(void *ctx, const struct dsort_runset *runs, size_t k,
+                                            struct dsort_error *err)
+{
+    struct lx *x = ctx;
+    struct dsort_ckpt ck;
+    enum dsort_status st = fill_ckpt(x, x->ck_rounds, &ck, err);
+    if (!st)
+        st = dsort_job_ckpt_write(x->c, x->o, x->in, x->job, &ck, &x->td, runs, k, err);
+    dsort_ckpt_free(&ck);
     return st;
 }
 
@@ -119,6 +139,6 @@ enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
     x->longest = k->longest;
     x->sum_in = k->sum_in;
     x->con_in = k->con_in;
-    x->rounds_before = k->rounds;
+    x->rounds_before = x->ck_rounds = x->stats->rounds = k->rounds;
     return DSORT_OK;
 }

@@ -49,6 +49,7 @@ struct lx {
     uint64_t max_line;      /* the longest line of all ranks (set before run files are read) */
     int noted_long;         /* -v: the note about a line held past the budget was printed */
     uint64_t rounds_before; /* rounds done by the earlier runs of a resumed job */
+    uint64_t ck_rounds;     /* --checkpoint: the rounds of the checkpoint on disk */
 };
 
 /* A chunk: lines at the front of an arena, their index entries at the back (growing down).
@@ -78,9 +79,13 @@ uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, ui
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
 /* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
 enum dsort_status dsort_lines_job_splitters(struct lx *x);
-/* Stop and resume (lines_ckpt.c). Collective: keep a checkpoint after `rounds` rounds of the
- * job (runs, position, splitters, figures) and leave the runs on disk. */
-enum dsort_status dsort_lines_job_stop(struct lx *x, uint64_t rounds);
+/* Stop and resume (lines_ckpt.c). Collective, at the end of a round: save a checkpoint after
+ * `rounds` rounds of the job (runs, position, splitters, figures); with stop, stop with it,
+ * leaving the runs on disk. */
+enum dsort_status dsort_lines_job_end_round(struct lx *x, uint64_t rounds, int stop);
+/* runmerge's on_pass under --checkpoint: rewrite the checkpoint with the runs after a pass. */
+enum dsort_status dsort_lines_job_ckpt_pass(void *x, const struct dsort_runset *runs, size_t k,
+                                            struct dsort_error *err);
 /* Local: a resumed job takes the checkpoint's splitters, runs, run block, position and figures
  * (x->pos must be the share's start: the checkpoint's position may not be before it). */
 struct dsort_ckpt;

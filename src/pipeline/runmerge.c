@@ -146,6 +146,8 @@ enum dsort_status dsort_runmerge_reduce(struct dsort_runmerge *m, struct dsort_e
             return st;
         m->passes++; /* a pass, not a run of the rounds */
         m->pass_bytes += bytes;
+        if (m->on_pass && (st = m->on_pass(m->on_pass_ctx, m->runs, k, err)))
+            return st;
         dsort_runset_drop(m->runs, 0, k);
     }
     return DSORT_OK;

@@ -40,6 +40,12 @@ struct dsort_runmerge {
     unsigned char *own;         /* the buffers, when allocated here */
     size_t own_len;
     struct dsort_prefetch *pf;
+    /* Called by an extra pass once its new run is in the set and before its k input runs (the
+     * first k of the set) are removed: a checkpoint that lists the set may be rewritten then
+     * (the set less those k runs). NULL: none. Set after init. */
+    enum dsort_status (*on_pass)(void *ctx, const struct dsort_runset *runs, size_t k,
+                                 struct dsort_error *err);
+    void *on_pass_ctx;
     /* counters */
     uint64_t runs_made;  /* runs written (spills and extra passes) */
     uint64_t run_bytes;  /* their file bytes */

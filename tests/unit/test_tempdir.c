@@ -138,7 +138,7 @@ static void job_dir(char *dir, size_t len, mode_t mode, const struct dsort_owner
 static void sweep(struct dsort_sweep_report *rep)
 {
     char *bases[] = {base};
-    dsort_tempdirs_sweep(bases, 1, rep);
+    dsort_tempdirs_sweep(bases, 1, DSORT_CHECKPOINT_KEEP, rep);
 }
 
 static void assert_runs_left(const char *dir)
