@@ -157,7 +157,10 @@ static void on_signal(int sig)
         nanosleep(&ts, NULL);
     }
     errno = saved;
-    if (keeping && sig == SIGUSR1) /* a stop that kept its checkpoint: resumable */
+    /* A stop that kept its checkpoint is resumable: exit status 3 (DSORT_EXIT_STOPPED), as an
+     * orderly stop. SIGINT and SIGHUP (a terminal) still end the process by the signal, so
+     * that a shell running dsort stops too. */
+    if (keeping && (sig == SIGUSR1 || sig == SIGTERM))
         _exit(3);
     signal(sig, SIG_DFL);
     raise(sig);

@@ -73,7 +73,8 @@ int dsort_cleanup_stop_requested(void);
  * now on a handled signal removes only what is registered outside the n directories dirs
  * (copied; at most DSORT_CLEANUP_KEEP_MAX), leaving them and everything registered in them
  * (runs, the checkpoint, owner files), says so, and ends the process: SIGUSR1 (when not taken
- * by stop mode) with exit status 3 (stopped, resumable), the others by their default action.
+ * by stop mode) and SIGTERM with exit status 3 (stopped, resumable), SIGINT and SIGHUP by
+ * their default action.
  * dsort_cleanup_run (errors, exit) still removes everything. n 0 ends keep mode. Paths longer
  * than DSORT_CLEANUP_PATH_MAX are refused with DSORT_EINVAL (keep mode then unchanged). */
 #define DSORT_CLEANUP_KEEP_MAX 16
