@@ -88,7 +88,7 @@ enum dsort_status dsort_ckpt_set_inputs(struct dsort_ckpt *k, const struct dsort
     return DSORT_OK;
 }
 
-enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k,
+enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k, int durable,
                                    struct dsort_error *err)
 {
     char tmp[4200], path[4200];
@@ -136,7 +136,7 @@ enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k,
         fputc('\n', f);
     }
     fprintf(f, "end\n");
-    int bad = ferror(f) || fflush(f) || fsync(fileno(f));
+    int bad = ferror(f) || fflush(f) || (durable && fsync(fileno(f)));
     int e = errno;
     if (fclose(f) || bad) {
         unlink(tmp);
@@ -147,7 +147,7 @@ enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k,
         unlink(tmp);
         return DSORT_ERR(err, DSORT_EIO, e, "cannot rename '%s' to '%s'", tmp, path);
     }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = durable ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd >= 0) {
         fsync(dfd);
         close(dfd);

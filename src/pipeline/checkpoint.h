@@ -11,7 +11,8 @@
  *
  * The file is text, one "key value" a line, strings hex-encoded, every key but input and run
  * exactly once (a run line also has the file's size, checked on resume); written as checkpoint.tmp,
- * fsynced, renamed, and the directory fsynced, so that a crash leaves the old one or the new.
+ * fsynced (when durable), renamed, and the directory fsynced, so that a crash leaves the old one
+ * or the new.
  * Local, no MPI. Errors: DSORT_EIO (naming the file), DSORT_EFORMAT (a manifest that does not
  * parse), DSORT_ENOMEM.
  */
@@ -55,8 +56,9 @@ struct dsort_ckpt {
 /* Fill k's inputs from in (copies). */
 enum dsort_status dsort_ckpt_set_inputs(struct dsort_ckpt *k, const struct dsort_inputs *in,
                                         struct dsort_error *err);
-/* Write k as dir/checkpoint (atomically, see the top). */
-enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k,
+/* Write k as dir/checkpoint (atomically, see the top); durable: fsync the file and the
+ * directory (else a crash of the machine may lose it; the process's own death does not). */
+enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k, int durable,
                                    struct dsort_error *err);
 /* Read dir/checkpoint into k (zeroed first). DSORT_EIO with errno ENOENT when there is none. */
 enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct dsort_error *err);

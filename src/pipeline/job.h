@@ -224,18 +224,21 @@ int dsort_job_stop_now(const struct dsort_comm *c, const struct dsort_job_option
  *
  * Local: write k (its job, shape, rank, size and inputs are set here the first time; its runs
  * are `runs` less the first skip; its run counter td's) as this rank's manifest into every
- * directory of td, registered as temp files (an error removes them with the runs). */
+ * directory of td, registered as temp files (an error removes them with the runs); durable:
+ * fsynced (a stop's; the rounds' and passes' are not: the runs are not either, and a process's
+ * death keeps what it wrote). */
 enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
                                        const struct dsort_job_options *o,
                                        const struct dsort_inputs *in, const char *job,
                                        struct dsort_ckpt *k, const struct dsort_tempdirs *td,
-                                       const struct dsort_runset *runs, size_t skip,
+                                       const struct dsort_runset *runs, size_t skip, int durable,
                                        struct dsort_error *err);
 /* Collective: dsort_job_ckpt_write on every rank (agreed), then dsort_job_ckpt_keep. */
 enum dsort_status dsort_job_ckpt_save(const struct dsort_comm *c, const struct dsort_job_options *o,
                                       const struct dsort_inputs *in, const char *job,
                                       struct dsort_ckpt *k, const struct dsort_tempdirs *td,
-                                      const struct dsort_runset *runs, struct dsort_error *err);
+                                      const struct dsort_runset *runs, int durable,
+                                      struct dsort_error *err);
 /* Collective: from now on a signal leaves td's directories as they are (cleanup.h, keep mode)
  * until dsort_cleanup_keep_dirs(NULL, 0, NULL). */
 enum dsort_status dsort_job_ckpt_keep(const struct dsort_comm *c, const struct dsort_tempdirs *td,
@@ -245,6 +248,10 @@ enum dsort_status dsort_job_ckpt_keep(const struct dsort_comm *c, const struct d
  * emptied); keep mode ends. */
 void dsort_job_ckpt_stop(const struct dsort_comm *c, const struct dsort_ckpt *k,
                          struct dsort_tempdirs *td, struct dsort_runset *runs);
+/* Local, once the final merge is over (or failed): end keep mode, remove the manifests, then
+ * the runs (kept until now for the checkpoint; the commit's fsync is slower while they are
+ * there, 0.3 s of 2.4 s at 400 MB on 2 ranks). Without a checkpoint it only drops the runs. */
+void dsort_job_ckpt_end(const struct dsort_tempdirs *td, struct dsort_runset *runs);
 /* Collective: dsort_job_ckpt_save, then dsort_job_ckpt_stop. On any rank's failure nothing is
  * kept and the caller cleans up as after any error. */
 enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,

@@ -251,7 +251,7 @@ enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
                                        const struct dsort_job_options *o,
                                        const struct dsort_inputs *in, const char *job,
                                        struct dsort_ckpt *k, const struct dsort_tempdirs *td,
-                                       const struct dsort_runset *runs, size_t skip,
+                                       const struct dsort_runset *runs, size_t skip, int durable,
                                        struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
@@ -274,7 +274,7 @@ enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
      * removes them with the runs; a signal in keep mode, or a stop, leaves them. */
     char path[4300];
     for (size_t i = 0; i < td->count && !st; i++) {
-        st = dsort_ckpt_write(td->dirs[i], k, err);
+        st = dsort_ckpt_write(td->dirs[i], k, durable, err);
         snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
         dsort_cleanup_forget(path);
         if (!st)
@@ -287,9 +287,10 @@ enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
 enum dsort_status dsort_job_ckpt_save(const struct dsort_comm *c, const struct dsort_job_options *o,
                                       const struct dsort_inputs *in, const char *job,
                                       struct dsort_ckpt *k, const struct dsort_tempdirs *td,
-                                      const struct dsort_runset *runs, struct dsort_error *err)
+                                      const struct dsort_runset *runs, int durable,
+                                      struct dsort_error *err)
 {
-    enum dsort_status st = dsort_job_ckpt_write(c, o, in, job, k, td, runs, 0, err);
+    enum dsort_status st = dsort_job_ckpt_write(c, o, in, job, k, td, runs, 0, durable, err);
     if ((st = dsort_comm_agree(c, st, err)))
         return st; /* the caller fails; the cleanup removes the manifests with the runs */
     return dsort_job_ckpt_keep(c, td, err);
@@ -327,8 +328,20 @@ enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
                                        struct dsort_ckpt *k, struct dsort_tempdirs *td,
                                        struct dsort_runset *runs, struct dsort_error *err)
 {
-    enum dsort_status st = dsort_job_ckpt_save(c, o, in, job, k, td, runs, err);
+    enum dsort_status st = dsort_job_ckpt_save(c, o, in, job, k, td, runs, 1, err);
     if (!st)
         dsort_job_ckpt_stop(c, k, td, runs);
     return st;
+}
+
+void dsort_job_ckpt_end(const struct dsort_tempdirs *td, struct dsort_runset *runs)
+{
+    dsort_cleanup_keep_dirs(NULL, 0, NULL);
+    char path[4300];
+    for (size_t i = 0; i < td->count; i++) {
+        snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
+        if (!unlink(path) || errno == ENOENT)
+            dsort_cleanup_forget(path);
+    }
+    dsort_runset_drop(runs, 0, runs->n);
 }

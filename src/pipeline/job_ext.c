@@ -245,7 +245,7 @@ static enum dsort_status end_round(struct ext *x, uint64_t rounds, uint64_t upto
     struct dsort_ckpt k;
     fill_ckpt(x, rounds, upto, &k);
     enum dsort_status st =
-        dsort_job_ckpt_save(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, &x->err);
+        dsort_job_ckpt_save(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, stop, &x->err);
     if (!st) {
         x->ck_rounds = rounds;
         x->ck_upto = upto;
@@ -267,7 +267,7 @@ static enum dsort_status ckpt_after_pass(void *ctx, const struct dsort_runset *r
     struct dsort_ckpt ck;
     fill_ckpt(x, x->ck_rounds, x->ck_upto, &ck);
     enum dsort_status st =
-        dsort_job_ckpt_write(x->c, x->o, x->in, x->job, &ck, &x->td, runs, k, err);
+        dsort_job_ckpt_write(x->c, x->o, x->in, x->job, &ck, &x->td, runs, k, 0, err);
     ck.blob = NULL;
     dsort_ckpt_free(&ck);
     return st;
@@ -496,7 +496,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     x.ents = x.scratch = NULL;
     uint64_t nout = 0;
     st = dsort_ext_job_final_merge(&x, &out, &nout);
-    dsort_cleanup_keep_dirs(NULL, 0, NULL); /* the checkpoint is not kept past here */
+    dsort_job_ckpt_end(&x.td, &x.runs); /* the checks and the commit keep nothing */
     if (st)
         goto fail;
     stats->records_out = nout;

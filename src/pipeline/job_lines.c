@@ -556,7 +556,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     k.segs = NULL;
     if (!wrote)
         st = final_merge(&x, &out);
-    dsort_cleanup_keep_dirs(NULL, 0, NULL); /* the checkpoint is not kept past here */
+    dsort_job_ckpt_end(&x.td, &x.runs); /* the checks and the commit keep nothing */
     if (st)
         goto fail;
     struct dsort_job_sums sums = {

@@ -64,7 +64,7 @@ enum dsort_status dsort_lines_job_end_round(struct lx *x, uint64_t rounds, int s
     struct dsort_ckpt k;
     enum dsort_status st = dsort_comm_agree(x->c, fill_ckpt(x, rounds, &k, &x->err), &x->err);
     if (!st)
-        st = dsort_job_ckpt_save(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, &x->err);
+        st = dsort_job_ckpt_save(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, stop, &x->err);
     if (!st)
         x->ck_rounds = rounds;
     if (!st && stop) {
@@ -82,7 +82,7 @@ enum dsort_status dsort_lines_job_ckpt_pass(void *ctx, const struct dsort_runset
     struct dsort_ckpt ck;
     enum dsort_status st = fill_ckpt(x, x->ck_rounds, &ck, err);
     if (!st)
-        st = dsort_job_ckpt_write(x->c, x->o, x->in, x->job, &ck, &x->td, runs, k, err);
+        st = dsort_job_ckpt_write(x->c, x->o, x->in, x->job, &ck, &x->td, runs, k, 0, err);
     dsort_ckpt_free(&ck);
     return st;
 }

@@ -31,8 +31,19 @@ gen 1 300000 "$T/in.dat"
 py sort "$T/want" 100 0 10 - "$T/in.dat" || die "oracle failed"
 ARGS=(-S 2M -T "$C")
 
-# start CMD...: start mpirun -n N CMD in the background (job: its pid; output in $T/std*).
+# gone: wait until no dsort process of the test is left (mpirun may return before its ranks
+# have all exited).
+gone() {
+    for _ in $(seq 100); do
+        [ -z "$(dsort_procs "$C")" ] && return 0
+        sleep 0.1
+    done
+}
+
+# start CMD...: start mpirun -n N CMD in the background (job: its pid; output in $T/std*),
+# once the ranks of the jobs before are gone.
 start() {
+    gone
     LAST_CMD="$MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $N $*"
     "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" "$@" </dev/null \
         >"$T/stdout" 2>"$T/stderr" &
@@ -43,7 +54,10 @@ start() {
 ranks_up() {
     RANKS=()
     for _ in $(seq 1000); do
-        mapfile -t RANKS < <(dsort_procs "$C")
+        # mpirun's children (Open MPI starts the ranks of its own node itself)
+        mapfile -t RANKS < <(pgrep -P "$job" | while read -r p; do
+            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dsort ] && echo "$p"
+        done)
         [ "${#RANKS[@]}" -ge "$N" ] && return 0
         kill -0 "$job" 2>/dev/null || return 1
         sleep 0.01
@@ -174,7 +188,7 @@ finished "resume after stops in the final merge" "$T/want" "$O/fm"
 eq "the last resume read nothing (all rounds were kept)" 0 "$(st "$T/fm.json" sum bytes_read)"
 
 # Text lines: SIGTERM during the rounds, then --resume.
-python3 "$(dirname "$0")/../lines_gen.py" --seed "$SEED" --lines 150000 >"$T/in.txt"
+python3 "$(dirname "$0")/../lines_gen.py" --seed "$SEED" --lines 300000 >"$T/in.txt"
 LC_ALL=C sort -k2,2 "$T/in.txt" >"$T/want.txt"
 # shellcheck disable=SC2054 # -k2,2 is one word
 L=(--format lines -k2,2 -S 2M -T "$C")
@@ -191,11 +205,7 @@ fi
 # its age.
 for age in "3 days" "1 day"; do
     expect_rc 3 "$N" "$DSORT" "${ARGS[@]}" --stop-after=1 -o "$O/k" "$T/in.dat"
-    # mpirun may return before every rank is gone: a live owner's directory is never swept
-    for _ in $(seq 100); do
-        [ -z "$(dsort_procs "$C")" ] && break
-        sleep 0.1
-    done
+    gone # a live owner's directory is never swept
     find "$C" -name checkpoint -exec touch -d "$age ago" {} +
     ok "$N" "$DSORT" "${ARGS[@]}" --keep-checkpoint=2d -o "$O/other" "$T/in.dat"
     if [ "$age" = "3 days" ]; then
