@@ -46,6 +46,7 @@ static const struct option long_opts[] = {
     {"reverse", no_argument, NULL, 'r'},
     {"unique", no_argument, NULL, 'u'},
     {"stable", no_argument, NULL, 's'},
+    {"merge", no_argument, NULL, 'm'},
     {"check", optional_argument, NULL, OPT_CHECK},
     {"parallel", required_argument, NULL, OPT_PARALLEL},
     {"files0-from", required_argument, NULL, OPT_FILES0_FROM},
@@ -93,6 +94,8 @@ static void usage(void)
            "  -u, --unique            keep only the first record of each run of equal keys\n"
            "  -s, --stable            equal keys keep their input order (no last-resort\n"
            "                          comparison of whole records)\n"
+           "  -m, --merge             accepted: dsort sorts anyway, so sorted inputs give\n"
+           "                          sort -m's output (unsorted ones are sorted too)\n"
            "  -c, --check, --check=diagnose-first\n"
            "                          check that the input is sorted; exit 1 if not\n"
            "  -C, --check=quiet, --check=silent\n"
@@ -175,7 +178,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     o->keys = &keys;
     o->eol = '\n';
     int key_opts = 0;
-    while ((ch = getopt_long(argc, argv, ":o:O:ruscCvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
+    while ((ch = getopt_long(argc, argv, ":o:O:rusmcCvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
                              NULL)) != -1) {
         int kr = dsort_cli_key_option(c, &keys, ch, optarg, &o->eol);
         if (kr < 0)
@@ -214,6 +217,9 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             break;
         case 's':
             o->ord.stable = 1;
+            break;
+        case 'm': /* dsort always sorts: sorted inputs merge to what sort -m writes */
+            x->merge = 1;
             break;
         case 'c':
         case 'C':

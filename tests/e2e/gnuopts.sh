@@ -202,6 +202,29 @@ for r in ra -R; do
     dsort_refuses "$opt" "^dsort: random sort \(-R\) is not supported" "${L[@]}" "$opt" -o "$T/o/r.out" "$IN1"
 done
 
+echo "== -m, --merge"
+# Sorted inputs (each sorted by GNU with the same options) merged: GNU's sort -m output.
+for t in "" "-r" "-u" "-t, -k2,2n -k1,1r" "-t, -k3,3M -k4,4V -u" "-s -t, -k1,1f"; do
+    read -ra mo <<<"$t"
+    for i in 0 1 2; do
+        sort "${mo[@]}" "$D/${KINDS[$i]}" "$D/csv" >"$D/m$i"
+    done
+    agree "-m $t" -m "${mo[@]}" "$D/m0" "$D/m1" "$D/m2" -- -m "${mo[@]}" "$D/m0" "$D/m1" "$D/m2"
+done
+sort "$D/csv" >"$D/m3"
+agree "--merge (one input)" --merge "$D/m3" -- --merge "$D/m3"
+# Fixed records: -m accepted with every format; sorted inputs of equal-length lines.
+python3 - "$SEED" "$D" <<'EOF2'
+import random, sys
+rnd = random.Random(int(sys.argv[1]) + 3)
+for i in range(3):
+    open("%s/mf%d" % (sys.argv[2], i), "w").write("".join(sorted("%07d\n" % rnd.randint(0, 999) for _ in range(700))))
+EOF2
+gnu "$T/gnu.out" -m "$D/mf0" "$D/mf1" "$D/mf2"
+rm -f "$T/o/d.out"
+ok "$N" "$DSORT" --format fixed:8:0:8 -m "$D/mf0" "$D/mf1" "$D/mf2" -o "$T/o/d.out" &&
+    same "-m --format fixed:8:0:8" "$T/gnu.out" "$T/o/d.out"
+
 echo "== -c, -C, --check"
 # Equal-length lines as fixed records whose key is the whole record: GNU's line order.
 python3 - "$SEED" "$D" <<'EOF'
