@@ -21,6 +21,7 @@
 #include "gnuopts.h"
 #include "clock.h"
 #include "job.h"
+#include "lines_check.h"
 #include "progress.h"
 #include "mem.h"
 #include "tempdir.h"
@@ -162,6 +163,8 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
 static int run_check(const struct dsort_comm *c, const struct dsort_job_options *o,
                      const struct dsort_gnuopts *x, const struct dsort_inputs *in)
 {
+    if (o->lines) /* GNU's message: FILE:LINE: disorder: TEXT */
+        return dsort_lines_check(c, in, o->keys, o->eol, x->check_mode == 'C');
     struct dsort_error err = {0};
     struct dsort_vsum total;
     /* Like sort -c: equal keys must also be in last-resort (whole record) order. */

@@ -380,10 +380,6 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     if (!o->lines && key_opts)
         return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnV go with --format lines");
     if (o->lines) {
-        if (o->check)
-            return dsort_cli_usage_error(
-                c, "-%c with --format lines is not supported; use dsort-validate --format lines",
-                x->check_mode);
         if (o->ord.reverse && dsort_keys_set_global(&keys, 'r', &err))
             return dsort_cli_usage_error(c, "%s", err.msg);
         keys.stable = o->ord.stable;

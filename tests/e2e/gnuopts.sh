@@ -9,8 +9,10 @@
 #  - --sort=WORD (and its abbreviations): the same order as GNU's; GNU's errors for a bad or
 #    ambiguous WORD and for incompatible orders; random is refused (as -R is);
 #  - -c, -C, --check[=quiet|silent|diagnose-first]: on fixed records that are equal-length
-#    lines (dsort refuses -c with --format lines: that refusal is checked too), the exit
-#    status, the line GNU names (dsort names the record, 0-based), silence for -C, -cu;
+#    lines, the exit status, the line GNU names (dsort names the record, 0-based), silence for
+#    -C, -cu; with --format lines GNU's message (FILE:LINE: disorder: TEXT), with keys, -u, and
+#    a disorder on the boundary of rank 0's and rank 1's lines at -n 3;
+#  - -m: sorted inputs against sort -m, with keys, -r, -u;
 #  - --files0-from=F: 1200 inputs, names with a space, no final NUL, keys; GNU's errors for
 #    operands with it, an empty name, an empty or missing F; "-" as F or as a name is refused.
 # Exit statuses differ from GNU's in one place, on purpose: GNU exits 1 for a bad --sort or
@@ -204,7 +206,7 @@ done
 
 echo "== -m, --merge"
 # Sorted inputs (each sorted by GNU with the same options) merged: GNU's sort -m output.
-for t in "" "-r" "-u" "-t, -k2,2n -k1,1r" "-t, -k3,3M -k4,4V -u" "-s -t, -k1,1f"; do
+for t in "-r" "-t, -k2,2n -k1,1r" "-t, -k3,3M -k4,4V -u" "-s -t, -k1,1f"; do
     read -ra mo <<<"$t"
     for i in 0 1 2; do
         sort "${mo[@]}" "$D/${KINDS[$i]}" "$D/csv" >"$D/m$i"
@@ -266,9 +268,54 @@ refuse "-C -o" 2 1 "${F[@]}" -C -o "$T/o/r.out" "$D/c.sorted" -- -C -o "$T/o/r.o
 for bad in quietly; do
     refuse "--check='$bad'" any 4 "${F[@]}" --check="$bad" "$D/c.sorted" -- --check="$bad" "$D/c.sorted"
 done
-dsort_refuses "--check=silent --format lines" \
-    "^dsort: -C with --format lines is not supported; use dsort-validate --format lines" \
-    "${L[@]}" --check=silent "$D/c.sorted"
+# --format lines: GNU's message "FILE:LINE: disorder: TEXT" (compared after the program name),
+# exit 1; -C silent. Fixed-width lines (8 bytes), so that the line that starts rank 1's range
+# at -n 3 (the first at or after byte total/3) can be changed in place: made the smallest line
+# (a disorder on the rank boundary) or a copy of the line before it (disorder only with -u).
+python3 - "$D" <<'EOF2'
+import sys
+d = sys.argv[1]
+recs = open(d + "/c.sorted").read().splitlines(True)
+i = (len(recs) * 8 // 3 + 7) // 8  # the first line starting at or after total / 3
+while recs[i - 1] == recs[0] or recs[i - 1] == recs[i] or recs[i] == recs[i + 1]:
+    i += 1
+edge = list(recs)
+edge[i] = recs[0]
+open(d + "/c.edge", "w").write("".join(edge))
+uniq = sorted(set(recs))
+j = (len(uniq) * 8 // 3 + 7) // 8
+dup = list(uniq)
+dup[j] = uniq[j - 1]
+open(d + "/c.edgedup", "w").write("".join(dup))
+EOF2
+sort -t, -k2,2n "$D/csv" >"$D/csv.k2n"
+sort -s -t, -k3,3M "$D/csv" >"$D/csv.k3Ms"
+sort -u -t, -k1,1 "$D/csv" >"$D/csv.k1u"
+# lcheck WHAT ARG...: dsort --format lines ARG... and LC_ALL=C sort ARG... agree: exit status,
+# the disorder message (without the program name), or silence.
+lcheck() {
+    local what=$1
+    shift
+    gnu /dev/null "$@"
+    run "$N" "$DSORT" "${L[@]}" "$@"
+    eq "$what: exit status as GNU's ($GRC)" "$GRC" "$RC"
+    if [ -s "$T/gnu.err" ]; then
+        eq "$what: dsort's message is GNU's" "$(said "$T/gnu.err" sort 2)" "$(said "$T/stderr" dsort 2)"
+    else
+        eq "$what: silent, as GNU" "" "$(cat "$T/stderr")"
+    fi
+    eq "$what: nothing on stdout" "" "$(cat "$T/stdout")"
+}
+for t in -c:unsorted --check=diagnose-first:unsorted --check=quiet:unsorted -c:sorted -c:edge -C:edge -c:edgedup -cu:edgedup -Cu:edgedup -cu:uniq; do
+    lcheck "--format lines ${t%:*} c.${t#*:}" "${t%:*}" "$D/c.${t#*:}"
+done
+lcheck "--format lines -c csv (unsorted)" -c "$D/csv"
+lcheck "--format lines -c -t, -k2,2n" -c -t, -k2,2n "$D/csv.k2n"
+lcheck "--format lines -c -t, -k2,2n -r" -c -t, -k2,2n -r "$D/csv.k2n"
+lcheck "--format lines -c -s -t, -k3,3M" -c -s -t, -k3,3M "$D/csv.k3Ms"
+lcheck "--format lines -c -t, -k3,3M (not -s)" -c -t, -k3,3M "$D/csv.k3Ms"
+lcheck "--format lines -C -u -t, -k1,1" -C -u -t, -k1,1 "$D/csv.k1u"
+lcheck "--format lines -c -u -t, -k1,1f" -c -u -t, -k1,1f "$D/csv.k1u"
 
 echo "== --files0-from"
 # 1200 inputs (the data's lines spread over them, some empty, one name with a space), listed
