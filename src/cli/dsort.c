@@ -248,16 +248,29 @@ static int inside(const char *path, const char *dir)
     return !strncmp(cp, cd, n) && (cp[n] == '\0' || cp[n] == '/' || !strcmp(cd, "/"));
 }
 
-/* Every file dsort writes (the output, --stats, the temp dirs' contents) must be none of the
- * inputs, none of each other, and not inside -O DIR: checked before anything is read, so a
- * careless command line cannot overwrite an input with JSON or a sorted file. */
+/* Every file dsort writes (--stats, the temp dirs' contents) must be none of the inputs, none
+ * of each other, and not inside -O DIR: checked before anything is read, so a careless command
+ * line cannot overwrite an input with JSON. The one exception is -o FILE naming an input: GNU
+ * sort sorts in place, and so does dsort, safely, because the output replaces FILE by a rename
+ * only once every rank has read all of its input and the job has succeeded (dsort_job_finish
+ * agrees on that before the commit); a failed run leaves FILE as it was. Not where the identity
+ * of the inputs must outlive the job (a checkpoint names them), nor with node-local inputs. */
 static enum dsort_status check_written(const struct dsort_job_options *o,
                                        const struct dsort_inputs *in, struct dsort_error *err)
 {
-    if (o->output && dsort_inputs_contains(in, o->output))
-        return DSORT_ERR(err, DSORT_EINVAL, 0,
-                         "output '%s' is also an input; write to another file and rename it",
-                         o->output);
+    if (o->output && dsort_inputs_contains(in, o->output)) {
+        if (o->checkpoint || o->stop_after || o->resume)
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "output '%s' is also an input: sorting in place does not go with "
+                             "--checkpoint, --stop-after or --resume (the checkpoint names the "
+                             "inputs); write to another file",
+                             o->output);
+        if (o->local_inputs)
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "output '%s' is also an input: sorting in place does not go with "
+                             "--local-inputs; write to another file",
+                             o->output);
+    }
     if (o->stats) {
         if (dsort_inputs_contains(in, o->stats))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also an input", o->stats);
