@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "job.h"
 #include "lines_check.h"
+#include "pipeio.h"
 #include "progress.h"
 #include "mem.h"
 #include "tempdir.h"
@@ -334,7 +335,9 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         stats.needed = dsort_job_mem_needed(&o->fmt, sh.n, c->size);
         /* Every rank takes the same path: out of core if any rank's share does not fit. */
         /* a resumed job was out of core when it stopped */
-        int fits = stats.needed <= stats.budget && !o->force_external && !o->resume;
+        /* standard input: rank 0 holds all of it; the in-memory pipeline assumes even shares */
+        int fits =
+            stats.needed <= stats.budget && !o->force_external && !o->resume && !o->stdin_rank0;
         stats.external = !dsort_comm_all_ok(c, fits);
         code = stats.external ? dsort_job_sort_external(c, o, in, &sh, &stats)
                               : dsort_job_sort_memory(c, o, in, &sh, &stats);
@@ -435,6 +438,25 @@ int main(int argc, char **argv)
         free(shape);
         return dsort_cli_finish(code);
     }
+    /* Standard input: rank 0's copy of it, which only rank 0 opens; standard output: parts in
+     * a node-local directory that rank 0 writes out at the end (pipeio.h). */
+    static char spool[4096], outdir[4096];
+    static char *spool_names[2] = {spool, NULL};
+    if (x.from_stdin) {
+        if (dsort_pipeio_spool(&c, o.temp_dirs[0], spool, sizeof spool)) {
+            dsort_gnuopts_free(&x);
+            free(temps);
+            free(shape);
+            return dsort_cli_finish(2);
+        }
+        o.inputs = spool_names;
+        o.stdin_rank0 = 1;
+    }
+    if (x.to_stdout) {
+        dsort_pipeio_outdir(&c, o.temp_dirs[0], outdir, sizeof outdir);
+        o.output_dir = outdir;
+        o.local_output = 1;
+    }
     struct dsort_error err = {0};
     struct dsort_inputs in;
     int *found = calloc(o.ninputs + 1, sizeof *found),
@@ -443,12 +465,13 @@ int main(int argc, char **argv)
         !found || !anywhere
             ? DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory")
             : dsort_inputs_open_ex(
-                  &in, o.inputs, o.ninputs, &o.fmt,
+                  &in, o.inputs, o.stdin_rank0 && c.rank != 0 ? 0 : o.ninputs, &o.fmt,
                   o.local_inputs ? DSORT_INPUTS_SKIP_MISSING | DSORT_INPUTS_EXPAND_DIRS : 0, found,
                   &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         free(found);
         free(anywhere);
+        dsort_pipeio_unspool(&c, spool);
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
@@ -465,6 +488,7 @@ int main(int argc, char **argv)
         st = check_written(&o, &in, &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_inputs_destroy(&in);
+        dsort_pipeio_unspool(&c, spool);
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
@@ -472,6 +496,9 @@ int main(int argc, char **argv)
     }
     code = o.check ? run_check(&c, &o, &x, &in) : run_sort(&c, &o, &in);
     dsort_inputs_destroy(&in);
+    dsort_pipeio_unspool(&c, spool);
+    if (code == 0 && x.to_stdout)
+        code = dsort_pipeio_emit(&c, outdir);
     dsort_gnuopts_free(&x);
     free(temps);
     free(shape);

@@ -131,9 +131,8 @@ bad usage "'abc'" -S abc "$IN/good.dat" -o "$o"
 bad usage "exchange-chunk" --exchange-chunk 0 "$IN/good.dat" -o "$o"
 bad usage "exchange-chunk" --exchange-chunk -5 "$IN/good.dat" -o "$o"
 bad usage "bogus" --bogus "$IN/good.dat" -o "$o"
-bad usage "-o|-O" "$IN/good.dat"
 bad usage "-o|-O" "$IN/good.dat" -o "$o" -O "$OUT/d"
-bad usage "input" -o "$o"
+bad usage "standard input \('-'\) must be the only INPUT" - "$IN/good.dat" -o "$o"
 bad usage "-c|output" -c "$IN/good.dat" -o "$o"
 
 e2e_finish

@@ -373,7 +373,7 @@ gnu /dev/null --files0-from="$D/list.dash"
 eq "--files0-from naming '-': GNU sort's exit status" 2 "$GRC"
 dsort_refuses "--files0-from naming '-'" "^dsort: $D/list.dash:2: no file name of '-' allowed" \
     "${L[@]}" --files0-from="$D/list.dash" -o "$T/o/r.out"
-dsort_refuses "--files0-from=-" "^dsort: --files0-from=-: dsort does not read standard input" \
+dsort_refuses "--files0-from=-" "^dsort: --files0-from=-: dsort does not read the names from standard input" \
     "${L[@]}" --files0-from=- -o "$T/o/r.out"
 # With -c: the listed file is checked (GNU takes one file with -c).
 printf '%s\0' "$D/c.unsorted" >"$D/list.c"
