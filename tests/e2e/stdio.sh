@@ -30,6 +30,7 @@ eq "dsort-gen made the records" 0 "$RC"
 piped() {
     local in=$1 n=$2
     shift 2
+    # shellcheck disable=SC2034 # read by fail (tests/lib/check.sh)
     LAST_CMD="cat $in | $MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $n $(printf '%q ' "$@")"
     cat "$in" | timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" \
         -n "$n" "$@" >"$T/stdout" 2>"$T/stderr"
