@@ -188,13 +188,14 @@ int dsort_pipeio_emit(const struct dsort_comm *c, const char *path)
     char part[4200], succ[4200];
     snprintf(part, sizeof part, "%s/part-%05d", path, c->rank);
     snprintf(succ, sizeof succ, "%s/_SUCCESS", path);
-    /* the committed parts are ours to remove again, on signals too */
+    /* The committed parts are ours to remove again, on signals too. Every rank of the node
+     * registers the manifest and the directory: the last to clean up removes them (a reader
+     * that exits early makes mpirun end the ranks in any order). */
     enum dsort_status st = dsort_cleanup_add(part, DSORT_CLEANUP_FILE, &err);
-    if (!st && c->node_rank == 0) {
+    if (!st)
         st = dsort_cleanup_add(succ, DSORT_CLEANUP_FILE, &err);
-        if (!st)
-            st = dsort_cleanup_add(path, DSORT_CLEANUP_DIR, &err);
-    }
+    if (!st)
+        st = dsort_cleanup_add(path, DSORT_CLEANUP_DIR, &err);
     char *buf = malloc(PIPE_CHUNK);
     if (!buf && !st)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
@@ -213,9 +214,9 @@ int dsort_pipeio_emit(const struct dsort_comm *c, const char *path)
     if (c->node_rank == 0) {
         unlink(succ);
         rmdir(path);
-        dsort_cleanup_forget(succ);
-        dsort_cleanup_forget(path);
     }
+    dsort_cleanup_forget(succ);
+    dsort_cleanup_forget(path);
     if (ag)
         return 2;
     /* rank 0's status says it all: the other ranks' failures reached it */
