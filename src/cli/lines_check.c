@@ -1,4 +1,5 @@
-/* lines_check.c - dsort-validate --format lines: valsort's figures for text lines.
+/* lines_check.c - dsort-validate --format lines (valsort's figures for text lines) and
+ * dsort -c --format lines (GNU sort -c's message).
  *
  * The inputs, as one sequence of bytes, are cut evenly over the ranks; a rank checks the lines
  * that start in its range (as dsort reads them: a range that begins mid-line leaves that line
@@ -7,7 +8,9 @@
  * the keys count). The checksum is valsort's, applied to lines: the 128-bit sum of the CRC-32
  * of every line with its terminator (for gensort -a records that is the record itself, so the
  * figure equals valsort's and dsort-gen -c's). Rank 0 joins the ranks' summaries and checks
- * the boundaries between them.
+ * the boundaries between them. For sort -c's "FILE:LINE" every rank also counts the lines of
+ * each file in its range and keeps its first line out of order; rank 0 adds the counts of the
+ * ranks before the one with the first disorder.
  */
 #include <errno.h>
 #include <inttypes.h>
