@@ -21,6 +21,8 @@
 #include "gnuopts.h"
 #include "clock.h"
 #include "job.h"
+#include "lines_check.h"
+#include "pipeio.h"
 #include "progress.h"
 #include "mem.h"
 #include "tempdir.h"
@@ -162,6 +164,8 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
 static int run_check(const struct dsort_comm *c, const struct dsort_job_options *o,
                      const struct dsort_gnuopts *x, const struct dsort_inputs *in)
 {
+    if (o->lines) /* GNU's message: FILE:LINE: disorder: TEXT */
+        return dsort_lines_check(c, in, o->keys, o->eol, x->check_mode == 'C');
     struct dsort_error err = {0};
     struct dsort_vsum total;
     /* Like sort -c: equal keys must also be in last-resort (whole record) order. */
@@ -245,16 +249,29 @@ static int inside(const char *path, const char *dir)
     return !strncmp(cp, cd, n) && (cp[n] == '\0' || cp[n] == '/' || !strcmp(cd, "/"));
 }
 
-/* Every file dsort writes (the output, --stats, the temp dirs' contents) must be none of the
- * inputs, none of each other, and not inside -O DIR: checked before anything is read, so a
- * careless command line cannot overwrite an input with JSON or a sorted file. */
+/* Every file dsort writes (--stats, the temp dirs' contents) must be none of the inputs, none
+ * of each other, and not inside -O DIR: checked before anything is read, so a careless command
+ * line cannot overwrite an input with JSON. The one exception is -o FILE naming an input: GNU
+ * sort sorts in place, and so does dsort, safely, because the output replaces FILE by a rename
+ * only once every rank has read all of its input and the job has succeeded (dsort_job_finish
+ * agrees on that before the commit); a failed run leaves FILE as it was. Not where the identity
+ * of the inputs must outlive the job (a checkpoint names them), nor with node-local inputs. */
 static enum dsort_status check_written(const struct dsort_job_options *o,
                                        const struct dsort_inputs *in, struct dsort_error *err)
 {
-    if (o->output && dsort_inputs_contains(in, o->output))
-        return DSORT_ERR(err, DSORT_EINVAL, 0,
-                         "output '%s' is also an input; write to another file and rename it",
-                         o->output);
+    if (o->output && dsort_inputs_contains(in, o->output)) {
+        if (o->checkpoint || o->stop_after || o->resume)
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "output '%s' is also an input: sorting in place does not go with "
+                             "--checkpoint, --stop-after or --resume (the checkpoint names the "
+                             "inputs); write to another file",
+                             o->output);
+        if (o->local_inputs)
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "output '%s' is also an input: sorting in place does not go with "
+                             "--local-inputs; write to another file",
+                             o->output);
+    }
     if (o->stats) {
         if (dsort_inputs_contains(in, o->stats))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also an input", o->stats);
@@ -318,7 +335,9 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         stats.needed = dsort_job_mem_needed(&o->fmt, sh.n, c->size);
         /* Every rank takes the same path: out of core if any rank's share does not fit. */
         /* a resumed job was out of core when it stopped */
-        int fits = stats.needed <= stats.budget && !o->force_external && !o->resume;
+        /* standard input: rank 0 holds all of it; the in-memory pipeline assumes even shares */
+        int fits =
+            stats.needed <= stats.budget && !o->force_external && !o->resume && !o->stdin_rank0;
         stats.external = !dsort_comm_all_ok(c, fits);
         code = stats.external ? dsort_job_sort_external(c, o, in, &sh, &stats)
                               : dsort_job_sort_memory(c, o, in, &sh, &stats);
@@ -413,6 +432,25 @@ int main(int argc, char **argv)
         free(shape);
         return dsort_cli_finish(code);
     }
+    /* Standard input: rank 0's copy of it, which only rank 0 opens; standard output: parts in
+     * a node-local directory that rank 0 writes out at the end (pipeio.h). */
+    static char spool[4096], outdir[4096];
+    static char *spool_names[2] = {spool, NULL};
+    if (x.from_stdin) {
+        if (dsort_pipeio_spool(&c, o.temp_dirs[0], spool, sizeof spool)) {
+            dsort_gnuopts_free(&x);
+            free(temps);
+            free(shape);
+            return dsort_cli_finish(2);
+        }
+        o.inputs = spool_names;
+        o.stdin_rank0 = 1;
+    }
+    if (x.to_stdout) {
+        dsort_pipeio_outdir(&c, o.temp_dirs[0], outdir, sizeof outdir);
+        o.output_dir = outdir;
+        o.local_output = 1;
+    }
     struct dsort_error err = {0};
     struct dsort_inputs in;
     int *found = calloc(o.ninputs + 1, sizeof *found),
@@ -421,12 +459,13 @@ int main(int argc, char **argv)
         !found || !anywhere
             ? DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory")
             : dsort_inputs_open_ex(
-                  &in, o.inputs, o.ninputs, &o.fmt,
+                  &in, o.inputs, o.stdin_rank0 && c.rank != 0 ? 0 : o.ninputs, &o.fmt,
                   o.local_inputs ? DSORT_INPUTS_SKIP_MISSING | DSORT_INPUTS_EXPAND_DIRS : 0, found,
                   &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         free(found);
         free(anywhere);
+        dsort_pipeio_unspool(&c, spool);
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
@@ -443,6 +482,7 @@ int main(int argc, char **argv)
         st = check_written(&o, &in, &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_inputs_destroy(&in);
+        dsort_pipeio_unspool(&c, spool);
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
@@ -450,6 +490,9 @@ int main(int argc, char **argv)
     }
     code = o.check ? run_check(&c, &o, &x, &in) : run_sort(&c, &o, &in);
     dsort_inputs_destroy(&in);
+    dsort_pipeio_unspool(&c, spool);
+    if (code == 0 && x.to_stdout)
+        code = dsort_pipeio_emit(&c, outdir);
     dsort_gnuopts_free(&x);
     free(temps);
     free(shape);

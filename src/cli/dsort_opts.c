@@ -48,6 +48,7 @@ static const struct option long_opts[] = {
     {"reverse", no_argument, NULL, 'r'},
     {"unique", no_argument, NULL, 'u'},
     {"stable", no_argument, NULL, 's'},
+    {"merge", no_argument, NULL, 'm'},
     {"check", optional_argument, NULL, OPT_CHECK},
     {"parallel", required_argument, NULL, OPT_PARALLEL},
     {"files0-from", required_argument, NULL, OPT_FILES0_FROM},
@@ -81,12 +82,16 @@ static const struct option long_opts[] = {
 
 static void usage(void)
 {
-    printf("Usage: mpirun -n N dsort [OPTION]... INPUT... (-o FILE | -O DIR)\n"
+    printf("Usage: mpirun -n N dsort [OPTION]... [INPUT]... [-o FILE | -O DIR]\n"
            "       mpirun -n N dsort -c [OPTION]... INPUT...\n"
            "Sort fixed-size binary records (default: gensort's 100-byte records with a\n"
            "10-byte key), or text lines as LC_ALL=C sort does, across the ranks of an MPI job.\n\n"
+           "With no INPUT, or INPUT -, read standard input (rank 0 copies it to the first\n"
+           "temp dir and reads it alone); with neither -o nor -O, write standard output\n"
+           "(the ranks' parts go to rank 0 through MPI). For pipelines of modest size.\n\n"
            "Output:\n"
-           "  -o, --output=FILE       write one sorted file (on a file system all ranks see)\n"
+           "  -o, --output=FILE       write one sorted file (on a file system all ranks see);\n"
+           "                          FILE may be an input (sorted in place)\n"
            "  -O, --output-dir=DIR    write DIR/part-00000 ... (one per rank, in key order)\n"
            "                          and the manifest DIR/_SUCCESS\n"
            "Records and order:\n"
@@ -96,6 +101,8 @@ static void usage(void)
            "  -u, --unique            keep only the first record of each run of equal keys\n"
            "  -s, --stable            equal keys keep their input order (no last-resort\n"
            "                          comparison of whole records)\n"
+           "  -m, --merge             accepted: dsort sorts anyway, so sorted inputs give\n"
+           "                          sort -m's output (unsorted ones are sorted too)\n"
            "  -c, --check, --check=diagnose-first\n"
            "                          check that the input is sorted; exit 1 if not\n"
            "  -C, --check=quiet, --check=silent\n"
@@ -183,7 +190,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     o->keys = &keys;
     o->eol = '\n';
     int key_opts = 0;
-    while ((ch = getopt_long(argc, argv, ":o:O:ruscCvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
+    while ((ch = getopt_long(argc, argv, ":o:O:rusmcCvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
                              NULL)) != -1) {
         int kr = dsort_cli_key_option(c, &keys, ch, optarg, &o->eol);
         if (kr < 0)
@@ -223,6 +230,9 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         case 's':
             o->ord.stable = 1;
             break;
+        case 'm': /* dsort always sorts: sorted inputs merge to what sort -m writes */
+            x->merge = 1;
+            break;
         case 'c':
         case 'C':
         case OPT_CHECK: {
@@ -245,10 +255,11 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             x->parallel = optarg;
             break;
         case OPT_FILES0_FROM:
-            /* dsort reads no standard input: "-" would be a file named "-" */
+            /* standard input is for data only (an INPUT of "-"), not for the names */
             if (!strcmp(optarg, "-"))
                 return dsort_cli_usage_error(
-                    c, "--files0-from=-: dsort does not read standard input; name a file");
+                    c, "--files0-from=-: dsort does not read the names from standard input; "
+                       "name a file");
             x->files0_from = optarg; /* as in GNU, the last one counts */
             break;
         case 'S': {
@@ -376,21 +387,40 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         return dsort_cli_usage_error(
             c, "extra operand '%s'\nfile operands cannot be combined with --files0-from",
             argv[optind]);
-    if (o->ninputs == 0 && !x->files0_from)
-        return dsort_cli_usage_error(c, "no input files");
+    if (o->ninputs == 0 && !x->files0_from) { /* as GNU: no INPUT is standard input */
+        static char dash[] = "-";
+        static char *std_in[] = {dash, NULL};
+        o->inputs = std_in;
+        o->ninputs = 1;
+    }
+    for (size_t i = 0; i < o->ninputs && !x->files0_from; i++)
+        if (!strcmp(o->inputs[i], "-"))
+            x->from_stdin = 1;
+    if (x->from_stdin && o->ninputs > 1)
+        return dsort_cli_usage_error(c, "standard input ('-') must be the only INPUT");
+    if (x->from_stdin && o->check)
+        return dsort_cli_usage_error(c, "-%c does not read standard input; name the file",
+                                     x->check_mode);
+    if (x->from_stdin && o->local_inputs)
+        return dsort_cli_usage_error(c, "--local-inputs does not go with standard input");
     if (o->plan_json && !o->plan)
         return dsort_cli_usage_error(c, "--json goes with --plan");
     if (o->check && o->output) /* GNU's words */
         return dsort_cli_usage_error(c, "options '-%co' are incompatible", x->check_mode);
     if (o->check && o->output_dir)
         return dsort_cli_usage_error(c, "-%c does not take an output", x->check_mode);
-    if (!o->check && !o->plan && !o->output == !o->output_dir)
-        return dsort_cli_usage_error(c, "give exactly one of -o FILE and -O DIR");
+    if (o->output && o->output_dir)
+        return dsort_cli_usage_error(c, "give one of -o FILE and -O DIR, or neither "
+                                        "(standard output)");
+    x->to_stdout = !o->check && !o->plan && !o->output && !o->output_dir;
     if (o->check && o->local_inputs)
         return dsort_cli_usage_error(c, "-%c does not take --local-inputs (use dsort-validate)",
                                      x->check_mode);
     if (o->local_output && !o->output_dir)
         return dsort_cli_usage_error(c, "--local-output goes with -O DIR");
+    if ((o->resume || o->stop_after || o->checkpoint) && (x->from_stdin || x->to_stdout))
+        return dsort_cli_usage_error(c, "--checkpoint, --stop-after and --resume need named "
+                                        "inputs and -o or -O (not standard input or output)");
     if ((o->resume || o->stop_after || o->checkpoint) && o->check)
         return dsort_cli_usage_error(c,
                                      "--checkpoint, --stop-after and --resume are for "
@@ -399,10 +429,6 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     if (!o->lines && key_opts)
         return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnV go with --format lines");
     if (o->lines) {
-        if (o->check)
-            return dsort_cli_usage_error(
-                c, "-%c with --format lines is not supported; use dsort-validate --format lines",
-                x->check_mode);
         if (o->ord.reverse && dsort_keys_set_global(&keys, 'r', &err))
             return dsort_cli_usage_error(c, "%s", err.msg);
         keys.stable = o->ord.stable;

@@ -49,9 +49,9 @@ int dsort_gnuopts_parallel(const struct dsort_comm *c, const char *arg)
  * every rank has the same names (and F is read once, not once per rank); every rank then splits
  * it at NULs as GNU's readtokens0 does (a last name without its NUL counts). GNU's errors:
  * F cannot be opened or read, holds no name, or an empty name ("F:2: invalid zero-length file
- * name"); a name "-" is refused as by GNU (dsort does not read standard input). Returns -1
- * with the names in x->files0_names and their count in *count, or 2 after an error (printed by
- * rank 0, or by the lowest rank that ran out of memory). */
+ * name"); a name "-" is refused as by GNU (dsort reads standard input only as the one INPUT
+ * operand). Returns -1 with the names in x->files0_names and their count in *count, or 2 after an
+ * error (printed by rank 0, or by the lowest rank that ran out of memory). */
 int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, size_t *count)
 {
     const char *from = x->files0_from;
@@ -141,7 +141,8 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
     for (size_t i = 0; i < n; i++) {
         const char *what = !names[i][0]             ? "invalid zero-length file name"
                            : !strcmp(names[i], "-") ? "no file name of '-' allowed (dsort "
-                                                      "does not read standard input)"
+                                                      "reads standard input only as the one "
+                                                      "INPUT operand)"
                                                     : NULL;
         if (what) {
             if (c->rank == 0)

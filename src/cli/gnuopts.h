@@ -14,6 +14,9 @@
  * command line deals with. */
 struct dsort_gnuopts {
     int check_mode;          /* with o->check: 'c' (report the first disorder) or 'C' (quiet) */
+    int from_stdin;          /* the input is standard input (INPUT "-", or none) */
+    int to_stdout;           /* no -o or -O: the output goes to standard output */
+    int merge;               /* -m: accepted; dsort sorts (a merge of sorted inputs is a sort) */
     const char *parallel;    /* --parallel=N: accepted and ignored */
     const char *files0_from; /* --files0-from=F */
     char *files0_buf;        /* F's contents, the names NUL-separated */

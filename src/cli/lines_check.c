@@ -1,4 +1,5 @@
-/* lines_check.c - dsort-validate --format lines: valsort's figures for text lines.
+/* lines_check.c - dsort-validate --format lines (valsort's figures for text lines) and
+ * dsort -c --format lines (GNU sort -c's message).
  *
  * The inputs, as one sequence of bytes, are cut evenly over the ranks; a rank checks the lines
  * that start in its range (as dsort reads them: a range that begins mid-line leaves that line
@@ -7,7 +8,9 @@
  * the keys count). The checksum is valsort's, applied to lines: the 128-bit sum of the CRC-32
  * of every line with its terminator (for gensort -a records that is the record itself, so the
  * figure equals valsort's and dsort-gen -c's). Rank 0 joins the ranks' summaries and checks
- * the boundaries between them.
+ * the boundaries between them. For sort -c's "FILE:LINE" every rank also counts the lines of
+ * each file in its range and keeps its first line out of order; rank 0 adds the counts of the
+ * ranks before the one with the first disorder.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +28,11 @@ struct lsum {
     struct dsort_sum128 sum;
     unsigned char *first, *last; /* copies of the first and last line */
     size_t first_len, last_len, last_cap;
+    /* for sort -c's message: where the lines are (file index, lines of each file seen) */
+    size_t file, first_file, bad_file;
+    uint64_t *file_lines, bad_line; /* bad_line: lines of bad_file in this range before it */
+    unsigned char *bad;             /* a copy of the first line out of order */
+    size_t bad_len;
 };
 
 static enum dsort_status keep(unsigned char **buf, size_t *cap, size_t *len,
@@ -60,20 +68,32 @@ static void judge(const struct dsort_keys *k, const unsigned char *a, size_t ale
         *bad = rk > 0 || (rk == 0 && dsort_keys_compare(k, a, alen, b, blen) > 0);
 }
 
-static void see(struct lsum *s, const struct dsort_keys *k, const unsigned char *line, size_t len,
+static void see(struct lsum *s, const struct dsort_inputs *in, uint64_t off,
+                const struct dsort_keys *k, const unsigned char *line, size_t len,
                 unsigned char eol, struct dsort_error *err, enum dsort_status *st)
 {
+    while (s->file < in->count && off >= in->files[s->file].first + in->files[s->file].records)
+        s->file++;
     if (s->lines) {
         int bad, dup;
         judge(k, s->last, s->last_len, line, len, &bad, &dup);
-        if (bad && !s->unordered++)
+        if (bad && !s->unordered++) {
+            size_t cap = 0;
             s->first_unordered = s->lines;
+            s->bad_file = s->file;
+            s->bad_line = s->file < in->count ? s->file_lines[s->file] : 0;
+            if ((*st = keep(&s->bad, &cap, &s->bad_len, line, len, err)))
+                return;
+        }
         s->duplicates += (uint64_t)dup;
     } else {
         size_t cap = 0;
+        s->first_file = s->file;
         if ((*st = keep(&s->first, &cap, &s->first_len, line, len, err)))
             return;
     }
+    if (s->file < in->count)
+        s->file_lines[s->file]++;
     if ((*st = keep(&s->last, &s->last_cap, &s->last_len, line, len, err)))
         return;
     dsort_sum128_add(&s->sum, dsort_crc32(dsort_crc32(0, line, len), &eol, 1));
@@ -123,7 +143,7 @@ static enum dsort_status check_range(const struct dsort_inputs *in, uint64_t fir
                 len = have - p;
             else
                 break;
-            see(s, k, buf + p, len, eol, err, &st);
+            see(s, in, pos + p, k, buf + p, len, eol, err, &st);
             if (st)
                 goto out;
             p += len + (e ? 1 : 0);
@@ -170,74 +190,146 @@ static enum dsort_status gather_lines(const struct dsort_comm *c, const unsigned
     return DSORT_OK;
 }
 
-int dsort_lines_validate(const struct dsort_comm *c, const struct dsort_inputs *in,
-                         const struct dsort_keys *k, unsigned char eol)
+/* Rank 0, sort -c's message: "PROG: FILE:LINE: disorder: TEXT" for the line out of order that
+ * comes first, line number LINE (from 1) of input file `file`, of which the ranks before `rank`
+ * saw the lines counted in file_lines (in->count per rank) and rank `rank` saw `before`. */
+static void disorder(const struct dsort_comm *c, const struct dsort_inputs *in,
+                     const uint64_t *file_lines, int rank, size_t file, uint64_t before,
+                     const unsigned char *text, size_t len, unsigned char eol)
+{
+    uint64_t line = before + 1;
+    for (int r = 0; r < rank && file < in->count; r++)
+        line += file_lines[(size_t)r * in->count + file];
+    fprintf(stderr, "%s: %s:%" PRIu64 ": disorder: ", c->prog,
+            file < in->count ? in->files[file].path : "?", line);
+    fwrite(text, 1, len, stderr);
+    fputc(eol, stderr);
+    fflush(stderr);
+}
+
+enum { V_LINES, V_UNORD, V_FIRST, V_DUPS, V_LO, V_HI, V_FFILE, V_BFILE, V_BLINE, V_N };
+
+/* The collective check behind dsort_lines_validate (check 0: valsort's figures) and
+ * dsort_lines_check (check 'c': sort -c's message, 'C': silent). */
+static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
+                       const struct dsort_keys *k, unsigned char eol, int check)
 {
     struct dsort_error err = {0};
     struct lsum s;
     memset(&s, 0, sizeof s);
     uint64_t first, n;
     dsort_io_split(in->total_records, c->rank, c->size, &first, &n);
-    enum dsort_status st = check_range(in, first, n, k, eol, &s, &err);
+    s.file_lines = calloc(in->count + 1, sizeof *s.file_lines);
+    enum dsort_status st = s.file_lines ? check_range(in, first, n, k, eol, &s, &err)
+                                        : DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    uint64_t *fls = NULL;
+    if (check && c->rank == 0 && !st) {
+        fls = calloc((size_t)c->size * in->count + 1, sizeof *fls);
+        if (!fls)
+            st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    }
     if ((st = dsort_comm_agree(c, st, &err))) {
         free(s.first);
         free(s.last);
+        free(s.bad);
+        free(s.file_lines);
+        free(fls);
         return 2;
     }
     /* rank 0: join the summaries in rank order */
-    uint64_t mine[6] = {s.lines, s.unordered, s.first_unordered, s.duplicates, s.sum.lo, s.sum.hi};
-    uint64_t *all = c->rank == 0 ? calloc((size_t)c->size * 6, sizeof *all) : NULL;
-    MPI_Gather(mine, 6, MPI_UINT64_T, all, 6, MPI_UINT64_T, 0, c->comm);
-    unsigned char *fl = NULL, *ll = NULL;
-    size_t *flen = NULL, *foff = NULL, *llen = NULL, *loff = NULL;
+    uint64_t mine[V_N] = {s.lines,  s.unordered,  s.first_unordered, s.duplicates, s.sum.lo,
+                          s.sum.hi, s.first_file, s.bad_file,        s.bad_line};
+    uint64_t *all = c->rank == 0 ? calloc((size_t)c->size * V_N, sizeof *all) : NULL;
+    MPI_Gather(mine, V_N, MPI_UINT64_T, all, V_N, MPI_UINT64_T, 0, c->comm);
+    unsigned char *fl = NULL, *ll = NULL, *bl = NULL;
+    size_t *flen = NULL, *foff = NULL, *llen = NULL, *loff = NULL, *blen = NULL, *boff = NULL;
     gather_lines(c, s.first, s.first_len, &fl, &flen, &foff, &err);
     gather_lines(c, s.last, s.last_len, &ll, &llen, &loff, &err);
+    if (check) {
+        gather_lines(c, s.bad, s.bad_len, &bl, &blen, &boff, &err);
+        MPI_Gather(s.file_lines, (int)in->count, MPI_UINT64_T, fls, (int)in->count, MPI_UINT64_T, 0,
+                   c->comm);
+    }
     int code = 0;
     if (c->rank == 0) {
         uint64_t lines = 0, unordered = 0, first_bad = 0, dups = 0;
         struct dsort_sum128 sum = {0, 0};
-        int prev = -1;
+        int prev = -1, bad_rank = -1, bad_edge = 0;
         for (int r = 0; r < c->size; r++) {
-            uint64_t *v = all + 6 * r;
-            if (!v[0])
+            uint64_t *v = all + V_N * r;
+            if (!v[V_LINES])
                 continue;
             if (prev >= 0) {
                 int bad, dup;
                 judge(k, ll + loff[prev], llen[prev], fl + foff[r], flen[r], &bad, &dup);
-                if (bad && !unordered++)
+                if (bad && !unordered++) {
                     first_bad = lines;
+                    bad_rank = r;
+                    bad_edge = 1; /* rank r's first line */
+                }
                 dups += (uint64_t)dup;
             }
-            if (v[1] && !unordered)
-                first_bad = lines + v[2];
-            unordered += v[1];
-            dups += v[3];
-            struct dsort_sum128 t = {v[4], v[5]};
+            if (v[V_UNORD] && !unordered) {
+                first_bad = lines + v[V_FIRST];
+                bad_rank = r;
+            }
+            unordered += v[V_UNORD];
+            dups += v[V_DUPS];
+            struct dsort_sum128 t = {v[V_LO], v[V_HI]};
             dsort_sum128_merge(&sum, &t);
-            lines += v[0];
+            lines += v[V_LINES];
             prev = r;
         }
-        char hex[33];
-        dsort_sum128_hex(&sum, hex);
-        if (unordered)
-            printf("First unordered record is record %" PRIu64 "\n", first_bad);
-        printf("Records: %" PRIu64 "\nChecksum: %s\n", lines, hex);
-        if (unordered)
-            printf("ERROR - there are %" PRIu64 " unordered records\n", unordered);
-        else
-            printf("Duplicate keys: %" PRIu64 "\nSUCCESS - all records are in order\n", dups);
-        fflush(stdout);
         code = unordered ? 1 : 0;
+        if (check == 'c' && unordered) {
+            const uint64_t *v = all + V_N * bad_rank;
+            if (bad_edge)
+                disorder(c, in, fls, bad_rank, (size_t)v[V_FFILE], 0, fl + foff[bad_rank],
+                         flen[bad_rank], eol);
+            else
+                disorder(c, in, fls, bad_rank, (size_t)v[V_BFILE], v[V_BLINE], bl + boff[bad_rank],
+                         blen[bad_rank], eol);
+        }
+        if (!check) {
+            char hex[33];
+            dsort_sum128_hex(&sum, hex);
+            if (unordered)
+                printf("First unordered record is record %" PRIu64 "\n", first_bad);
+            printf("Records: %" PRIu64 "\nChecksum: %s\n", lines, hex);
+            if (unordered)
+                printf("ERROR - there are %" PRIu64 " unordered records\n", unordered);
+            else
+                printf("Duplicate keys: %" PRIu64 "\nSUCCESS - all records are in order\n", dups);
+            fflush(stdout);
+        }
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
     free(all);
     free(fl);
     free(ll);
+    free(bl);
     free(flen);
     free(foff);
     free(llen);
     free(loff);
+    free(blen);
+    free(boff);
     free(s.first);
     free(s.last);
+    free(s.bad);
+    free(s.file_lines);
+    free(fls);
     return code;
+}
+
+int dsort_lines_validate(const struct dsort_comm *c, const struct dsort_inputs *in,
+                         const struct dsort_keys *k, unsigned char eol)
+{
+    return lines_check(c, in, k, eol, 0);
+}
+
+int dsort_lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
+                      const struct dsort_keys *k, unsigned char eol, int quiet)
+{
+    return lines_check(c, in, k, eol, quiet ? 'C' : 'c');
 }

@@ -1,4 +1,5 @@
-/* lines_check.h - dsort-validate --format lines (lines_check.c). Program-internal. */
+/* lines_check.h - dsort-validate --format lines and dsort -c --format lines (lines_check.c).
+ * Program-internal. */
 #ifndef DSORT_LINES_CHECK_H
 #define DSORT_LINES_CHECK_H
 
@@ -11,5 +12,12 @@
  * error (printed by the lowest failing rank). */
 int dsort_lines_validate(const struct dsort_comm *c, const struct dsort_inputs *in,
                          const struct dsort_keys *k, unsigned char eol);
+
+/* Collective: sort -c for the lines of in (as one sequence) in the order k defines. Unless quiet
+ * (-C), rank 0 prints GNU's "PROG: FILE:LINE: disorder: TEXT" for the first line out of order
+ * (LINE counted from 1 in FILE). Returns on every rank 0 sorted, 1 not, 2 error (printed by the
+ * lowest failing rank). */
+int dsort_lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
+                      const struct dsort_keys *k, unsigned char eol, int quiet);
 
 #endif

@@ -180,6 +180,11 @@ enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort
                                   const struct dsort_inputs *in, struct dsort_share *sh,
                                   struct dsort_error *err)
 {
+    if (o->stdin_rank0) { /* rank 0 alone has the input (standard input's copy) */
+        sh->first = sh->g0 = 0;
+        sh->n = c->rank == 0 ? in->total_records : 0;
+        return DSORT_OK;
+    }
     if (!o->local_inputs) {
         dsort_io_split(in->total_records, c->rank, c->size, &sh->first, &sh->n);
         sh->g0 = sh->first;

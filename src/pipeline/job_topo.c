@@ -102,7 +102,10 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
     struct reads_ctx rc = {reads, 0, 0};
     for (int k = 0; k < c->node_size; k++) {
         uint64_t first, n;
-        if (o->local_inputs)
+        if (o->stdin_rank0) { /* see dsort_job_share */
+            first = 0;
+            n = ranks[k] == 0 ? in->total_records : 0;
+        } else if (o->local_inputs)
             dsort_io_split(in->total_records, k, c->node_size, &first, &n);
         else
             dsort_io_split(in->total_records, ranks[k], c->size, &first, &n);

@@ -106,16 +106,18 @@ bad rank "Not a directory" "$IN/good.dat" -O "$IN/good.dat/d"
 bad rank "nonempty.*not empty" "$IN/good.dat" -O "$OUT/nonempty"
 bad rank "good.dat" "$IN/good.dat" -O "$IN/good.dat"
 bad rank "No such file" "$IN/good.dat" -O "$OUT/no/such/dir"
-# Output equal to an input, spelled the same or not.
-bad rank "also an input" "$IN/good.dat" -o "$IN/good.dat"
-bad rank "also an input" "$IN/good.dat" -o "$IN/../in/./good.dat"
-bad rank "also an input" "$IN/good.dat" -o "$IN/hard.dat"
-bad rank "also an input" "$IN/good.dat" -o "$IN/sym.dat"
+# Output equal to an input, spelled the same or not: sorting in place (tests/e2e/inplace.sh),
+# refused where the checkpoint names the inputs, and with --local-inputs.
+IP="also an input: sorting in place does not go with"
+bad rank "$IP --checkpoint, --stop-after or --resume" --checkpoint "$IN/good.dat" -o "$IN/good.dat"
+bad rank "$IP --checkpoint, --stop-after or --resume" --stop-after 1 "$IN/good.dat" -o "$IN/../in/./good.dat"
+bad rank "$IP --checkpoint, --stop-after or --resume" --resume "$IN/good.dat" -o "$IN/hard.dat"
+bad rank "$IP --local-inputs" --local-inputs "$IN/good.dat" -o "$IN/sym.dat"
 fails_before=$FAILS
 (
     cd "$IN" || exit 1
-    bad rank "also an input" good.dat -o ./good.dat
-    bad rank "also an input" ./good.dat -o good.dat
+    bad rank "$IP --checkpoint" --checkpoint good.dat -o ./good.dat
+    bad rank "$IP --checkpoint" --resume ./good.dat -o good.dat
     exit $((FAILS > fails_before))
 ) || FAILS=$((FAILS + 1))
 # Option values and usage: printed once (by rank 0), exit 2.
@@ -129,9 +131,8 @@ bad usage "'abc'" -S abc "$IN/good.dat" -o "$o"
 bad usage "exchange-chunk" --exchange-chunk 0 "$IN/good.dat" -o "$o"
 bad usage "exchange-chunk" --exchange-chunk -5 "$IN/good.dat" -o "$o"
 bad usage "bogus" --bogus "$IN/good.dat" -o "$o"
-bad usage "-o|-O" "$IN/good.dat"
 bad usage "-o|-O" "$IN/good.dat" -o "$o" -O "$OUT/d"
-bad usage "input" -o "$o"
+bad usage "standard input \('-'\) must be the only INPUT" - "$IN/good.dat" -o "$o"
 bad usage "-c|output" -c "$IN/good.dat" -o "$o"
 
 e2e_finish

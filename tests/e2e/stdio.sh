@@ -1,0 +1,133 @@
+#!/bin/bash
+# Standard input and output, for pipelines: an INPUT of "-" or none reads standard input (rank
+# 0 copies it to a spool file under $TMPDIR and reads it alone); no -o and no -O writes to
+# standard output (the ranks' parts go to rank 0 through MPI, in rank order). Checked against
+# `LC_ALL=C sort` (text lines: `cat in | mpirun dsort --format lines -k2,2n` and friends, in
+# memory and out of core) and, for gensort records, against dsort's own file-to-file output
+# (byte-identical). Errors exit 2 with nothing on standard output; nothing is left in $TMPDIR
+# either way; what stays refused is refused. Usage: stdio.sh NRANKS
+. "$(dirname "$0")/lib.sh"
+e2e_init "$1"
+E2E_TIMEOUT=60
+RUN_FLAGS=(-q)
+export LC_ALL=C
+
+D=$T/data
+mkdir -p "$D"
+python3 - "$SEED" "$D" <<'EOF'
+import random, sys
+rnd = random.Random(int(sys.argv[1]))
+with open(sys.argv[2] + "/lines", "w") as out:  # about 300 KB of "word number" lines
+    words = ["ann", "Bob", "cy", "dee", "", "z z", "w%d" % rnd.randint(0, 9)]
+    for _ in range(30000):
+        out.write("%s %d\n" % (rnd.choice(words), rnd.randint(-5000, 5000)))
+EOF
+run 1 "$GEN" 30000 "$D/g.dat"
+eq "dsort-gen made the records" 0 "$RC"
+
+# piped IN N CMD...: `cat IN | mpiexec -n N CMD...`, stdout and stderr to $T/stdout and
+# $T/stderr, the status in RC (as run does, but with IN on standard input).
+piped() {
+    local in=$1 n=$2
+    shift 2
+    # shellcheck disable=SC2034 # read by fail (tests/lib/check.sh)
+    LAST_CMD="cat $in | $MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $n $(printf '%q ' "$@")"
+    cat "$in" | timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" \
+        -n "$n" "$@" >"$T/stdout" 2>"$T/stderr"
+    RC=$?
+}
+
+# same WHAT EXPECTED ACTUAL: byte-identical files.
+same() {
+    CHECKS=$((CHECKS + 1))
+    if ! cmp -s "$2" "$3"; then
+        fail "$1: differs: $(cmp "$2" "$3" 2>&1 | head -n 1)"
+        return 1
+    fi
+}
+
+clean() {
+    eq "$1: nothing left in \$TMPDIR" "" "$(ls -A "$TMPDIR")"
+}
+
+L=(--format lines)
+echo "== text lines, standard input to standard output, against GNU sort"
+for t in "-k2,2n" "-k2,2n -" "-u -k1,1" "-r" "-s -k1,1 --out-of-core -S 64K -" "-k2,2nr -u --out-of-core -S 64K"; do
+    read -ra a <<<"$t"
+    g=()
+    for w in "${a[@]}"; do
+        case $w in --out-of-core | -S | 64K | -) ;; *) g+=("$w") ;; esac
+    done
+    sort "${g[@]}" "$D/lines" >"$T/gnu.out"
+    piped "$D/lines" "$N" "$DSORT" "${L[@]}" "${a[@]}"
+    eq "dsort ${a[*]} <lines: exit status" 0 "$RC"
+    same "dsort ${a[*]} <lines >stdout against sort ${g[*]} lines" "$T/gnu.out" "$T/stdout"
+    eq "dsort ${a[*]}: nothing on stderr" "" "$(cat "$T/stderr")"
+    clean "dsort ${a[*]}"
+done
+sort -k2,2n "$D/lines" >"$T/gnu.out"
+piped "$D/lines" "$N" "$DSORT" "${L[@]}" -k2,2n -o "$T/o.txt"
+eq "stdin to -o: exit status" 0 "$RC"
+same "stdin to -o FILE" "$T/gnu.out" "$T/o.txt"
+eq "stdin to -o: nothing on stdout" "" "$(head -c 100 "$T/stdout")"
+run "$N" "$DSORT" "${L[@]}" -k2,2n "$D/lines"
+eq "file to stdout: exit status" 0 "$RC"
+same "file to stdout" "$T/gnu.out" "$T/stdout"
+: >"$T/empty"
+piped "$T/empty" "$N" "$DSORT" "${L[@]}"
+eq "empty stdin: exit status (as GNU)" 0 "$RC"
+eq "empty stdin: empty output" "0" "$(wc -c <"$T/stdout")"
+clean "empty stdin"
+
+echo "== gensort records, standard input to standard output, against a file-to-file run"
+ok "$N" "$DSORT" "$D/g.dat" -o "$T/g.sorted"
+for t in "" "--out-of-core -S 2M" "-r -" "-u"; do
+    read -ra a <<<"$t"
+    want=$T/g.sorted
+    if [ -n "$t" ]; then
+        f=()
+        for w in "${a[@]}"; do [ "$w" = - ] || f+=("$w"); done
+        ok "$N" "$DSORT" "${f[@]}" "$D/g.dat" -o "$T/g.want"
+        want=$T/g.want
+    fi
+    piped "$D/g.dat" "$N" "$DSORT" "${a[@]}"
+    eq "dsort $t <g.dat: exit status" 0 "$RC"
+    same "dsort $t <g.dat >stdout, byte for byte the file-to-file output" "$want" "$T/stdout"
+    clean "dsort $t <g.dat"
+done
+
+echo "== a reader that exits early"
+# mpirun gets SIGPIPE and ends the job (Open MPI's mpirun may crash doing so); the ranks
+# remove their parts on the way out (given mpirun's usual 1 s before SIGKILL).
+head -c 1000 "$T/g.sorted" >"$T/g.head"
+OMPI_MCA_odls_base_sigkill_timeout=1 timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" \
+    "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" "$D/g.dat" 2>/dev/null | head -c 1000 >"$T/stdout"
+same "| head -c 1000: the first records" "$T/g.head" "$T/stdout"
+sleep 1
+clean "| head -c 1000"
+
+echo "== errors: exit 2, nothing on standard output, nothing left"
+# 3000000 bytes are not a whole number of 7-byte records: found after rank 0 read stdin
+piped "$D/g.dat" "$N" "$DSORT" --format fixed:7:0:3
+eq "stdin not whole records: exit status" 2 "$RC"
+contains "stdin not whole records: the error names the rank and the cause" "$T/stderr" \
+    "^dsort: rank 0/$N .*dsort_stdin.*not a whole number of 7-byte records"
+eq "stdin not whole records: nothing on stdout" "0" "$(wc -c <"$T/stdout")"
+clean "stdin not whole records"
+# an error found before sorting (the --stats file is a directory), after stdin was spooled
+mkdir -p "$T/statsdir"
+piped "$D/lines" "$N" "$DSORT" "${L[@]}" --stats "$T/statsdir"
+eq "--stats a directory: exit status" 2 "$RC"
+eq "--stats a directory: nothing on stdout" "0" "$(wc -c <"$T/stdout")"
+clean "--stats a directory"
+for bad in "- $D/lines:must be the only INPUT" "-c -:-c does not read standard input" \
+    "--checkpoint:need named inputs and -o or -O" "--stop-after=1 -:need named inputs" \
+    "$D/lines -o $T:"; do
+    read -ra a <<<"${bad%%:*}"
+    piped "$D/lines" "$N" "$DSORT" "${L[@]}" "${a[@]}"
+    eq "refused: ${bad%%:*}: exit status" 2 "$RC"
+    contains "refused: ${bad%%:*}: the message" "$T/stderr" "^dsort: .*${bad#*:}"
+    eq "refused: ${bad%%:*}: nothing on stdout" "0" "$(wc -c <"$T/stdout")"
+    clean "refused: ${bad%%:*}"
+done
+e2e_finish
