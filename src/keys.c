@@ -1260,3 +1260,52 @@ int dsort_keys_prefix_decides(const struct dsort_keys *k, uint64_t p)
         return (v & 0xFF) < 8;
     }
 }
+
+/* ---- --debug ----------------------------------------------------------------------------- */
+
+void dsort_keys_debug_span(const struct dsort_keys *k, size_t i, const uchar *s, size_t len,
+                           size_t *b, size_t *e)
+{
+    const struct dsort_key *key = &k->key[i];
+    size_t kb, ke;
+    key_range(k, key, s, len, &kb, &ke);
+    *b = kb;
+    *e = ke;
+    if (!(key->flags & (DSORT_KEY_NUMERIC | DSORT_KEY_HUMAN | DSORT_KEY_GENERAL | DSORT_KEY_MONTH)))
+        return;
+    kb = skip_blanks(s, kb, ke);
+    *b = *e = kb;
+    if (key->flags & DSORT_KEY_MONTH) {
+        if (month_of(s + kb, s + ke))
+            *e = kb + 3;
+    } else if (key->flags & DSORT_KEY_GENERAL) {
+        /* what strtold reads of it (a NUL-terminated copy) */
+        size_t n = ke - kb;
+        char small[GNUM_SHORT], *copy = n < sizeof small ? small : malloc(n + 1);
+        if (!copy)
+            return;
+        memcpy(copy, s + kb, n);
+        copy[n] = '\0';
+        char *end = copy;
+        (void)strtold(copy, &end);
+        *e = kb + (size_t)(end - copy);
+        if (copy != small)
+            free(copy);
+    } else {
+        /* -n, -h: [-]digits[.digits] (GNU 9.1's --debug does not take the 0x80 that its -n
+         * comparison skips), and -h's one suffix right after it (9.1's: KMGTPEZY and k) */
+        size_t p = kb, digits = 0;
+        if (p < ke && s[p] == '-')
+            p++;
+        for (; p < ke && is_digit(s[p]); p++)
+            digits++;
+        if (p < ke && s[p] == '.')
+            for (p++; p < ke && is_digit(s[p]); p++)
+                digits++;
+        if (!digits)
+            return;
+        if ((key->flags & DSORT_KEY_HUMAN) && p < ke && s[p] && strchr("KMGTPEZYk", s[p]))
+            p++;
+        *e = p;
+    }
+}

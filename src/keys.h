@@ -159,4 +159,11 @@ int dsort_keys_compare_keys_after_first(const struct dsort_keys *k, const unsign
 /* Does dsort_keys_prefix carry information (is it not constant)? */
 int dsort_keys_has_prefix(const struct dsort_keys *k);
 
+/* --debug (GNU sort's key annotation), on a finished k: the bytes [*b, *e) of line s (len bytes,
+ * no terminator) that key i (< k->n) compares, as GNU sort --debug underlines them: the key's
+ * range, and for -n, -h, -g and -M only the number or month name in it (after blanks). *e == *b
+ * when the key has nothing of the kind ("no match"); *b is then where it was looked for. */
+void dsort_keys_debug_span(const struct dsort_keys *k, size_t i, const unsigned char *s, size_t len,
+                           size_t *b, size_t *e);
+
 #endif

@@ -365,6 +365,17 @@ static char *shape_word(char *s, char *p, const char *w)
     return p;
 }
 
+/* --debug: the notes GNU sort prints about every C-locale ordering and about numbers. */
+static void debug_notes(const struct dsort_keys *k)
+{
+    fprintf(stderr, "dsort: text ordering performed using simple byte comparison\n");
+    int numbers = 0;
+    for (size_t i = 0; i < k->n; i++)
+        numbers |= !!(k->key[i].flags & (DSORT_KEY_NUMERIC | DSORT_KEY_GENERAL | DSORT_KEY_HUMAN));
+    if (numbers)
+        fprintf(stderr, "dsort: note numbers use '.' as a decimal point in this locale\n");
+}
+
 /* The options that shape a job's output, for its checkpoint (--resume must be given the same):
  * the command line without those that only say how to run it (memory, temp dirs, reports,
  * stop and resume, threads, I/O tuning). Inputs are named too; their identity is the
@@ -488,11 +499,18 @@ int main(int argc, char **argv)
         free(shape);
         return dsort_cli_finish(2);
     }
+    if (x.debug && c.rank == 0)
+        debug_notes(o.keys);
     code = o.check ? run_check(&c, &o, &x, &in) : run_sort(&c, &o, &in);
     dsort_inputs_destroy(&in);
     dsort_pipeio_unspool(&c, spool);
+    struct dsort_debugout dbg;
+    if (x.debug)
+        dsort_debugout_init(&dbg, o.keys, o.eol, 1);
     if (code == 0 && x.to_stdout)
-        code = dsort_pipeio_emit(&c, outdir);
+        code = dsort_pipeio_emit(&c, outdir, x.debug && c.rank == 0 ? &dbg : NULL);
+    if (x.debug)
+        dsort_debugout_free(&dbg);
     dsort_gnuopts_free(&x);
     free(temps);
     free(shape);

@@ -38,6 +38,7 @@ enum {
     OPT_ONE_STREAM,
     OPT_CHECK,
     OPT_PARALLEL,
+    OPT_DEBUG,
     OPT_FILES0_FROM
 };
 
@@ -49,6 +50,7 @@ static const struct option long_opts[] = {
     {"unique", no_argument, NULL, 'u'},
     {"stable", no_argument, NULL, 's'},
     {"merge", no_argument, NULL, 'm'},
+    {"debug", no_argument, NULL, OPT_DEBUG},
     {"check", optional_argument, NULL, OPT_CHECK},
     {"parallel", required_argument, NULL, OPT_PARALLEL},
     {"files0-from", required_argument, NULL, OPT_FILES0_FROM},
@@ -113,6 +115,8 @@ static void usage(void)
            "  -z, --zero-terminated   lines end with NUL, not newline\n"
            "  -t, --field-separator=SEP  fields are separated by SEP, not by blanks\n"
            "  -k, --key=POS1[,POS2]   a sort key: F[.C][OPTS], OPTS from bdfghiMnrV\n"
+           "      --debug             annotate the part of each line used to sort (to\n"
+           "                          standard output; as GNU sort --debug)\n"
            "  -b -d -f -i -n -g -h -V -M  ignore leading blanks, dictionary order, fold case,\n"
            "                          ignore nonprinting, numeric, general numeric, human\n"
            "                          numeric, version, month order (for keys without options)\n"
@@ -229,6 +233,9 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             break;
         case 's':
             o->ord.stable = 1;
+            break;
+        case OPT_DEBUG:
+            x->debug = 1;
             break;
         case 'm': /* dsort always sorts: sorted inputs merge to what sort -m writes */
             x->merge = 1;
@@ -421,6 +428,9 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     if ((o->resume || o->stop_after || o->checkpoint) && (x->from_stdin || x->to_stdout))
         return dsort_cli_usage_error(c, "--checkpoint, --stop-after and --resume need named "
                                         "inputs and -o or -O (not standard input or output)");
+    if (x->debug && (!o->lines || !x->to_stdout))
+        return dsort_cli_usage_error(c, "--debug goes with --format lines and standard output "
+                                        "(no -o, -O or -c): the annotated lines are not data");
     if ((o->resume || o->stop_after || o->checkpoint) && o->check)
         return dsort_cli_usage_error(c,
                                      "--checkpoint, --stop-after and --resume are for "

@@ -17,6 +17,7 @@ struct dsort_gnuopts {
     int from_stdin;          /* the input is standard input (INPUT "-", or none) */
     int to_stdout;           /* no -o or -O: the output goes to standard output */
     int merge;               /* -m: accepted; dsort sorts (a merge of sorted inputs is a sort) */
+    int debug;               /* --debug: annotate the keys of the lines on standard output */
     const char *parallel;    /* --parallel=N: accepted and ignored */
     const char *files0_from; /* --files0-from=F */
     char *files0_buf;        /* F's contents, the names NUL-separated */

@@ -137,8 +137,14 @@ static enum dsort_status send_part(const struct dsort_comm *c, const char *part,
 }
 
 /* Rank 0: its own part, then each other rank's from MPI, to standard output. */
+/* Rank 0: n bytes of the output to standard output, or through --debug's annotation. */
+static int out_bytes(struct dsort_debugout *dbg, const char *buf, size_t n)
+{
+    return dbg ? dsort_debugout_write(dbg, buf, n) : write_all(1, buf, n);
+}
+
 static enum dsort_status write_parts(const struct dsort_comm *c, const char *part, char *buf,
-                                     struct dsort_error *err)
+                                     struct dsort_debugout *dbg, struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
     int fd = open(part, O_RDONLY | O_CLOEXEC);
@@ -152,7 +158,7 @@ static enum dsort_status write_parts(const struct dsort_comm *c, const char *par
             st = DSORT_ERR(err, DSORT_EIO, errno, "cannot read output part '%s'", part);
         if (got <= 0)
             break;
-        if (write_all(1, buf, (size_t)got))
+        if (out_bytes(dbg, buf, (size_t)got))
             st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write standard output");
     }
     if (fd >= 0)
@@ -168,7 +174,7 @@ static enum dsort_status write_parts(const struct dsort_comm *c, const char *par
             dsort_comm_require(
                 c, MPI_Recv(buf, (int)n, MPI_BYTE, r, TAG_PART, c->comm, MPI_STATUS_IGNORE),
                 "receiving an output part (MPI_Recv)");
-            if (!st && write_all(1, buf, n))
+            if (!st && out_bytes(dbg, buf, n))
                 st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write standard output");
             off += (int64_t)n;
         }
@@ -182,7 +188,7 @@ static enum dsort_status write_parts(const struct dsort_comm *c, const char *par
     return st;
 }
 
-int dsort_pipeio_emit(const struct dsort_comm *c, const char *path)
+int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort_debugout *dbg)
 {
     struct dsort_error err = {0};
     char part[4200], succ[4200];
@@ -202,7 +208,9 @@ int dsort_pipeio_emit(const struct dsort_comm *c, const char *path)
     enum dsort_status ag = dsort_comm_agree(c, st, &err);
     if (!ag) {
         enum dsort_status mine =
-            c->rank == 0 ? write_parts(c, part, buf, &err) : send_part(c, part, buf, &err);
+            c->rank == 0 ? write_parts(c, part, buf, dbg, &err) : send_part(c, part, buf, &err);
+        if (!mine && c->rank == 0 && dbg && dsort_debugout_finish(dbg))
+            mine = DSORT_ERR(&err, DSORT_EIO, errno, "cannot write standard output");
         if (mine && c->rank != 0) /* rank 0 adds its own words */
             dsort_comm_print(c, "%s", err.msg);
         st = mine;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "debugout.h"
 
 /* Collective. Rank 0 copies its standard input to a new file in dir ("dsort_stdin.XXXXXX",
  * registered for removal on signals) and every rank gets its name in path. Returns 0, or 2
@@ -30,8 +31,9 @@ void dsort_pipeio_outdir(const struct dsort_comm *c, const char *dir, char *path
 
 /* Collective, after the job committed -O path --local-output: send every rank's part to rank 0
  * in rank order, rank 0 writing them to standard output; then remove the parts, the manifest
- * and the directories. Returns 0, or 2 after an error (printed by the rank that saw it; what
- * rank 0 had written to standard output by then stays written). */
-int dsort_pipeio_emit(const struct dsort_comm *c, const char *path);
+ * and the directories. With dbg (--debug; rank 0's, else NULL), rank 0 writes the lines through
+ * it (debugout.h) instead. Returns 0, or 2 after an error (printed by the rank that saw it;
+ * what rank 0 had written to standard output by then stays written). */
+int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort_debugout *dbg);
 
 #endif
