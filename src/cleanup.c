@@ -29,7 +29,7 @@ static volatile sig_atomic_t stop_mode, stop_requested;
 static char keep[DSORT_CLEANUP_KEEP_MAX][DSORT_CLEANUP_PATH_MAX];
 static volatile sig_atomic_t nkeep;
 
-void dsort_cleanup_block(sigset_t *old)
+static void block(sigset_t *old)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -125,8 +125,19 @@ static void append(char *buf, size_t len, size_t *n, const char *s)
         buf[(*n)++] = *s++;
 }
 
+static pthread_t main_thread; /* the thread that installed the handlers (main) */
+
 static void on_signal(int sig)
 {
+    /* Only the main thread stops the job: in another thread (one of MPI's, which do not block
+     * these signals) the main thread would go on working meanwhile. Pass it on; it waits
+     * there, pending, while the main thread blocks it. */
+    if (!pthread_equal(pthread_self(), main_thread)) {
+        int saved = errno;
+        pthread_kill(main_thread, sig);
+        errno = saved;
+        return;
+    }
     if (sig == SIGUSR1 && stop_mode) { /* a stop that keeps a checkpoint: the job's to take */
         stop_requested = 1;
         return;
@@ -191,6 +202,7 @@ void dsort_cleanup_install(void)
     if (installed)
         return;
     installed = 1;
+    main_thread = pthread_self();
     atexit(at_exit);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -216,7 +228,7 @@ int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg, 
     /* The new thread inherits the creator's mask: block the handled signals around the
      * create, so that only the threads that never block them (main) run the handler. */
     sigset_t old;
-    dsort_cleanup_block(&old);
+    block(&old);
     int rc = pthread_create(tid, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!rc && name)
@@ -229,7 +241,7 @@ static enum dsort_status add_slot(const char *path, int kind, const char *name, 
                                   const volatile unsigned *count, struct dsort_error *err)
 {
     sigset_t old;
-    dsort_cleanup_block(&old);
+    block(&old);
     enum dsort_status st = DSORT_ENOMEM;
     for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
         if (slots[i].used)
@@ -268,7 +280,7 @@ enum dsort_status dsort_cleanup_add_series(const char *dir, const char *name, in
 void dsort_cleanup_forget(const char *path)
 {
     sigset_t old;
-    dsort_cleanup_block(&old);
+    block(&old);
     for (size_t i = 0; i < DSORT_CLEANUP_SLOTS; i++)
         if (slots[i].used && !strcmp(slots[i].path, path))
             slots[i].used = 0;
@@ -283,7 +295,7 @@ int dsort_cleanup_signal(void)
 void dsort_cleanup_set_prefix(const char *p)
 {
     sigset_t old;
-    dsort_cleanup_block(&old);
+    block(&old);
     snprintf(prefix, sizeof prefix, "%s", p ? p : "");
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -312,7 +324,7 @@ enum dsort_status dsort_cleanup_keep_dirs(char *const *dirs, size_t n, struct ds
         if (strlen(dirs[i]) >= DSORT_CLEANUP_PATH_MAX)
             return DSORT_ERR(err, DSORT_EINVAL, 0, "path too long: '%s'", dirs[i]);
     sigset_t old;
-    dsort_cleanup_block(&old);
+    block(&old);
     for (size_t i = 0; i < n; i++)
         strcpy(keep[i], dirs[i]);
     nkeep = (sig_atomic_t)n;

@@ -12,7 +12,6 @@
 #define DSORT_CLEANUP_H
 
 #include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -20,18 +19,15 @@
 #define DSORT_CLEANUP_SLOTS 256
 #define DSORT_CLEANUP_PATH_MAX 4096
 
-/* Install the signal handlers and the atexit hook (idempotent). A handled signal whose
- * disposition is SIG_IGN when this is called (nohup, trap '' HUP) is left ignored. */
+/* Install the signal handlers and the atexit hook (idempotent); call it from the main thread:
+ * a handled signal that another thread takes (one of MPI's) is passed on to it. A handled
+ * signal whose disposition is SIG_IGN when this is called (nohup, trap '' HUP) is left
+ * ignored. */
 void dsort_cleanup_install(void);
 
 /* Note which handled signals are ignored now; call it first thing in main, before MPI_Init
  * (which may install handlers of its own), so that install keeps those ignored. */
 void dsort_cleanup_remember_ignored(void);
-
-/* Block the handled signals in the calling thread (*old gets its mask before): threads it
- * creates then start with them blocked. Call it before a library starts threads (MPI_Init),
- * and restore *old (pthread_sigmask) after dsort_cleanup_install. */
-void dsort_cleanup_block(sigset_t *old);
 
 /* pthread_create with the handled signals blocked in the new thread, so that a signal is
  * handled by a thread that does not block it (the main thread), never by a helper thread

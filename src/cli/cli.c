@@ -2,8 +2,6 @@
 #include "keys.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,14 +14,11 @@ static struct dsort_comm *started; /* for dsort_cli_finish */
 void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *prog)
 {
     dsort_cleanup_remember_ignored();
-    /* MPI_Init starts threads of its own (Open MPI's progress and PMIx threads): they inherit
-     * the handled signals blocked, so that the main thread takes them (a handler in another
-     * thread would let main go on working while it cleans up). */
-    sigset_t mask;
-    dsort_cleanup_block(&mask);
+    /* MPI_Init starts threads of its own (Open MPI's progress and PMIx threads) that may take
+     * a handled signal: the handler passes it on to the main thread (cleanup.h). Blocking the
+     * signals in those threads instead made Open MPI 4.1 crash at start-up under srun. */
     MPI_Init(argc, argv);
     dsort_cleanup_install();
-    pthread_sigmask(SIG_SETMASK, &mask, NULL);
     dsort_comm_init(c, MPI_COMM_WORLD, prog);
     started = c;
 }
