@@ -45,14 +45,16 @@ if job_ok "$j1" 120; then
 fi
 # Open MPI 4.1.4 under srun --mpi=pmix on this test bed: about 2% of job steps crash inside
 # MPI_Init (a NULL callback in the TCP BTL, seen in a core dump: PMPI_Init -> opal_progress ->
-# mca_btl_tcp), before dsort runs a line of its own. Such a job is submitted again, once; the
-# second run must pass.
-if ompi_startup_crash "$j2" 120; then
+# mca_btl_tcp), before dsort runs a line of its own; on a loaded machine (the CI's other
+# tests beside it) more often: twice in a row was seen. Such a job is submitted again, up to
+# twice; the last run must pass.
+for _ in 1 2; do
+    ompi_startup_crash "$j2" 120 || break
     rm -rf "$S/out2"
     DSORT_LAUNCHER=srun DSORT_MEMORY=4M DSORT_OPTS="--out-of-core" \
         submit "${ALLOC[@]}" "$JOBS/dsort.sbatch" "$S/in" "$S/out2/"
     j2=$JOB
-fi
+done
 if job_ok "$j2" 120; then
     validated "dsort.sbatch with srun" "$sum" "$S/out2"
     contains "dsort.sbatch with srun: the manifest" "$S/out2/_SUCCESS" '"part-00005"'
@@ -63,11 +65,12 @@ if job_ok "$j3" 120; then
         "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["checksum"])' "$S/pipe/input/_SUCCESS")" \
         "$S/pipe/output"
 fi
-if ompi_startup_crash "$j4" 120; then
-    P4=pipe-again
+for again in 1 2; do
+    ompi_startup_crash "$j4" 120 || break
+    P4=pipe-again$again
     submit_j4 $P4
     j4=$JOB
-fi
+done
 if job_ok "$j4" 120; then
     contains "pipeline.sbatch with srun, node-local: its verdict" "$S/job-$j4.out" '^pipeline: OK: '
     on n0 cat "$TB_LAB/local/$P4/input/_SUCCESS"
