@@ -35,6 +35,8 @@ static int grow(unsigned char **p, size_t *cap, size_t need)
 
 static int put(struct dsort_debugout *d, const void *s, size_t n)
 {
+    if (n == 0) /* (an empty line first: nothing allocated yet) */
+        return 0;
     if (grow(&d->out, &d->ocap, d->olen + n))
         return -1;
     memcpy(d->out + d->olen, s, n);
@@ -44,6 +46,8 @@ static int put(struct dsort_debugout *d, const void *s, size_t n)
 
 static int put_run(struct dsort_debugout *d, unsigned char c, size_t n)
 {
+    if (n == 0)
+        return 0;
     if (grow(&d->out, &d->ocap, d->olen + n))
         return -1;
     memset(d->out + d->olen, c, n);

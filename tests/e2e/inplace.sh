@@ -96,7 +96,8 @@ if [ -n "$SHIM" ] && [ -f "$SHIM" ]; then
                 cp "$D/recs" "$W/in"
                 before=$(file_state "$W/in"; stat -c '%i' "$W/in")
                 # shellcheck disable=SC2086 # the fault's words, on purpose
-                run "$N" env LD_PRELOAD="$SHIM" $fault "$DSORT" --format "$fmt" \
+                run "$N" env LD_PRELOAD="$SHIM" \
+                    ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" $fault "$DSORT" --format "$fmt" \
                     $([ "$fmt" = lines ] && echo "${x[*]} -k1,1r" || echo "${xf[*]} -r") "$W/in" -o "$W/in"
                 eq "$mode $fmt, $fault: exit status 2" 2 "$RC"
                 contains "$mode $fmt, $fault: the error names a rank" "$T/stderr" "^dsort: rank [0-9]+/$N "
