@@ -180,9 +180,14 @@ enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *ba
             break;
         }
         t->dirs[t->count++] = d;
-        st = dsort_cleanup_add(d, DSORT_CLEANUP_DIR, err);
+    }
+    /* A signal from here on leaves them as they are (keep mode), before the registry has them. */
+    if (!st)
+        st = dsort_cleanup_keep_dirs(t->dirs, t->count, err);
+    for (size_t i = 0; i < t->count && !st; i++) {
+        st = dsort_cleanup_add(t->dirs[i], DSORT_CLEANUP_DIR, err);
         if (!st)
-            st = dsort_cleanup_add_series(d, "run-", 6, &t->runs, err);
+            st = dsort_cleanup_add_series(t->dirs[i], "run-", 6, &t->runs, err);
     }
     if (st)
         dsort_tempdirs_keep(t); /* what was adopted stays as it was found */

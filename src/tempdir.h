@@ -41,7 +41,8 @@ enum dsort_status dsort_tempdirs_create(struct dsort_tempdirs *t, char *const *b
 
 /* Take over the directories of a stopped job (--resume) named like create's: each must exist
  * and be ours (this uid, mode 0700, not a symlink) and its owner must not be running; they
- * are registered for cleanup as create's are and run names go on from `runs`. Nothing on disk
+ * are put under keep mode (cleanup.h: a signal leaves them whole), then registered for cleanup
+ * as create's are, and run names go on from `runs`. Nothing on disk
  * is changed (dsort_tempdirs_keep gives them up again); dsort_tempdirs_claim then writes this
  * process's owner files. */
 enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *bases, size_t n,

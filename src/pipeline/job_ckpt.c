@@ -128,25 +128,7 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
                            "that was kept (%" PRIu64 " bytes then, %" PRIu64 " now)",
                            r->path, dir, k->run_sizes[i], (uint64_t)sb.st_size);
     }
-    /* A signal from here on leaves the directories as they are (keep mode), before the
-     * cleanup registry has them. */
-    char **mine = calloc(n + 1, sizeof *mine);
-    size_t nmine = 0;
-    if (!st && !mine)
-        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    for (size_t i = 0; !st && i < n; i++) {
-        size_t len = strlen(temps[i]) + strlen(job) + 48;
-        if (!(mine[nmine] = malloc(len)))
-            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-        else
-            snprintf(mine[nmine++], len, "%s/dsort-%s-r%d", temps[i], job, c->rank);
-    }
-    if (!st)
-        st = dsort_cleanup_keep_dirs(mine, nmine, err);
-    for (size_t i = 0; i < nmine; i++)
-        free(mine[i]);
-    free(mine);
-    if (!st)
+    if (!st) /* (puts them under keep mode first) */
         st = dsort_tempdirs_adopt(td, temps, n, job, c->rank, (unsigned)k->next_run, err);
     free(temps);
     if ((st = dsort_comm_agree(c, st, err))) {
