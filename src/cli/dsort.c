@@ -161,11 +161,14 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
     free(all);
 }
 
+/* Standard input's copy (rank 0's), when an INPUT is "-": -c names it "-", as GNU does. */
+static const char *spool_name;
+
 static int run_check(const struct dsort_comm *c, const struct dsort_job_options *o,
                      const struct dsort_gnuopts *x, const struct dsort_inputs *in)
 {
     if (o->lines) /* GNU's message: FILE:LINE: disorder: TEXT */
-        return dsort_lines_check(c, in, o->keys, o->eol, x->check_mode == 'C');
+        return dsort_lines_check(c, in, o->keys, o->eol, x->check_mode == 'C', spool_name);
     struct dsort_error err = {0};
     struct dsort_vsum total;
     /* Like sort -c: equal keys must also be in last-resort (whole record) order. */
@@ -180,12 +183,32 @@ static int run_check(const struct dsort_comm *c, const struct dsort_job_options 
         uint64_t g = total.first_unordered;
         for (size_t i = 0; i < in->count; i++)
             if (g < in->files[i].first + in->files[i].records) {
-                fprintf(stderr, "%s: %s:record %" PRIu64 ": disorder\n", c->prog, in->files[i].path,
+                fprintf(stderr, "%s: %s:record %" PRIu64 ": disorder\n", c->prog,
+                        spool_name && !strcmp(in->files[i].path, spool_name) ? "-"
+                                                                             : in->files[i].path,
                         g - in->files[i].first);
                 break;
             }
     }
     dsort_vsum_destroy(&total);
+    return code;
+}
+
+/* -c with standard input among the INPUTs: only rank 0 has its copy, so rank 0 checks every
+ * input alone (over MPI_COMM_SELF) and tells the others the exit code. */
+static int run_check_alone(const struct dsort_comm *c, const struct dsort_job_options *o,
+                           const struct dsort_gnuopts *x, const struct dsort_inputs *in)
+{
+    int code = 0;
+    if (c->rank == 0) {
+        struct dsort_comm self = *c;
+        self.comm = self.node = MPI_COMM_SELF;
+        self.size = self.node_size = self.node_count = 1;
+        self.node_rank = self.node_index = 0;
+        code = run_check(&self, o, x, in);
+    }
+    dsort_comm_require(c, MPI_Bcast(&code, 1, MPI_INT, 0, c->comm),
+                       "sharing the result of -c (MPI_Bcast)");
     return code;
 }
 
@@ -446,15 +469,28 @@ int main(int argc, char **argv)
     /* Standard input: rank 0's copy of it, which only rank 0 opens; standard output: parts in
      * a node-local directory that rank 0 writes out at the end (pipeio.h). */
     static char spool[4096], outdir[4096];
-    static char *spool_names[2] = {spool, NULL};
+    char **named = NULL; /* the INPUTs with standard input's copy for its first "-" */
     if (x.from_stdin) {
-        if (dsort_pipeio_spool(&c, o.temp_dirs[0], spool, sizeof spool)) {
+        if (!(named = calloc(o.ninputs + 1, sizeof *named)) ||
+            dsort_pipeio_spool(&c, o.temp_dirs[0], spool, sizeof spool)) {
+            if (!named)
+                fprintf(stderr, "%s: rank %d: out of memory\n", c.prog, c.rank);
+            free(named);
             dsort_gnuopts_free(&x);
             free(temps);
             free(shape);
             return dsort_cli_finish(2);
         }
-        o.inputs = spool_names;
+        /* As GNU: the first "-" reads standard input to its end, so a later "-" is empty. */
+        size_t n = 0;
+        for (size_t i = 0, seen = 0; i < o.ninputs; i++)
+            if (strcmp(o.inputs[i], "-"))
+                named[n++] = o.inputs[i];
+            else if (!seen++)
+                named[n++] = spool;
+        o.inputs = named;
+        o.ninputs = n;
+        spool_name = spool;
         o.stdin_rank0 = 1;
     }
     if (x.to_stdout) {
@@ -480,6 +516,7 @@ int main(int argc, char **argv)
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
+        free(named);
         return dsort_cli_finish(2);
     }
     /* Node-local inputs: every path must exist on some node. */
@@ -497,11 +534,14 @@ int main(int argc, char **argv)
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
+        free(named);
         return dsort_cli_finish(2);
     }
     if (x.debug && c.rank == 0)
         debug_notes(o.keys);
-    code = o.check ? run_check(&c, &o, &x, &in) : run_sort(&c, &o, &in);
+    code = o.check && o.stdin_rank0 ? run_check_alone(&c, &o, &x, &in)
+           : o.check                ? run_check(&c, &o, &x, &in)
+                                    : run_sort(&c, &o, &in);
     dsort_inputs_destroy(&in);
     dsort_pipeio_unspool(&c, spool);
     struct dsort_debugout dbg;
@@ -514,5 +554,6 @@ int main(int argc, char **argv)
     dsort_gnuopts_free(&x);
     free(temps);
     free(shape);
+    free(named);
     return dsort_cli_finish(code);
 }

@@ -262,11 +262,6 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             x->parallel = optarg;
             break;
         case OPT_FILES0_FROM:
-            /* standard input is for data only (an INPUT of "-"), not for the names */
-            if (!strcmp(optarg, "-"))
-                return dsort_cli_usage_error(
-                    c, "--files0-from=-: dsort does not read the names from standard input; "
-                       "name a file");
             x->files0_from = optarg; /* as in GNU, the last one counts */
             break;
         case 'S': {
@@ -403,11 +398,6 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     for (size_t i = 0; i < o->ninputs && !x->files0_from; i++)
         if (!strcmp(o->inputs[i], "-"))
             x->from_stdin = 1;
-    if (x->from_stdin && o->ninputs > 1)
-        return dsort_cli_usage_error(c, "standard input ('-') must be the only INPUT");
-    if (x->from_stdin && o->check)
-        return dsort_cli_usage_error(c, "-%c does not read standard input; name the file",
-                                     x->check_mode);
     if (x->from_stdin && o->local_inputs)
         return dsort_cli_usage_error(c, "--local-inputs does not go with standard input");
     if (o->plan_json && !o->plan)

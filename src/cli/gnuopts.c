@@ -60,7 +60,7 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
     char *buf = NULL;
     size_t cap = 0;
     if (c->rank == 0) {
-        FILE *f = fopen(from, "r");
+        FILE *f = strcmp(from, "-") ? fopen(from, "r") : stdin; /* rank 0 has stdin */
         size_t len = 0;
         if (!f) {
             fprintf(stderr, "%s: open failed: %s: %s\n", c->prog, from, strerror(errno));
@@ -86,7 +86,7 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
             fprintf(stderr, "%s: cannot read file names from '%s'\n", c->prog, from);
             hdr[0] = 1;
         }
-        if (f)
+        if (f && f != stdin)
             fclose(f);
         hdr[1] = len;
     }
@@ -139,14 +139,17 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
         return 2;
     }
     for (size_t i = 0; i < n; i++) {
-        const char *what = !names[i][0]             ? "invalid zero-length file name"
-                           : !strcmp(names[i], "-") ? "no file name of '-' allowed (dsort "
-                                                      "reads standard input only as the one "
-                                                      "INPUT operand)"
-                                                    : NULL;
-        if (what) {
+        if (!strcmp(names[i], "-")) { /* GNU's words (coreutils 9.1 says them for a file too) */
             if (c->rank == 0)
-                fprintf(stderr, "%s: %s:%zu: %s\n", c->prog, from, i + 1, what);
+                fprintf(stderr,
+                        "%s: when reading file names from stdin, no file name of '-' allowed\n",
+                        c->prog);
+            return 2;
+        }
+        if (!names[i][0]) {
+            if (c->rank == 0)
+                fprintf(stderr, "%s: %s:%zu: invalid zero-length file name\n", c->prog, from,
+                        i + 1);
             return 2;
         }
     }

@@ -132,7 +132,7 @@ bad usage "exchange-chunk" --exchange-chunk 0 "$IN/good.dat" -o "$o"
 bad usage "exchange-chunk" --exchange-chunk -5 "$IN/good.dat" -o "$o"
 bad usage "bogus" --bogus "$IN/good.dat" -o "$o"
 bad usage "-o|-O" "$IN/good.dat" -o "$o" -O "$OUT/d"
-bad usage "standard input \('-'\) must be the only INPUT" - "$IN/good.dat" -o "$o"
+bad usage "--local-inputs does not go with standard input" --local-inputs - "$IN/good.dat" -o "$o"
 bad usage "-c|output" -c "$IN/good.dat" -o "$o"
 
 e2e_finish

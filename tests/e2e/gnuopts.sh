@@ -146,10 +146,21 @@ dsort_refuses "--files0-from naming a missing input" "^dsort: .*cannot open '$D/
     "${L[@]}" --files0-from="$D/list.missing" -o "$T/o/r.out"
 gnu /dev/null --files0-from="$D/list.dash"
 eq "--files0-from naming '-': GNU sort's exit status" 2 "$GRC"
-dsort_refuses "--files0-from naming '-'" "^dsort: $D/list.dash:2: no file name of '-' allowed" \
+dsort_refuses "--files0-from naming '-'" \
+    "^dsort: when reading file names from stdin, no file name of '-' allowed" \
     "${L[@]}" --files0-from="$D/list.dash" -o "$T/o/r.out"
-dsort_refuses "--files0-from=-" "^dsort: --files0-from=-: dsort does not read the names from standard input" \
-    "${L[@]}" --files0-from=- -o "$T/o/r.out"
+# The list on standard input (rank 0 reads it and gives the names to every rank).
+LC_ALL=C sort -t, -k2,2n --files0-from=- <"$D/list" >"$T/o/gnu.f0"
+rm -f "$T/o/d.out"
+timeout -k 5 120 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" "${L[@]}" -t, -k2,2n \
+    --files0-from=- -o "$T/o/d.out" <"$D/list" 2>"$T/stderr"
+eq "--files0-from=- <list: exit status" 0 "$?"
+same "--files0-from=- <list against sort --files0-from=-" "$T/o/gnu.f0" "$T/o/d.out"
+timeout -k 5 120 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" "${L[@]}" \
+    --files0-from=- -o "$T/o/r.out" <"$D/list.dash" 2>"$T/stderr"
+eq "--files0-from=- naming '-': exit status" 2 "$?"
+contains "--files0-from=- naming '-': GNU's words" "$T/stderr" \
+    "^dsort: when reading file names from stdin, no file name of '-' allowed"
 # With -c: the listed file is checked (GNU takes one file with -c).
 printf '%s\0' "$D/c.unsorted" >"$D/list.c"
 gnu /dev/null -C --files0-from="$D/list.c"

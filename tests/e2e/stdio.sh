@@ -79,6 +79,50 @@ eq "empty stdin: exit status (as GNU)" 0 "$RC"
 eq "empty stdin: empty output" "0" "$(wc -c <"$T/stdout")"
 clean "empty stdin"
 
+echo "== \"-\" among named inputs, and -c of standard input, against GNU sort"
+head -n 700 "$D/lines" >"$T/part1"
+tail -n 500 "$D/lines" >"$T/part3"
+sed -n 2000,2600p "$D/lines" >"$T/part2"
+# -s keeps ties in input order: file, standard input, file; the second "-" is empty (as GNU)
+for t in "-s -k1,1 $T/part1 - $T/part3" "-k2,2n - $T/part1 -" "-s -k1,1 --out-of-core -S 16K $T/part1 - $T/part3"; do
+    read -ra a <<<"$t"
+    g=()
+    for w in "${a[@]}"; do
+        case $w in --out-of-core | -S | 16K) ;; *) g+=("$w") ;; esac
+    done
+    sort "${g[@]}" <"$T/part2" >"$T/gnu.out"
+    piped "$T/part2" "$N" "$DSORT" "${L[@]}" "${a[@]}" -o "$T/mixed.out"
+    eq "dsort ${t//$T\//}: exit status" 0 "$RC"
+    same "dsort ${t//$T\//} <part2 against sort" "$T/gnu.out" "$T/mixed.out"
+    clean "dsort ${t//$T\//}"
+done
+sort -k2,2n "$D/lines" >"$T/sorted.k2"
+for t in "-c:0" "-c -:0" "-C -:0"; do
+    read -ra a <<<"${t%%:*}"
+    piped "$T/sorted.k2" "$N" "$DSORT" "${L[@]}" -k2,2n "${a[@]}"
+    eq "sorted | dsort ${t%%:*}: exit status" "${t#*:}" "$RC"
+    eq "sorted | dsort ${t%%:*}: nothing said" "" "$(cat "$T/stderr")"
+done
+piped "$D/lines" "$N" "$DSORT" "${L[@]}" -k2,2n -c
+sort -k2,2n -c <"$D/lines" 2>"$T/gnu.err"
+eq "unsorted | dsort -c: exit status" 1 "$RC"
+eq "unsorted | dsort -c: GNU's message, naming \"-\"" "$(sed 's/^sort:/dsort:/' "$T/gnu.err")" \
+    "$(grep disorder "$T/stderr")"
+piped "$D/lines" "$N" "$DSORT" "${L[@]}" -k2,2n -C "$T/sorted.k2" -
+eq "unsorted | dsort -C FILE -: exit status" 1 "$RC"
+clean "-c of standard input"
+head -c 1000000 "$D/g.dat" >"$T/g.head1"
+cat "$D/g.dat" "$T/g.head1" >"$T/g.cat"
+ok "$N" "$DSORT" "$T/g.cat" -o "$T/g.want"
+piped "$T/g.head1" "$N" "$DSORT" "$D/g.dat" - -o "$T/g.mixed"
+eq "records: g.dat - <head: exit status" 0 "$RC"
+same "records: g.dat - <head, byte for byte the sort of the concatenation" "$T/g.want" "$T/g.mixed"
+piped "$D/lines" "$N" "$DSORT" "${L[@]}" "$T/part1" - "$T/missing" -o "$T/never"
+eq "a missing input beside -: exit status" 2 "$RC"
+contains "a missing input beside -: names it" "$T/stderr" "^dsort: rank 0/$N .*cannot open .$T/missing"
+eq "a missing input beside -: no output" "" "$(ls "$T/never" 2>/dev/null)"
+clean "a missing input beside -"
+
 echo "== gensort records, standard input to standard output, against a file-to-file run"
 ok "$N" "$DSORT" "$D/g.dat" -o "$T/g.sorted"
 for t in "" "--out-of-core -S 2M" "-r -" "-u"; do
@@ -120,7 +164,7 @@ piped "$D/lines" "$N" "$DSORT" "${L[@]}" --stats "$T/statsdir"
 eq "--stats a directory: exit status" 2 "$RC"
 eq "--stats a directory: nothing on stdout" "0" "$(wc -c <"$T/stdout")"
 clean "--stats a directory"
-for bad in "- $D/lines:must be the only INPUT" "-c -:-c does not read standard input" \
+for bad in "--local-inputs -:does not go with standard input" \
     "--checkpoint:need named inputs and -o or -O" "--stop-after=1 -:need named inputs" \
     "$D/lines -o $T:"; do
     read -ra a <<<"${bad%%:*}"
