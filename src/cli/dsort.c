@@ -406,9 +406,10 @@ static void debug_notes(const struct dsort_keys *k)
 static char *job_shape(int argc, char **argv)
 {
     static const char *const skip_arg[] = {
-        "--stats",      "--keep-checkpoint",     "--memory",    "--buffer-size",
-        "--temp-dir",   "--temporary-directory", "--parallel",  "--exchange-chunk",
-        "--block-size", "--streams-per-device",  "--stop-after"};
+        "--stats",           "--keep-checkpoint",     "--memory",     "--buffer-size",
+        "--temp-dir",        "--temporary-directory", "--parallel",   "--exchange-chunk",
+        "--block-size",      "--streams-per-device",  "--stop-after", "--batch-size",
+        "--compress-program"};
     static const char *const skip[] = {"-v",           "--verbose",   "--checkpoint",
                                        "--resume",     "--progress",  "--bind",
                                        "--one-stream", "--no-direct", "--verify"};

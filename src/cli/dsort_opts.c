@@ -39,7 +39,9 @@ enum {
     OPT_CHECK,
     OPT_PARALLEL,
     OPT_DEBUG,
-    OPT_FILES0_FROM
+    OPT_FILES0_FROM,
+    OPT_BATCH_SIZE,
+    OPT_COMPRESS
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +56,8 @@ static const struct option long_opts[] = {
     {"check", optional_argument, NULL, OPT_CHECK},
     {"parallel", required_argument, NULL, OPT_PARALLEL},
     {"files0-from", required_argument, NULL, OPT_FILES0_FROM},
+    {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
+    {"compress-program", required_argument, NULL, OPT_COMPRESS},
     DSORT_CLI_KEY_LONG_OPTIONS,
     {"memory", required_argument, NULL, 'S'},
     {"buffer-size", required_argument, NULL, 'S'},
@@ -132,6 +136,8 @@ static void usage(void)
            "      --exchange-chunk=SIZE  largest message of the exchange (default 256M)\n"
            "      --parallel=N        accepted for GNU sort's sake and ignored: dsort's\n"
            "                          parallelism is its ranks (mpirun -n)\n"
+           "      --batch-size=NMERGE, --compress-program=PROG\n"
+           "                          accepted for GNU sort's sake and ignored (see dsort(1))\n"
            "      --no-direct         write output through the page cache (default: O_DIRECT\n"
            "                          where the file system supports it)\n"
            "Devices:\n"
@@ -260,6 +266,16 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             if (dsort_gnuopts_parallel(c, optarg))
                 return 2;
             x->parallel = optarg;
+            break;
+        case OPT_BATCH_SIZE:
+            if (dsort_gnuopts_batch_size(c, optarg))
+                return 2;
+            x->batch_size = optarg;
+            break;
+        case OPT_COMPRESS: /* GNU's check; dsort's spills are not compressed (dsort(1)) */
+            if (x->compress && strcmp(x->compress, optarg))
+                return dsort_cli_usage_error(c, "multiple compress programs specified");
+            x->compress = optarg;
             break;
         case OPT_FILES0_FROM:
             x->files0_from = optarg; /* as in GNU, the last one counts */
@@ -454,5 +470,15 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         fprintf(stderr,
                 "%s: --parallel=%s ignored: dsort's parallelism is its %d rank%s (mpirun -n)\n",
                 c->prog, x->parallel, c->size, c->size == 1 ? "" : "s");
+    if (x->batch_size && o->verbose && c->rank == 0)
+        fprintf(stderr,
+                "%s: --batch-size=%s ignored: dsort's merges take as many runs as -S and "
+                "--block-size allow\n",
+                c->prog, x->batch_size);
+    if (x->compress && o->verbose && c->rank == 0)
+        fprintf(stderr,
+                "%s: --compress-program=%s ignored: dsort does not compress its temporary files "
+                "(see dsort(1))\n",
+                c->prog, x->compress);
     return -1;
 }

@@ -45,6 +45,34 @@ int dsort_gnuopts_parallel(const struct dsort_comm *c, const char *arg)
     return 0;
 }
 
+/* --batch-size=NMERGE as GNU sort reads it (xstrtoumax without suffixes, at least 2): 0 if it is
+ * valid, else a usage error in GNU's words (2). GNU's upper limit comes from its open-file
+ * rlimit; dsort ignores the value (its merges' fan-in follows -S and --block-size), so there
+ * is none. */
+int dsort_gnuopts_batch_size(const struct dsort_comm *c, const char *arg)
+{
+    const char *p = arg;
+    while (isspace((unsigned char)*p))
+        p++;
+    char *end = (char *)p;
+    uintmax_t v = 0;
+    if (*p != '-') {
+        errno = 0;
+        v = strtoumax(p, &end, 10);
+        if (errno == ERANGE)
+            v = UINTMAX_MAX;
+    }
+    if (end == p)
+        return dsort_cli_usage_error(c, "invalid --batch-size argument '%s'", arg);
+    if (*end)
+        return dsort_cli_usage_error(c, "invalid suffix in --batch-size argument '%s'", arg);
+    if (v < 2)
+        return dsort_cli_usage_error(
+            c, "invalid --batch-size argument '%s'\n%s: minimum --batch-size argument is '2'", arg,
+            c->prog);
+    return 0;
+}
+
 /* Collective. --files0-from=F: rank 0 reads F whole and sends it to the other ranks, so that
  * every rank has the same names (and F is read once, not once per rank); every rank then splits
  * it at NULs as GNU's readtokens0 does (a last name without its NUL counts). GNU's errors:

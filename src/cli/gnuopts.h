@@ -19,6 +19,8 @@ struct dsort_gnuopts {
     int merge;               /* -m: accepted; dsort sorts (a merge of sorted inputs is a sort) */
     int debug;               /* --debug: annotate the keys of the lines on standard output */
     const char *parallel;    /* --parallel=N: accepted and ignored */
+    const char *batch_size;  /* --batch-size=NMERGE: accepted and ignored */
+    const char *compress;    /* --compress-program=PROG: accepted and ignored */
     const char *files0_from; /* --files0-from=F */
     char *files0_buf;        /* F's contents, the names NUL-separated */
     char **files0_names;     /* the names in files0_buf, then NULL */
@@ -28,6 +30,9 @@ struct dsort_gnuopts {
 void dsort_gnuopts_free(struct dsort_gnuopts *x);
 /* --parallel=N as GNU sort reads it: 0 if N is valid, else 2 after a usage error. */
 int dsort_gnuopts_parallel(const struct dsort_comm *c, const char *arg);
+/* --batch-size=NMERGE as GNU sort reads it: 0 if valid (2 or more), else 2 after a usage
+ * error. */
+int dsort_gnuopts_batch_size(const struct dsort_comm *c, const char *arg);
 /* Collective: read x->files0_from (see gnuopts.c). Returns -1 with the names in
  * x->files0_names and their count in *count, or an exit code (2) after an error. */
 int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, size_t *count);

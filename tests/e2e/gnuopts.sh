@@ -12,7 +12,10 @@
 #    lines, the exit status, the line GNU names (dsort names the record, 0-based), silence for
 #    -C, -cu (with --format lines: gnucheck.sh; -m too);
 #  - --files0-from=F: 1200 inputs, names with a space, no final NUL, keys; GNU's errors for
-#    operands with it, an empty name, an empty or missing F; "-" as F or as a name is refused.
+#    operands with it, an empty name, an empty or missing F; --files0-from=- reads the list
+#    from standard input; "-" as a name is refused in GNU's words;
+#  - --batch-size=N, --compress-program=PROG: accepted and ignored (said under -v); GNU's
+#    errors for a bad N and for two different programs.
 # Exit statuses differ from GNU's in one place, on purpose: GNU exits 1 for a bad --sort or
 # --check WORD (coreutils' argmatch), which sort -c scripts would read as "unsorted"; dsort
 # exits 2 as for every usage error. The inputs and helpers are gnulib.sh's.
@@ -42,6 +45,27 @@ done
 ok "$N" "$DSORT" "${L[@]}" -v --parallel=3 -o "$T/o/d.out" "$IN1"
 eq "--parallel under -v: said once, by one rank" 1 \
     "$(grep -c "^dsort: --parallel=3 ignored: dsort's parallelism is its $N rank" "$T/stderr")"
+
+echo "== --batch-size, --compress-program (accepted, ignored)"
+agree "--batch-size=2 -k2,2 -t," --batch-size=2 -t, -k2,2 "$D/csv" -- --batch-size=2 -t, -k2,2 "$D/csv"
+for bad in 1 0 abc 3k " -2"; do
+    refuse "--batch-size='$bad'" 2 1 "${L[@]}" "--batch-size=$bad" -o "$T/o/r.out" "$IN1" -- \
+        "--batch-size=$bad" "$IN1"
+done
+gnu /dev/null --batch-size=1 "$IN1"
+expect_rc 2 "$N" "$DSORT" "${L[@]}" --batch-size=1 -o "$T/o/r.out" "$IN1"
+eq "--batch-size=1: GNU's two lines" "$(sed 's/^sort:/dsort:/' "$T/gnu.err")" "$(head -n 2 "$T/stderr")"
+# Out of core, so that GNU sort runs the program (-S 64K: it spills) and dsort spills too.
+agree "--compress-program=gzip -S 64K --out-of-core -n" --compress-program=gzip -S 64K \
+    --out-of-core -n "$IN1" -- --compress-program=gzip -S 64K -n "$IN1"
+agree "--compress-program twice, the same" --compress-program=zstd --compress-program=zstd -r \
+    "$IN1" -- --compress-program=zstd --compress-program=zstd -r "$IN1"
+refuse "--compress-program=a --compress-program=b" 2 1 "${L[@]}" --compress-program=a \
+    --compress-program=b -o "$T/o/r.out" "$IN1" -- --compress-program=a --compress-program=b "$IN1"
+ok "$N" "$DSORT" "${L[@]}" -v --compress-program=zstd --batch-size=8 -o "$T/o/d.out" "$IN1"
+eq "--compress-program under -v: said once" 1 \
+    "$(grep -c "^dsort: --compress-program=zstd ignored: dsort does not compress" "$T/stderr")"
+eq "--batch-size under -v: said once" 1 "$(grep -c "^dsort: --batch-size=8 ignored" "$T/stderr")"
 
 echo "== --sort=WORD"
 # Each word (or an abbreviation) on all the kinds of lines at once, some with -r.
