@@ -219,6 +219,18 @@ static void sweep(const struct dsort_comm *c, const struct dsort_job_options *o)
         return;
     struct dsort_sweep_report rep;
     dsort_tempdirs_sweep(o->temp_dirs, o->ntemp, o->keep_checkpoint, &rep);
+    /* and standard input's copies (pipeio.c) that dead jobs left there */
+    unsigned copies = 0;
+    for (size_t i = 0; i < o->ntemp; i++) {
+        struct dsort_sweep_report more;
+        dsort_outtemps_sweep(o->temp_dirs[i], &more);
+        copies += more.removed;
+        rep.unknown += more.unknown;
+        rep.unsafe += more.unsafe;
+    }
+    if (copies)
+        dsort_comm_print(c, "removed %u cop%s of standard input left by dead dsort jobs", copies,
+                         copies == 1 ? "y" : "ies");
     if (rep.removed)
         dsort_comm_print(c, "removed %u temp director%s left by dead dsort jobs", rep.removed,
                          rep.removed == 1 ? "y" : "ies");

@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "comm.h"
+#include "owner.h"
 
 #define PIPE_CHUNK ((size_t)4 << 20)
 #define TAG_PART 7101
@@ -39,13 +40,13 @@ int dsort_pipeio_spool(const struct dsort_comm *c, const char *dir, char *path, 
     if (c->rank == 0) {
         int fd = -1;
         char *buf = malloc(PIPE_CHUNK);
-        if (snprintf(path, len, "%s/dsort_stdin.XXXXXX", dir) >= (int)len)
-            st = DSORT_ERR(&err, DSORT_EINVAL, 0, "temp directory name too long: '%s'", dir);
-        else if (!buf)
+        /* An output temp's name (owner.h): the sweep of a later job removes it if this one
+         * dies by SIGKILL. */
+        if (!buf)
             st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
-        else if ((fd = mkstemp(path)) < 0)
-            st = DSORT_ERR(&err, DSORT_EIO, errno,
-                           "cannot create '%s' to hold standard input (-T or TMPDIR)", path);
+        else if ((st = dsort_owner_temp_file(path, len, dir, "dsort_stdin", &fd, &err)))
+            snprintf(err.msg + strlen(err.msg), sizeof err.msg - strlen(err.msg),
+                     " (to hold standard input: -T or TMPDIR)");
         else if (!(st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, &err))) {
             for (;;) {
                 ssize_t got = read(0, buf, PIPE_CHUNK);

@@ -123,6 +123,30 @@ contains "a missing input beside -: names it" "$T/stderr" "^dsort: rank 0/$N .*c
 eq "a missing input beside -: no output" "" "$(ls "$T/never" 2>/dev/null)"
 clean "a missing input beside -"
 
+echo "== a copy of standard input left by a job killed with SIGKILL: the next job's sweep"
+mkfifo "$T/never.fifo"
+# rank 0 copies what comes through the FIFO, which stays open and silent: the copy exists
+(exec 3<>"$T/never.fifo"
+    timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" \
+        "$DSORT" "${L[@]}" -o "$T/killed.out" <&3 >/dev/null 2>&1) &
+runner=$!
+for _ in $(seq 100); do
+    ls -A "$TMPDIR" | grep -q '^\.dsort_stdin\.dsort-' && break
+    sleep 0.1
+done
+cond "a job reading standard input has its copy in \$TMPDIR" \
+    "$(ls -A "$TMPDIR" | grep -c '^\.dsort_stdin\.dsort-') == 1"
+# SIGKILL for the ranks: the children of mpirun (the child of timeout, the subshell's child)
+mpirun_pid=$(pgrep -P "$(pgrep -P "$runner" | head -n 1)" | head -n 1)
+[ -n "$mpirun_pid" ] && pkill -KILL -P "$mpirun_pid"
+wait "$runner" 2>/dev/null
+eq "SIGKILL: the copy stays until another job sweeps" 1 "$(ls -A "$TMPDIR" | grep -c '^\.dsort_stdin\.')"
+ok "$N" "$DSORT" "${L[@]}" -o "$T/after.out" "$T/part1"
+contains "the next job says it removed the copy" "$T/stderr" \
+    "^dsort: .*removed 1 copy of standard input left by dead dsort jobs"
+clean "the next job's sweep"
+rm -f "$T/never.fifo"
+
 echo "== gensort records, standard input to standard output, against a file-to-file run"
 ok "$N" "$DSORT" "$D/g.dat" -o "$T/g.sorted"
 for t in "" "--out-of-core -S 2M" "-r -" "-u"; do
