@@ -438,6 +438,13 @@ static int is_stage_entry(const char *name)
            strspn(name + 5, "0123456789") == strlen(name + 5);
 }
 
+/* Inside a dead job's output temp directory: its parts and marker, and output temps. */
+static int is_dead_dir_entry(const char *name)
+{
+    enum dsort_owner_state state;
+    return is_stage_entry(name) || dsort_owner_temp_judge(name, &state);
+}
+
 static void sweep_outtemp(int bfd, const char *name, enum dsort_owner_state state,
                           struct dsort_sweep_report *rep)
 {
@@ -466,7 +473,7 @@ static void sweep_outtemp(int bfd, const char *name, enum dsort_owner_state stat
         rep->unsafe++;
         return;
     }
-    remove_entries(fd, is_stage_entry);
+    remove_entries(fd, is_dead_dir_entry);
     if (!unlinkat(bfd, name, AT_REMOVEDIR))
         rep->removed++;
     else

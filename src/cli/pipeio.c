@@ -92,10 +92,22 @@ void dsort_pipeio_unspool(const struct dsort_comm *c, const char *path)
 void dsort_pipeio_outdir(const struct dsort_comm *c, const char *dir, char *path, size_t len)
 {
     if (c->rank == 0) {
+        /* An output temp's name of rank 0 (owner.h), its XXXXXX made random here (the output
+         * module creates the directory, on every node): if the job dies by SIGKILL, a later
+         * job's sweep on rank 0's node removes it and its parts. */
+        struct dsort_owner self;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         unsigned r = (unsigned)ts.tv_nsec ^ ((unsigned)getpid() << 16);
-        snprintf(path, len, "%s/dsort_stdout.%s.%ld.%08x", dir, c->host, (long)getpid(), r);
+        dsort_owner_self(&self, NULL);
+        if (dsort_owner_temp_name(path, len, dir, "dsort_stdout", &self, NULL)) {
+            snprintf(path, len, "%s/dsort_stdout.%s.%ld.%08x", dir, c->host, (long)getpid(), r);
+        } else {
+            static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+            char *x = path + strlen(path) - 6;
+            for (int i = 0; i < 6; i++, r /= 36)
+                x[i] = digits[r % 36];
+        }
     }
     dsort_comm_require(c, MPI_Bcast(path, (int)len, MPI_CHAR, 0, c->comm),
                        "sharing the name of the output's parts (MPI_Bcast)");

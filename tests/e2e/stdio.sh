@@ -146,6 +146,24 @@ contains "the next job says it removed the copy" "$T/stderr" \
     "^dsort: .*removed 1 copy of standard input left by dead dsort jobs"
 clean "the next job's sweep"
 rm -f "$T/never.fifo"
+# The same for the output's directory (its stage, or the committed one being written out):
+# a job to standard output killed while it sorts out of core.
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do cat "$D/lines"; done >"$T/big"
+timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" \
+    "$DSORT" "${L[@]}" --out-of-core -S 64K -k2,2n "$T/big" >/dev/null 2>&1 &
+runner=$!
+for _ in $(seq 200); do
+    ls -A "$TMPDIR" | grep -q 'dsort_stdout\.dsort-' && break
+    sleep 0.05
+done
+mpirun_pid=$(pgrep -P "$runner" | head -n 1)
+[ -n "$mpirun_pid" ] && pkill -KILL -P "$mpirun_pid"
+wait "$runner"
+cond "a job to standard output killed while sorting (exit $?; its directory: $(ls -A "$TMPDIR" | grep -c 'dsort_stdout\.dsort-'))" \
+    "$(ls -A "$TMPDIR" | grep -c 'dsort_stdout\.dsort-') == 1"
+ok "$N" "$DSORT" "${L[@]}" -o "$T/after.out" "$T/part1"
+clean "the next job's sweep of the output's directory"
+rm -f "$T/big"
 
 echo "== gensort records, standard input to standard output, against a file-to-file run"
 ok "$N" "$DSORT" "$D/g.dat" -o "$T/g.sorted"
