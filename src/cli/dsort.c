@@ -43,6 +43,67 @@ static void json_bytes(FILE *f, const char *name, const uint64_t *v)
     fprintf(f, "}");
 }
 
+/* "devices": the watched disks' block-layer counters per phase (the node's, seen from this
+ * rank's phases: ranks of one node show the same disks). */
+static void json_disks(FILE *f, const struct dsort_job_stats *s)
+{
+    fprintf(f, ", \"devices\": [");
+    for (int i = 0; i < DSORT_JOB_DISKS && s->disk[i][0]; i++) {
+        uint64_t rd[PH_COUNT], wr[PH_COUNT];
+        double busy[PH_COUNT];
+        for (int p = 0; p < PH_COUNT; p++) {
+            rd[p] = s->disk_phase[p][i].read;
+            wr[p] = s->disk_phase[p][i].written;
+            busy[p] = (double)s->disk_phase[p][i].busy_ms / 1000.0;
+        }
+        fprintf(f, "%s{\"disk\": \"%s\", ", i ? ", " : "", s->disk[i]);
+        json_bytes(f, "read_bytes", rd);
+        fprintf(f, ", ");
+        json_bytes(f, "write_bytes", wr);
+        fprintf(f, ", ");
+        json_phases(f, "busy_seconds", busy);
+        fprintf(f, "}");
+    }
+    fprintf(f, "]");
+}
+
+/* -v, rank 0: for the first rank of every host, each watched disk that moved data: bytes read
+ * and written, and per phase the rates over that rank's phase time and how busy it was. */
+static void print_disks(const struct dsort_comm *c, const struct dsort_job_stats *all)
+{
+    for (int r = 0; r < c->size; r++) {
+        int first = 1;
+        for (int q = 0; q < r && first; q++)
+            first = strcmp(all[q].host, all[r].host) != 0;
+        const struct dsort_job_stats *s = &all[r];
+        for (int i = 0; first && i < DSORT_JOB_DISKS && s->disk[i][0]; i++) {
+            uint64_t rd = 0, wr = 0;
+            for (int p = 0; p < PH_COUNT; p++) {
+                rd += s->disk_phase[p][i].read;
+                wr += s->disk_phase[p][i].written;
+            }
+            if (!rd && !wr)
+                continue;
+            char b1[32], b2[32];
+            fprintf(stderr, "dsort: disk %s:%s: read %s, wrote %s", s->host, s->disk[i],
+                    dsort_mem_format(rd, b1, sizeof b1), dsort_mem_format(wr, b2, sizeof b2));
+            for (int p = 0; p < PH_COUNT; p++) {
+                const struct dsort_job_disk_phase *d = &s->disk_phase[p][i];
+                if ((!d->read && !d->written) || s->t[p] <= 0)
+                    continue;
+                fprintf(stderr, " | %s", dsort_phase_names[p]);
+                if (d->read)
+                    fprintf(stderr, " r %.1f MB/s", (double)d->read / s->t[p] / 1e6);
+                if (d->written)
+                    fprintf(stderr, " w %.1f MB/s", (double)d->written / s->t[p] / 1e6);
+                double busy = (double)d->busy_ms / 1000.0 / s->t[p] * 100.0;
+                fprintf(stderr, " busy %.0f%%", busy > 100 ? 100 : busy);
+            }
+            fprintf(stderr, "\n");
+        }
+    }
+}
+
 /* Rank 0: write the stats file up to (not including) the plan and the closing brace. */
 static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_options *o,
                          const struct dsort_job_stats *all, uint64_t recs, uint64_t bytes,
@@ -70,6 +131,7 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
         json_bytes(f, "io_write_bytes", s->io_write);
         fprintf(f, ", ");
         json_bytes(f, "page_faults", s->faults);
+        json_disks(f, s);
         fprintf(f,
                 ", \"records_in\": %" PRIu64 ", \"records_out\": %" PRIu64
                 ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
@@ -146,6 +208,7 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
                 bytes ? (double)rd / (double)bytes : 0.0, bytes ? (double)wr / (double)bytes : 0.0);
         fprintf(stderr, "dsort: balance max/avg %.4f (max %" PRIu64 " records, avg %.1f)\n",
                 balance, maxout, avg);
+        print_disks(c, all);
     }
     if (o->verbose && dsort_job_topo_note(o->topo))
         fprintf(stderr, "dsort: topology: %s\n", dsort_job_topo_note(o->topo));

@@ -80,6 +80,16 @@ struct dsort_job_options {
 /* The exit status of a job stopped with a checkpoint (resume it with --resume). */
 #define DSORT_EXIT_STOPPED 3
 
+/* Block devices watched per phase (dsort_job_watch_disks): at most this many disks. */
+#define DSORT_JOB_DISKS 6
+#define DSORT_JOB_DISK_NAME 32
+/* One disk in one phase: the block layer's counters (/sys/class/block/DISK/stat), so the
+ * node's other I/O on the disk is included; page-cache hits are not device I/O. */
+struct dsort_job_disk_phase {
+    uint64_t read, written; /* bytes (sectors x 512) */
+    uint64_t busy_ms;       /* io_ticks: milliseconds the disk had I/O in flight */
+};
+
 /* Per-rank figures, gathered to rank 0 as a flat struct. */
 struct dsort_job_stats {
     double t[PH_COUNT];
@@ -94,14 +104,22 @@ struct dsort_job_stats {
     char budget_why[200];
     char merge_why[160]; /* why an extra merge pass was needed ("" if none) */
     char host[64];
+    /* The watched disks (names, "" past the last) and their counters per phase. */
+    char disk[DSORT_JOB_DISKS][DSORT_JOB_DISK_NAME];
+    struct dsort_job_disk_phase disk_phase[PH_COUNT][DSORT_JOB_DISKS];
 };
 
 /* Phase timing: begin snapshots the clock and the I/O counters (and names the phase for the
- * signal handler's message), end adds the deltas. */
+ * signal handler's message), end adds the deltas; the watched disks' counters too. */
 struct dsort_phase_clock {
     double t;
     uint64_t r, w, faults;
+    struct dsort_job_disk_phase disk[DSORT_JOB_DISKS];
 };
+/* Local, process-wide: watch these disks (sysfs block names, e.g. "sda", "loop3", "md0"; at
+ * most DSORT_JOB_DISKS, duplicates dropped) in every phase from now on. The job's topology
+ * calls it with the disks under its inputs, temp dirs and output. */
+void dsort_job_watch_disks(const char *const *names, size_t n);
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph);
 void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
                          const struct dsort_phase_clock *pc);

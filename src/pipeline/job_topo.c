@@ -75,6 +75,36 @@ const char *dsort_job_topo_token_note(const struct dsort_job_topo *t)
     return t && t->token_note[0] ? t->token_note : NULL;
 }
 
+/* Watch, per phase (job.h), the disks under the plan's devices (inputs and temp dirs) and
+ * under the output's directory. */
+static void watch_disks(const struct dsort_plan_node *node, const struct dsort_job_options *o)
+{
+    const char *names[DSORT_JOB_DISKS];
+    size_t n = 0;
+    static struct dsort_blockdev out; /* its names outlive the call: watch copies them anyway */
+    for (size_t d = 0; d < node->ndevices; d++)
+        for (uint32_t k = 0; k < node->devices[d].dev.ndisks && n < DSORT_JOB_DISKS; k++)
+            names[n++] = node->devices[d].dev.disks[k];
+    const char *target = o->output ? o->output : o->output_dir;
+    if (target && n < DSORT_JOB_DISKS) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", target);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = '\0';
+        else
+            *slash = '\0';
+        struct stat sb;
+        if (!stat(dir, &sb) &&
+            !dsort_blockdev_resolve(NULL, major(sb.st_dev), minor(sb.st_dev), &out, NULL))
+            for (uint32_t k = 0; k < out.ndisks && n < DSORT_JOB_DISKS; k++)
+                names[n++] = out.disks[k];
+    }
+    dsort_job_watch_disks(names, n);
+}
+
 enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
                                         const struct dsort_job_options *o,
                                         const struct dsort_inputs *in, struct dsort_job_topo **out,
@@ -158,6 +188,7 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
         if (t->node->devices[d].dev.kind == DSORT_BLOCKDEV_UNKNOWN && !t->note[0])
             snprintf(t->note, sizeof t->note, "device %s: %s; one device per st_dev assumed",
                      t->node->devices[d].dev.key, t->node->devices[d].dev.reason);
+    watch_disks(t->node, o);
 out:
     free(ranks);
     free(reads);

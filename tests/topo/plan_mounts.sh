@@ -99,5 +99,25 @@ PY
         echo "sort ok: -n $n $opt"
     done
 done
+# Per-disk figures (--stats "devices", -v "disk HOST:DISK"): spills to the loop disk's first
+# partition (O_DIRECT: the block layer sees them at once) show as writes on the loop disk in
+# the spill phase, at least the bytes the rank spilled; tmpfs has no disk to show.
+rm -f "$work/out.txt"
+run -n 2 "$bin/dsort" --out-of-core -S 2M -T "$work/p1" $inputs -o "$work/out.txt" \
+    --stats "$work/stats.json" -v 2>"$work/v.err" || fail "sort with --stats"
+grep -q "^dsort: disk [^:]*:$disk: read .*, wrote .* | spill .*w [0-9.]* MB/s" "$work/v.err" ||
+    { cat "$work/v.err"; fail "-v names no writes to $disk in the spill phase"; }
+python3 - "$work/stats.json" "$disk" <<'PY' || fail "--stats devices"
+import json, sys
+st, disk = json.load(open(sys.argv[1])), sys.argv[2]
+for rk in st["per_rank"]:
+    devs = {d["disk"]: d for d in rk["devices"]}
+    assert disk in devs, (disk, list(devs))
+    assert all(not k.startswith("st_dev") for k in devs), devs.keys()
+    spilled = devs[disk]["write_bytes"]["spill"] + devs[disk]["write_bytes"]["merge"]
+    assert rk["spill_bytes"] > 0 and spilled >= rk["spill_bytes"], (spilled, rk["spill_bytes"])
+    assert all(v >= 0 for v in devs[disk]["busy_seconds"].values())
+print("devices ok: %s written in the spill phase, at least each rank's spill bytes" % disk)
+PY
 left=$(find "$work/t3" "$work/p1" -maxdepth 1 -name "dsort-*") && [ -n "$left" ] && fail "temp dirs left behind: $left"
 echo PASS
