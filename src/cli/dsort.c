@@ -89,14 +89,15 @@ static void print_disks(const struct dsort_comm *c, const struct dsort_job_stats
                     dsort_mem_format(rd, b1, sizeof b1), dsort_mem_format(wr, b2, sizeof b2));
             for (int p = 0; p < PH_COUNT; p++) {
                 const struct dsort_job_disk_phase *d = &s->disk_phase[p][i];
-                if ((!d->read && !d->written) || s->t[p] <= 0)
+                double busy = s->t[p] > 0 ? (double)d->busy_ms / 1000.0 / s->t[p] * 100.0 : 0;
+                /* the phases that moved a MiB or kept the disk busy; a direction from 64 KiB */
+                if (s->t[p] <= 0 || (d->read + d->written < ((uint64_t)1 << 20) && busy < 5))
                     continue;
                 fprintf(stderr, " | %s", dsort_phase_names[p]);
-                if (d->read)
+                if (d->read >= 65536)
                     fprintf(stderr, " r %.1f MB/s", (double)d->read / s->t[p] / 1e6);
-                if (d->written)
+                if (d->written >= 65536)
                     fprintf(stderr, " w %.1f MB/s", (double)d->written / s->t[p] / 1e6);
-                double busy = (double)d->busy_ms / 1000.0 / s->t[p] * 100.0;
                 fprintf(stderr, " busy %.0f%%", busy > 100 ? 100 : busy);
             }
             fprintf(stderr, "\n");

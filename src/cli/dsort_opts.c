@@ -416,6 +416,13 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             x->from_stdin = 1;
     if (x->from_stdin && o->local_inputs)
         return dsort_cli_usage_error(c, "--local-inputs does not go with standard input");
+    /* Empty names: GNU's words for -o ''; found now, not at the commit after all the work. */
+    if (o->output && !*o->output)
+        return dsort_cli_usage_error(c, "open failed: '': No such file or directory");
+    if (o->output_dir && !*o->output_dir)
+        return dsort_cli_usage_error(c, "-O: the output directory's name is empty");
+    if (o->stats && !*o->stats)
+        return dsort_cli_usage_error(c, "--stats: the file's name is empty");
     if (o->plan_json && !o->plan)
         return dsort_cli_usage_error(c, "--json goes with --plan");
     if (o->check && o->output) /* GNU's words */

@@ -134,5 +134,9 @@ bad usage "bogus" --bogus "$IN/good.dat" -o "$o"
 bad usage "-o|-O" "$IN/good.dat" -o "$o" -O "$OUT/d"
 bad usage "--local-inputs does not go with standard input" --local-inputs - "$IN/good.dat" -o "$o"
 bad usage "-c|output" -c "$IN/good.dat" -o "$o"
+# Empty names: refused before any work (GNU's words for -o ''), not at the commit.
+bad usage "open failed: '': No such file or directory" "$IN/good.dat" -o ""
+bad usage "output directory's name is empty" "$IN/good.dat" -O ""
+bad usage "--stats: the file's name is empty" "$IN/good.dat" -o "$o" --stats ""
 
 e2e_finish
