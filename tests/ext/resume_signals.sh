@@ -41,11 +41,13 @@ gone() {
 }
 
 # start CMD...: start mpirun -n N CMD in the background (job: its pid; output in $T/std*),
-# once the ranks of the jobs before are gone.
+# once the ranks of the jobs before are gone. The job runs at nice 15, so that on a busy
+# machine (ctest -j2 beside other tests) the poller of freeze_when, at the test's own
+# priority, still sees the moment it waits for before the job is past it.
 start() {
     gone
-    LAST_CMD="$MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $N $*"
-    "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" "$@" </dev/null \
+    LAST_CMD="nice -n 15 $MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $N $*"
+    nice -n 15 "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" "$@" </dev/null \
         >"$T/stdout" 2>"$T/stderr" &
     job=$!
 }
