@@ -20,52 +20,49 @@ void dsort_gnuopts_free(struct dsort_gnuopts *x)
     x->files0_names = NULL;
 }
 
-/* --parallel=N as GNU sort's specify_nthreads reads it (xstrtoumax without suffixes: leading
- * blanks and '+' allowed, a value too large taken as the largest): 0 if N is valid, else a
- * usage error in GNU's words (2). */
-int dsort_gnuopts_parallel(const struct dsort_comm *c, const char *arg)
+/* An unsigned count as GNU sort reads --parallel and --batch-size (xstrtoumax without suffixes:
+ * leading blanks and '+' allowed, a value too large taken as the largest) into *v: 0, or a
+ * usage error in GNU's words naming the option (2). */
+static int gnu_count(const struct dsort_comm *c, const char *opt, const char *arg, uintmax_t *v)
 {
     const char *p = arg;
     while (isspace((unsigned char)*p))
         p++;
     char *end = (char *)p;
-    uintmax_t v = 0;
+    *v = 0;
     if (*p != '-') {
         errno = 0;
-        v = strtoumax(p, &end, 10);
+        *v = strtoumax(p, &end, 10);
         if (errno == ERANGE)
-            v = UINTMAX_MAX;
+            *v = UINTMAX_MAX;
     }
     if (end == p)
-        return dsort_cli_usage_error(c, "invalid --parallel argument '%s'", arg);
+        return dsort_cli_usage_error(c, "invalid %s argument '%s'", opt, arg);
     if (*end)
-        return dsort_cli_usage_error(c, "invalid suffix in --parallel argument '%s'", arg);
+        return dsort_cli_usage_error(c, "invalid suffix in %s argument '%s'", opt, arg);
+    return 0;
+}
+
+/* --parallel=N as GNU sort's specify_nthreads reads it: 0 if N is valid, else a usage error in
+ * GNU's words (2). */
+int dsort_gnuopts_parallel(const struct dsort_comm *c, const char *arg)
+{
+    uintmax_t v;
+    if (gnu_count(c, "--parallel", arg, &v))
+        return 2;
     if (v == 0)
         return dsort_cli_usage_error(c, "number in parallel must be nonzero");
     return 0;
 }
 
-/* --batch-size=NMERGE as GNU sort reads it (xstrtoumax without suffixes, at least 2): 0 if it is
- * valid, else a usage error in GNU's words (2). GNU's upper limit comes from its open-file
- * rlimit; dsort ignores the value (its merges' fan-in follows -S and --block-size), so there
- * is none. */
+/* --batch-size=NMERGE as GNU sort reads it (at least 2): 0 if it is valid, else a usage error
+ * in GNU's words (2). GNU's upper limit comes from its open-file rlimit; dsort ignores the
+ * value (its merges' fan-in follows -S and --block-size), so there is none. */
 int dsort_gnuopts_batch_size(const struct dsort_comm *c, const char *arg)
 {
-    const char *p = arg;
-    while (isspace((unsigned char)*p))
-        p++;
-    char *end = (char *)p;
-    uintmax_t v = 0;
-    if (*p != '-') {
-        errno = 0;
-        v = strtoumax(p, &end, 10);
-        if (errno == ERANGE)
-            v = UINTMAX_MAX;
-    }
-    if (end == p)
-        return dsort_cli_usage_error(c, "invalid --batch-size argument '%s'", arg);
-    if (*end)
-        return dsort_cli_usage_error(c, "invalid suffix in --batch-size argument '%s'", arg);
+    uintmax_t v;
+    if (gnu_count(c, "--batch-size", arg, &v))
+        return 2;
     if (v < 2)
         return dsort_cli_usage_error(
             c, "invalid --batch-size argument '%s'\n%s: minimum --batch-size argument is '2'", arg,
