@@ -316,7 +316,8 @@ static enum dsort_status node_move(struct dsort_exchange *x, const unsigned char
         st = DSORT_ERR(err, DSORT_EINTERNAL, 0, "exchange: self piece sizes differ");
         goto out;
     }
-    /* The slice q: the staging of every rank fits DSORT_EXCHANGE_STAGE (or one byte a pair). */
+    /* The slice q of each pair's piece per round: at most chunk, and the staging of every rank
+     * fits DSORT_EXCHANGE_STAGE (unless that is under a byte a pair). */
     uint64_t slots = 0, most = 0;
     for (int b = 0; b < x->nodes; b++)
         if (b != A && combiner(x, A, b) == me) /* combined here: node A -> b */
@@ -325,8 +326,7 @@ static enum dsort_status node_move(struct dsort_exchange *x, const unsigned char
         if (a != A && spreader(x, a, A) == me) /* received and spread here: a -> A */
             slots += (uint64_t)node_size(x, a) * (uint64_t)la;
     MPI_Allreduce(&slots, &most, 1, MPI_UINT64_T, MPI_MAX, x->comm);
-    size_t stage = x->chunk < DSORT_EXCHANGE_STAGE ? x->chunk : DSORT_EXCHANGE_STAGE;
-    uint64_t q = most ? stage / most : stage;
+    uint64_t q = most ? DSORT_EXCHANGE_STAGE / most : DSORT_EXCHANGE_STAGE;
     if (q < 1)
         q = 1;
     if (q > x->chunk)

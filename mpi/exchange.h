@@ -51,10 +51,12 @@ enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbu
  * one node go directly. The receiver gets exactly what dsort_exchange_runv gives it: each
  * source's piece, in order, at its displacement.
  *
- * Memory: two staging buffers per rank, which together hold at most
- * max(DSORT_EXCHANGE_STAGE, the slots of one round) bytes; the exchange moves at most q bytes
- * per pair per round, q = stage / (the most pairs a rank stages), so a large exchange takes
- * more rounds instead of more memory. Also 16·|node|·p bytes for the node's counts.
+ * Memory: two staging buffers per rank, which together hold at most DSORT_EXCHANGE_STAGE bytes
+ * (or one byte per pair a rank stages, if that is more); the exchange moves at most q bytes per
+ * pair per round, q = min(chunk, stage / the most pairs a rank stages), so a large exchange
+ * takes more rounds instead of more memory. The messages between nodes combine many pieces:
+ * chunk bounds each piece's share of them, not their size (at most the stage). Also
+ * 16·|node|·p bytes for the node's counts.
  *
  * The rule (kind AUTO): the node path runs when the job has more than one node, a node with
  * more than one rank, and the α-β model of dsort_exchange_node_pays says that the mean bytes

@@ -146,6 +146,11 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
             expect[rdisp[s] + o] = pattern(s, rank, o);
     }
     int rounds = -1;
+    if (rank == 0 && getenv("DSORT_TEST_VERBOSE")) {
+        printf("case %s rep %d chunk %zu%s%s\n", sc_name[sc], rep, chunk, displs ? " (runv)" : "",
+               xch ? node_desc : "");
+        fflush(stdout);
+    }
     dsort_error_clear(&err);
     if (xch) {
         uint64_t before = xch->node_moves;
@@ -244,6 +249,8 @@ int main(int argc, char **argv)
                 for (int sc = 0; sc < SC_COUNT; sc++) {
                     /* byte-sized slices of 200 KB or 3000-byte pieces: too many rounds */
                     if ((sc == SC_BIG || sc == SC_UNEVEN) && chunks[c] < 1000)
+                        continue;
+                    if (sc == SC_BIG && nranks > 8 && chunks[c] < DSORT_EXCHANGE_CHUNK)
                         continue;
                     int reps = sc == SC_ZERO || nranks > 8 ? 1 : chunks[c] < 1000 ? 2 : 4;
                     for (int rep = 0; rep < reps; rep++, cases++)
