@@ -240,14 +240,16 @@ static int node_size(const struct dsort_exchange *x, int n)
 }
 
 /* The rank of node a that combines a's pieces for node b, and the rank of b that receives
- * them and spreads them. */
+ * them and spreads them (counted from b's last rank, so that when there are fewer nodes than
+ * ranks a node, combining and spreading fall on different ranks). */
 static int combiner(const struct dsort_exchange *x, int a, int b)
 {
     return x->members[x->first[a] + b % node_size(x, a)];
 }
 static int spreader(const struct dsort_exchange *x, int a, int b)
 {
-    return x->members[x->first[b] + a % node_size(x, b)];
+    int l = node_size(x, b); /* from the other end, so that with few nodes two ranks share */
+    return x->members[x->first[b] + l - 1 - a % l];
 }
 
 /* Bytes of the round's message from node a to node b (sources in rank order, each with its
@@ -493,8 +495,8 @@ static enum dsort_status node_move(struct dsort_exchange *x, const unsigned char
         /* from each spreader h of this node: the slices of the nodes it spreads */
         for (int k = 0; k < la && !st; k++) {
             int h = x->members[x->first[A] + k], nb = 0;
-            for (int a = k; a < x->nodes; a += la) {
-                if (a == A)
+            for (int a = 0; a < x->nodes; a++) {
+                if (a == A || spreader(x, a, A) != h)
                     continue;
                 for (int i = x->first[a]; i < x->first[a + 1]; i++) {
                     int s = x->members[i];

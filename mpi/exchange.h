@@ -47,8 +47,8 @@ enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbu
  * groups of DSORT_EXCHANGE_RANKS_PER_NODE ranks, "virtual nodes", so that one machine can
  * play several). For each pair of nodes (A, B), one rank of A (its local index B mod |A|)
  * combines what every rank of A sends to the ranks of B, sends it as one message to one rank
- * of B (local index A mod |B|), which spreads it to the ranks of B. Pieces between ranks of
- * one node go directly. The receiver gets exactly what dsort_exchange_runv gives it: each
+ * of B (local index |B| − 1 − A mod |B|), which spreads it to the ranks of B. Pieces between ranks
+ * of one node go directly. The receiver gets exactly what dsort_exchange_runv gives it: each
  * source's piece, in order, at its displacement.
  *
  * Memory: two staging buffers per rank, which together hold at most DSORT_EXCHANGE_STAGE bytes
