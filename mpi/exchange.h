@@ -41,4 +41,73 @@ enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbu
                                       const uint64_t *rdispls, size_t chunk, int *rounds,
                                       struct dsort_error *err);
 
+/* The node-aware (two-level) exchange, for many ranks and small messages (docs/scaling.md).
+ *
+ * Ranks are grouped into nodes (MPI_COMM_TYPE_SHARED; or, as a testing aid, consecutive
+ * groups of DSORT_EXCHANGE_RANKS_PER_NODE ranks, "virtual nodes", so that one machine can
+ * play several). For each pair of nodes (A, B), one rank of A (its local index B mod |A|)
+ * combines what every rank of A sends to the ranks of B, sends it as one message to one rank
+ * of B (local index |B| − 1 − A mod |B|), which spreads it to the ranks of B. Pieces between ranks
+ * of one node go directly. The receiver gets exactly what dsort_exchange_runv gives it: each
+ * source's piece, in order, at its displacement.
+ *
+ * Memory: two staging buffers per rank, which together hold at most DSORT_EXCHANGE_STAGE bytes
+ * (or one byte per pair a rank stages, if that is more); the exchange moves at most q bytes per
+ * pair per round, q = min(chunk, stage / the most pairs a rank stages), so a large exchange
+ * takes more rounds instead of more memory. The messages between nodes combine many pieces:
+ * chunk bounds each piece's share of them, not their size (at most the stage). Also
+ * 16·|node|·p bytes for the node's counts.
+ *
+ * The rule (kind AUTO): the node path runs when the job has more than one node, a node with
+ * more than one rank, and the α-β model of dsort_exchange_node_pays says that the mean bytes
+ * per inter-node message are small enough for it to be faster. */
+enum dsort_exchange_kind { DSORT_EXCHANGE_AUTO, DSORT_EXCHANGE_DIRECT, DSORT_EXCHANGE_NODE };
+
+/* Largest staging of the node path, per rank: 32 MiB. */
+#define DSORT_EXCHANGE_STAGE ((size_t)32 << 20)
+
+/* The rule's constants (a network and memory the model assumes, docs/scaling.md): α of an
+ * inter-node message, α of an intra-node one, and a rank's copy bandwidth through shared
+ * memory. */
+#define DSORT_EXCHANGE_ALPHA 1.5e-6
+#define DSORT_EXCHANGE_ALPHA_SHM 0.5e-6
+#define DSORT_EXCHANGE_BW_SHM 5e9
+
+struct dsort_exchange {
+    MPI_Comm comm; /* the caller's */
+    MPI_Comm node; /* ranks of this (virtual) node (owned; MPI_COMM_NULL for DIRECT) */
+    enum dsort_exchange_kind kind;
+    size_t chunk;
+    int rank, size, nodes, my_node;
+    int *node_of;  /* [size]: node of each rank (numbered by lowest rank) */
+    int *local_of; /* [size]: index of each rank among its node's ranks */
+    int *first;    /* [nodes + 1]: node n's ranks are members[first[n] .. first[n+1]) */
+    int *members;  /* [size]: ranks by node, ascending within a node */
+    uint64_t moves, node_moves; /* calls of dsort_exchange_move, and those that went by node */
+};
+
+/* Collective: set up x over comm (kept by the caller, must outlive x) for kind and chunk (the
+ * largest message, [1, INT_MAX]). DIRECT does no MPI call. Returns DSORT_ENOMEM (agreed:
+ * every rank gets it) if memory runs out. */
+enum dsort_status dsort_exchange_open(struct dsort_exchange *x, MPI_Comm comm,
+                                      enum dsort_exchange_kind kind, size_t chunk,
+                                      struct dsort_error *err);
+
+/* Local: free what open made. x may be NULL. */
+void dsort_exchange_close(struct dsort_exchange *x);
+
+/* Collective: as dsort_exchange_runv on x's comm with x's chunk, by the path that x's kind
+ * and the rule choose (every rank the same). *rounds (if not NULL) gets the rounds (node path: of
+ * three steps each). */
+enum dsort_status dsort_exchange_move(struct dsort_exchange *x, const unsigned char *sendbuf,
+                                      const uint64_t *sendcounts, const uint64_t *sdispls,
+                                      unsigned char *recvbuf, const uint64_t *recvcounts,
+                                      const uint64_t *rdispls, int *rounds,
+                                      struct dsort_error *err);
+
+/* Local: the rule. 1 if the node path is modelled faster for p ranks on nodes nodes, with a
+ * mean of bytes per inter-node message; *direct_s and *node_s (if not NULL) get the modelled
+ * seconds per rank and round of each path. */
+int dsort_exchange_node_pays(int p, int nodes, double bytes, double *direct_s, double *node_s);
+
 #endif

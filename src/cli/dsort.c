@@ -142,11 +142,13 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
                 ", \"merge_passes\": %" PRIu64 ", \"spill_bytes\": %" PRIu64
                 ", \"extra_merge_bytes\": %" PRIu64 ", \"fan_in\": %d"
                 ", \"extra_pass_reason\": \"%s\""
-                ", \"splitter_rounds\": %d, \"exchange_rounds\": %d, \"rounds\": %" PRIu64 "}%s\n",
+                ", \"splitter_rounds\": %d, \"exchange_rounds\": %d, \"exchanges\": %d"
+                ", \"exchanges_by_node\": %d, \"rounds\": %" PRIu64 "}%s\n",
                 s->records_in, s->records_out, s->bytes_read, s->bytes_written, s->bytes_sent,
                 s->bytes_received, s->budget, s->budget_why, s->needed, s->runs, s->merge_passes,
                 s->spill_bytes, s->extra_merge_bytes, s->fan_in, s->merge_why, s->splitter_rounds,
-                s->exchange_rounds, s->rounds, r + 1 < c->size ? "," : "");
+                s->exchange_rounds, s->exchange_moves, s->exchange_node, s->rounds,
+                r + 1 < c->size ? "," : "");
     }
     fprintf(f, "  ],\n  \"plan\": ");
     return f;
@@ -426,6 +428,15 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     }
     if (o->bind)
         dsort_job_topo_bind(o->topo, c, o->verbose);
+    struct dsort_exchange xch;
+    if ((st = dsort_comm_agree(
+             c, dsort_exchange_open(&xch, c->comm, o->exchange_kind, (size_t)o->chunk, &err),
+             &err))) {
+        dsort_job_topo_destroy(o->topo);
+        o->topo = NULL;
+        return 2;
+    }
+    o->exchange = &xch;
     int code;
     sweep(c, o);
     if (o->lines) { /* lines choose between memory and spilling themselves */
@@ -442,6 +453,10 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
                               : dsort_job_sort_memory(c, o, in, &sh, &stats);
     }
     dsort_progress_finish(code == 0);
+    stats.exchange_moves = (int)xch.moves;
+    stats.exchange_node = (int)xch.node_moves;
+    dsort_exchange_close(&xch);
+    o->exchange = NULL;
     if (code == 0)
         report(c, o, &stats, dsort_clock_now() - t0);
     dsort_job_topo_destroy(o->topo);
@@ -481,11 +496,20 @@ static void debug_notes(const struct dsort_keys *k)
  * checkpoint's own check. Made before getopt permutes argv. A new string (NULL: no memory). */
 static char *job_shape(int argc, char **argv)
 {
-    static const char *const skip_arg[] = {
-        "--stats",           "--keep-checkpoint",     "--memory",     "--buffer-size",
-        "--temp-dir",        "--temporary-directory", "--parallel",   "--exchange-chunk",
-        "--block-size",      "--streams-per-device",  "--stop-after", "--batch-size",
-        "--compress-program"};
+    static const char *const skip_arg[] = {"--stats",
+                                           "--keep-checkpoint",
+                                           "--memory",
+                                           "--buffer-size",
+                                           "--temp-dir",
+                                           "--temporary-directory",
+                                           "--parallel",
+                                           "--exchange-chunk",
+                                           "--block-size",
+                                           "--streams-per-device",
+                                           "--stop-after",
+                                           "--batch-size",
+                                           "--compress-program",
+                                           "--exchange"};
     static const char *const skip[] = {"-v",           "--verbose",   "--checkpoint",
                                        "--resume",     "--progress",  "--bind",
                                        "--one-stream", "--no-direct", "--verify"};

@@ -41,7 +41,8 @@ enum {
     OPT_DEBUG,
     OPT_FILES0_FROM,
     OPT_BATCH_SIZE,
-    OPT_COMPRESS
+    OPT_COMPRESS,
+    OPT_EXCHANGE
 };
 
 static const struct option long_opts[] = {
@@ -82,6 +83,7 @@ static const struct option long_opts[] = {
     {"keep-checkpoint", required_argument, NULL, OPT_KEEP_CKPT},
     {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
     {"exchange-chunk", required_argument, NULL, OPT_CHUNK},
+    {"exchange", required_argument, NULL, OPT_EXCHANGE},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
@@ -134,6 +136,9 @@ static void usage(void)
            "      --block-size=SIZE   I/O block for spilled runs and merges (default 4M)\n"
            "      --out-of-core       spill runs even when the data would fit in memory\n"
            "      --exchange-chunk=SIZE  largest message of the exchange (default 256M)\n"
+           "      --exchange=WAY      auto (default), direct (every rank to every rank) or\n"
+           "                          node (two-level: one message per pair of nodes); auto\n"
+           "                          takes node only for many ranks and small messages\n"
            "      --parallel=N        accepted for GNU sort's sake and ignored: dsort's\n"
            "                          parallelism is its ranks (mpirun -n)\n"
            "      --batch-size=NMERGE, --compress-program=PROG\n"
@@ -378,6 +383,17 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             if (dsort_mem_parse_size(optarg, &o->chunk, &err) || o->chunk == 0 ||
                 o->chunk > (uint64_t)1 << 30)
                 return dsort_cli_usage_error(c, "invalid --exchange-chunk '%s' (1 byte to 1G)",
+                                             optarg);
+            break;
+        case OPT_EXCHANGE:
+            if (strcmp(optarg, "auto") == 0)
+                o->exchange_kind = DSORT_EXCHANGE_AUTO;
+            else if (strcmp(optarg, "direct") == 0)
+                o->exchange_kind = DSORT_EXCHANGE_DIRECT;
+            else if (strcmp(optarg, "node") == 0)
+                o->exchange_kind = DSORT_EXCHANGE_NODE;
+            else
+                return dsort_cli_usage_error(c, "invalid --exchange '%s' (auto, direct or node)",
                                              optarg);
             break;
         case OPT_HELP:

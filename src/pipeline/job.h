@@ -21,6 +21,7 @@
 #include "budget.h"
 #include "checksum.h"
 #include "comm.h"
+#include "exchange.h"
 #include "format.h"
 #include "io.h"
 #include "tempdir.h"
@@ -54,8 +55,10 @@ struct dsort_job_options {
     const char *memory_text; /* -S as given, or NULL */
     char **temp_dirs;        /* -T, in order; never empty after parsing */
     size_t ntemp;
-    uint64_t chunk; /* exchange message limit */
-    uint64_t block; /* I/O block bytes */
+    uint64_t chunk;                         /* exchange message limit */
+    enum dsort_exchange_kind exchange_kind; /* --exchange */
+    struct dsort_exchange *exchange;        /* opened for it by the program before sorting */
+    uint64_t block;                         /* I/O block bytes */
     int force_external;
     /* Stop and resume (job_ckpt.c): an out-of-core job stopped at the end of a round keeps
      * its runs and a checkpoint, and exits DSORT_EXIT_STOPPED. */
@@ -101,6 +104,8 @@ struct dsort_job_stats {
     uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
     uint64_t rounds; /* out of core: the rounds done (a resumed job's earlier ones too) */
     int external, splitter_rounds, exchange_rounds, fan_in;
+    int exchange_node; /* exchanges that took the node path (of exchange_moves) */
+    int exchange_moves;
     char budget_why[200];
     char merge_why[160]; /* why an extra merge pass was needed ("" if none) */
     char host[64];

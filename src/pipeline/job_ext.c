@@ -176,8 +176,7 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
             got += allot[s];
         }
         int rounds = 0;
-        st = dsort_exchange_runv(c->comm, x->b, sc, sd, x->a, rc, NULL, (size_t)x->o->chunk,
-                                 &rounds, &x->err);
+        st = dsort_exchange_move(x->o->exchange, x->b, sc, sd, x->a, rc, NULL, &rounds, &x->err);
         if ((st = dsort_comm_agree(c, st, &x->err)))
             break;
         x->stats->exchange_rounds += rounds;

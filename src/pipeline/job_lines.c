@@ -306,8 +306,7 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
             at += rc[d];
         }
         int rounds = 0;
-        st = dsort_exchange_runv(c->comm, sbuf, sc, sdispl, rbuf, rc, rd, (size_t)x->o->chunk,
-                                 &rounds, &x->err);
+        st = dsort_exchange_move(x->o->exchange, sbuf, sc, sdispl, rbuf, rc, rd, &rounds, &x->err);
         x->stats->exchange_rounds += rounds;
         for (int d = 0; d < p; d++)
             if (d != c->rank) {

@@ -91,8 +91,8 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
                        "receiving %" PRIu64 " bytes but the buffer holds %zu", rbytes, bytes);
     if ((st = dsort_comm_agree(c, st, err)))
         goto out;
-    st = dsort_exchange_run(c->comm, b, scount, a, rcount, (size_t)o->chunk,
-                            &stats->exchange_rounds, err);
+    st = dsort_exchange_move(o->exchange, b, scount, NULL, a, rcount, NULL, &stats->exchange_rounds,
+                             err);
     stats->bytes_sent = bytes - scount[c->rank];
     stats->bytes_received = rbytes - rcount[c->rank];
     if ((st = dsort_comm_agree(c, st, err)))

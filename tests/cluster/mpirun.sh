@@ -3,7 +3,8 @@
 # output on the shared path, temp dirs on each node's own disk; in memory and out of core, to
 # one file and to part files. Checked: the ranks ran on n0 n0 n1 n1 n2 n2 (--stats), the
 # outputs are sorted with the generator's checksum (dsort-validate over the nodes), both
-# pipelines give the same bytes, and no temp directory is left on any node.
+# pipelines give the same bytes, so does the node-aware exchange (--exchange=node), and no temp
+# directory is left on any node.
 export DSORT_TESTBED_NO_SLURM=1
 # mpirun waits odls_base_sigkill_timeout (1 s) twice after a rank fails, even when all have
 # exited: runs expected to fail cost 2 s each. Nothing here checks what a killed run leaves.
@@ -37,5 +38,13 @@ eq "part files" "_SUCCESS part-00000 part-00001 part-00002 part-00003 part-00004
 cat "$S"/parts/part-* | cmp -s - "$S/out.mem"
 check $? "the concatenated parts differ from the -o output"
 
-no_temp_left "after three sorts"
+# The node-aware exchange (three nodes of two ranks: one message per pair of nodes crosses the
+# network): the same bytes as the direct exchange, and every rank says it took the node path.
+mpi_ok -n 6 "$DSORT" -T "$LT" --exchange=node --stats "$S/node.json" "$S/in" -o "$S/out.node"
+cmp -s "$S/out.mem" "$S/out.node"
+check $? "--exchange=node: the output differs from the direct exchange's"
+eq "--exchange=node took the node path on every rank (--stats)" "True" \
+    "$(python3 -c 'import json,sys; print(all(r["exchanges_by_node"] > 0 for r in json.load(open(sys.argv[1]))["per_rank"]))' "$S/node.json")"
+
+no_temp_left "after four sorts"
 cl_finish

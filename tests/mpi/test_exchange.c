@@ -24,6 +24,7 @@
 static int rank, nranks;
 static uint64_t seed;
 static int failures;
+static char node_desc[64]; /* " (node exchange, N ranks a node)" */
 
 static uint64_t mix(uint64_t x)
 {
@@ -72,7 +73,9 @@ static uint64_t count_of(enum scenario sc, int rep, int s, int d)
     }
 }
 
-static void run_case(enum scenario sc, int rep, size_t chunk, int displs)
+/* xch: NULL for the direct exchange; else the node exchange it was opened for (its chunk). */
+static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
+                     struct dsort_exchange *xch)
 {
     const int p = nranks;
     int bad = 0;
@@ -80,8 +83,9 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs)
     do {                                                                                           \
         if (!(cond)) {                                                                             \
             fprintf(stderr,                                                                        \
-                    "FAIL rank %d/%d seed %" PRIu64 " scenario %s rep %d chunk %zu%s: ", rank,     \
-                    nranks, seed, sc_name[sc], rep, chunk, displs ? " (runv)" : "");               \
+                    "FAIL rank %d/%d seed %" PRIu64 " scenario %s rep %d chunk %zu%s%s: ", rank,   \
+                    nranks, seed, sc_name[sc], rep, chunk, displs ? " (runv)" : "",                \
+                    xch ? node_desc : "");                                                         \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
             bad = 1;                                                                               \
@@ -142,8 +146,19 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs)
             expect[rdisp[s] + o] = pattern(s, rank, o);
     }
     int rounds = -1;
+    if (rank == 0 && getenv("DSORT_TEST_VERBOSE")) {
+        printf("case %s rep %d chunk %zu%s%s\n", sc_name[sc], rep, chunk, displs ? " (runv)" : "",
+               xch ? node_desc : "");
+        fflush(stdout);
+    }
     dsort_error_clear(&err);
-    if (displs)
+    if (xch) {
+        uint64_t before = xch->node_moves;
+        st = dsort_exchange_move(xch, sendbuf, sc_send, displs ? sdisp : NULL, recvbuf, sc_recv,
+                                 displs ? rdisp : NULL, &rounds, &err);
+        if (xch->kind == DSORT_EXCHANGE_NODE)
+            CHECK(xch->node_moves == before + 1, "the node exchange did not run");
+    } else if (displs)
         st = dsort_exchange_runv(MPI_COMM_WORLD, sendbuf, sc_send, sdisp, recvbuf, sc_recv, rdisp,
                                  chunk, &rounds, &err);
     else
@@ -173,7 +188,7 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs)
             }
     /* Rounds: enough for the largest piece between two ranks, no more than the largest
      * piece of all needs. */
-    CHECK(rounds >= (int)need_other && rounds <= (int)need_all,
+    CHECK(xch || (rounds >= (int)need_other && rounds <= (int)need_all),
           "%d rounds, expected between %" PRIu64 " and %" PRIu64, rounds, need_other, need_all);
 #undef CHECK
     int any = 0;
@@ -205,15 +220,69 @@ int main(int argc, char **argv)
 
     static const size_t chunks[] = {1, 7, 1000, DSORT_EXCHANGE_CHUNK};
     int cases = 0;
-    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
-        for (int sc = 0; sc < SC_COUNT; sc++) {
-            /* one byte per round for 200 KB pieces would take too long */
-            if (sc == SC_BIG && chunks[c] < 1000)
-                continue;
-            int reps = sc == SC_ZERO ? 2 : 4;
-            for (int rep = 0; rep < reps; rep++, cases++)
-                run_case((enum scenario)sc, rep, chunks[c], rep & 1);
+    if (argc > 2 && strcmp(argv[1], "--node") == 0) {
+        /* The node exchange (DSORT_EXCHANGE_NODE), for each grouping of the list: G ranks a
+         * virtual node (DSORT_EXCHANGE_RANKS_PER_NODE), 0 for the machine's own nodes. */
+        for (char *g = strtok(argv[2], ","); g; g = strtok(NULL, ",")) {
+            int per = atoi(g);
+            if (per > 0)
+                setenv("DSORT_EXCHANGE_RANKS_PER_NODE", g, 1);
+            else
+                unsetenv("DSORT_EXCHANGE_RANKS_PER_NODE");
+            snprintf(node_desc, sizeof node_desc, " (node exchange, %d ranks a node)", per);
+            for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+                /* at many oversubscribed ranks, byte-sized slices take too many rounds */
+                if (nranks > 8 && chunks[c] < 1000)
+                    continue;
+                struct dsort_exchange x;
+                struct dsort_error err;
+                dsort_error_clear(&err);
+                if (dsort_exchange_open(&x, MPI_COMM_WORLD, DSORT_EXCHANGE_NODE, chunks[c], &err)) {
+                    fprintf(stderr, "FAIL rank %d: dsort_exchange_open: %s\n", rank, err.msg);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                if (per > 0 && x.nodes != (nranks + per - 1) / per) {
+                    fprintf(stderr, "FAIL rank %d: %d nodes at %d ranks a node\n", rank, x.nodes,
+                            per);
+                    failures++;
+                }
+                for (int sc = 0; sc < SC_COUNT; sc++) {
+                    /* byte-sized slices of 200 KB or 3000-byte pieces: too many rounds */
+                    if ((sc == SC_BIG || sc == SC_UNEVEN) && chunks[c] < 1000)
+                        continue;
+                    if (sc == SC_BIG && nranks > 8 && chunks[c] < DSORT_EXCHANGE_CHUNK)
+                        continue;
+                    int reps = sc == SC_ZERO || nranks > 8 ? 1 : chunks[c] < 1000 ? 2 : 4;
+                    for (int rep = 0; rep < reps; rep++, cases++)
+                        run_case((enum scenario)sc, rep, chunks[c], rep & 1, &x);
+                }
+                dsort_exchange_close(&x);
+            }
         }
+        /* The rule leaves one machine's ranks (one node) to the direct exchange. */
+        unsetenv("DSORT_EXCHANGE_RANKS_PER_NODE");
+        struct dsort_exchange x;
+        struct dsort_error err;
+        dsort_error_clear(&err);
+        if (dsort_exchange_open(&x, MPI_COMM_WORLD, DSORT_EXCHANGE_AUTO, 1000, &err))
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        snprintf(node_desc, sizeof node_desc, " (auto)");
+        run_case(SC_RANDOM, 0, 1000, 1, &x);
+        if (x.nodes == 1 && x.node_moves != 0) {
+            fprintf(stderr, "FAIL rank %d: auto chose the node exchange on one node\n", rank);
+            failures++;
+        }
+        dsort_exchange_close(&x);
+    } else
+        for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
+            for (int sc = 0; sc < SC_COUNT; sc++) {
+                /* one byte per round for 200 KB pieces would take too long */
+                if (sc == SC_BIG && chunks[c] < 1000)
+                    continue;
+                int reps = sc == SC_ZERO ? 2 : 4;
+                for (int rep = 0; rep < reps; rep++, cases++)
+                    run_case((enum scenario)sc, rep, chunks[c], rep & 1, NULL);
+            }
     if (rank == 0) {
         printf("test_exchange: %d cases, %d failed\n", cases, failures);
         fflush(stdout);
