@@ -1,4 +1,5 @@
-/* splitters.h - exact, balanced partitioning of distributed sorted data.
+/* splitters.h - exact, balanced partitioning of distributed sorted data, and splitters
+ * selected over distributed samples (below: dsort_splitters_select, _sample).
  *
  * Every rank holds a locally sorted sequence of elements whose composite keys are unique
  * across the job and compare with memcmp (dsort builds them as normalised key, then source

@@ -276,9 +276,14 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
     enum dsort_status st = sample(x, &mine, &mlen, &x->err);
     struct dsort_line_ent *ents = NULL, *tmp = NULL;
     struct dsort_sampled sel = {0};
+    size_t lines = 1; /* sample() keeps whole lines: one entry per eol */
+    for (const unsigned char *at = mine; !st && at && at < mine + mlen; lines++) {
+        at = memchr(at, x->ord.eol, (size_t)(mine + mlen - at));
+        at = at ? at + 1 : NULL;
+    }
     if (!st) {
-        ents = malloc((mlen + 1) * sizeof *ents);
-        tmp = malloc((mlen + 1) * sizeof *tmp);
+        ents = malloc(lines * sizeof *ents);
+        tmp = malloc(lines * sizeof *tmp);
         x->split = calloc((size_t)c->size, sizeof *x->split);
         x->split_len = calloc((size_t)c->size, sizeof *x->split_len);
         if (!ents || !tmp || !x->split || !x->split_len)
