@@ -836,6 +836,13 @@ int main(int argc, char **argv)
      * selection over keys with ties, both cut sides. */
     struct meter smost = {0, 0, 0, 0};
     for (int sc = 0; sc < SC_COUNT; sc++) {
+        /* From 16 ranks on (oversubscribed), the scenarios of issue 11 only: all keys equal
+         * (also on one rank), one rank holding everything, sorted and reversed input, skew,
+         * duplicates, and the large case for the traffic. */
+        if (nranks > 8 && sc != SC_EQUAL && sc != SC_EQUAL_ONE && sc != SC_ONE_RANK &&
+            sc != SC_SORTED && sc != SC_REV_SORTED && sc != SC_REVERSED && sc != SC_SKEWED &&
+            sc != SC_DUPS && sc != SC_LARGE)
+            continue;
         for (int rep = 0; rep < (nranks > 8 ? 1 : 2); rep++, cases += 4) {
             run_sample_tol((enum scenario)sc, rep, rep ? 0.01 : 0.002, &smost);
             run_sample_tol((enum scenario)sc, rep, 0.05, NULL);
