@@ -275,6 +275,247 @@ uint64_t dsort_splitters_sample_count(uint64_t n, int p, size_t key_size, uint64
     return s;
 }
 
+/* ---- sampled splitters: distributed selection over local samples ---- */
+
+/* The owner's answer for one sampled splitter (all-gathered with the next pivot). */
+enum { SEL_NONE, SEL_LEFT, SEL_RIGHT, SEL_DONE };
+
+/* A slot: an 8-byte length, then up to kmax bytes of key. */
+static size_t slot_len(const unsigned char *slot)
+{
+    uint64_t l;
+    memcpy(&l, slot, 8);
+    return (size_t)l;
+}
+
+static void put_slot(const struct dsort_sample_items *s, uint64_t i, unsigned char *slot)
+{
+    const uint64_t l = s->key_at(s->ctx, i, slot + 8);
+    memcpy(slot, &l, 8);
+}
+
+/* First index in [lo, hi) whose item is >= key (or > key when `after`). */
+static uint64_t sel_bound(const struct dsort_sample_items *s, uint64_t lo, uint64_t hi,
+                          const unsigned char *slot, int after)
+{
+    const size_t len = slot_len(slot);
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int c = s->cmp_at(s->ctx, mid, slot + 8, len);
+        if (c < 0 || (after && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Reports as in dsort_splitters_cut (R_LESS .. R_WRIGHT), then two slots: the medians of the
+ * window's part below and of its part above the pivot. */
+static void put_sel_report(const struct dsort_sample_items *s, unsigned char *r, size_t slot,
+                           uint64_t lo, uint64_t hi, uint64_t less, uint64_t less_eq)
+{
+    const uint64_t wl = less - lo, wr = hi - less_eq;
+    memcpy(r + R_LESS, &less, 8);
+    memcpy(r + R_LESS_EQ, &less_eq, 8);
+    memcpy(r + R_WLEFT, &wl, 8);
+    memcpy(r + R_WRIGHT, &wr, 8);
+    memset(r + R_KEYS, 0, 2 * slot);
+    if (wl)
+        put_slot(s, lo + (wl - 1) / 2, r + R_KEYS);
+    if (wr)
+        put_slot(s, less_eq + (wr - 1) / 2, r + R_KEYS + slot);
+}
+
+static const struct dsort_sample_items *sel_src; /* qsort has no context argument in C11 */
+
+static int sel_cand_cmp(const void *a, const void *b)
+{
+    const unsigned char *x = ((const struct cand *)a)->key, *y = ((const struct cand *)b)->key;
+    return sel_src->cmp(sel_src->ctx, x + 8, slot_len(x), y + 8, slot_len(y));
+}
+
+/* The owner's step for one splitter with target t (elements that must go to lower ranks):
+ * settle when the cut at the pivot (before it, or after it with `after`) is within tol of t,
+ * or when t falls inside the pivot's run of equal items (the cut cannot be nearer); else keep
+ * the side that holds t and take the weighted median of its proposals as the next pivot. No
+ * proposals on that side (only at the edges, or with ties) settle at the current pivot. The
+ * first round's pivot is virtual (above every item): it never settles. */
+static unsigned char sel_decide(const unsigned char *in, int p, size_t slot, uint64_t t,
+                                uint64_t tol, int after, int first, struct cand *cands,
+                                unsigned char *pivot)
+{
+    const size_t rs = R_KEYS + 2 * slot;
+    uint64_t less = 0, less_eq = 0;
+    for (int r = 0; r < p; r++) {
+        uint64_t a, b;
+        memcpy(&a, in + (size_t)r * rs + R_LESS, 8);
+        memcpy(&b, in + (size_t)r * rs + R_LESS_EQ, 8);
+        less += a;
+        less_eq += b;
+    }
+    const uint64_t cut = after ? less_eq : less;
+    if (!first && ((cut > t ? cut - t : t - cut) <= tol || (less < t && t < less_eq)))
+        return SEL_DONE;
+    const unsigned char dec = (after ? t <= less : t < less) ? SEL_LEFT : SEL_RIGHT;
+    const size_t w_at = dec == SEL_LEFT ? R_WLEFT : R_WRIGHT;
+    const size_t k_at = dec == SEL_LEFT ? R_KEYS : R_KEYS + slot;
+    size_t nc = 0;
+    uint64_t wsum = 0;
+    for (int r = 0; r < p; r++) {
+        const unsigned char *rep = in + (size_t)r * rs;
+        uint64_t w;
+        memcpy(&w, rep + w_at, 8);
+        if (w) {
+            cands[nc].weight = w;
+            cands[nc++].key = rep + k_at;
+            wsum += w;
+        }
+    }
+    if (nc == 0)
+        return SEL_DONE; /* (first: no items anywhere is caught before the rounds) */
+    qsort(cands, nc, sizeof *cands, sel_cand_cmp);
+    uint64_t acc = 0;
+    size_t c = 0;
+    for (; c + 1 < nc; c++) {
+        acc += cands[c].weight;
+        if (2 * acc >= wsum)
+            break;
+    }
+    memcpy(pivot, cands[c].key, slot);
+    return dec;
+}
+
+void dsort_sampled_free(struct dsort_sampled *out)
+{
+    free(out->keys);
+    out->keys = NULL;
+}
+
+enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sample_items *src,
+                                         int after, double tol, struct dsort_sampled *out,
+                                         struct dsort_error *err)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    const size_t m = (size_t)(p > 1 ? p - 1 : 0);
+    const uint64_t n = src->n;
+    memset(out, 0, sizeof *out);
+
+    /* The total; the longest key, and whether a key is too long for a slot. */
+    uint64_t total = 0, mx_in[2] = {src->key_max, src->key_max > ((uint64_t)1 << 30)}, mx[2];
+    MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Allreduce(mx_in, mx, 2, MPI_UINT64_T, MPI_MAX, comm);
+    out->total = total;
+    if (mx[1])
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "sample keys too long for the splitters");
+    if (total == 0 || m == 0)
+        return DSORT_OK; /* no splitters (or none needed): keys stays NULL */
+    const size_t slot = 8 + (size_t)mx[0], rs = R_KEYS + 2 * slot, gs = 1 + slot;
+
+    /* Per splitter j (0-based, owned by rank j+1): the local window [lo, hi) that may still
+     * hold the target, and the local counts below and up to the pivot. */
+    uint64_t *lo = malloc(m * sizeof *lo), *hi = malloc(m * sizeof *hi);
+    uint64_t *less = malloc(m * sizeof *less), *less_eq = malloc(m * sizeof *less_eq);
+    unsigned char *open = calloc(m, 1), *rep_out = calloc((size_t)p, rs);
+    unsigned char *rep_in = malloc((size_t)p * rs), *dec = calloc(1, gs);
+    unsigned char *all = malloc((size_t)p * gs), *keys = calloc(m, slot);
+    struct cand *cands = malloc((size_t)p * sizeof *cands);
+    const int ok = lo && hi && less && less_eq && open && rep_out && rep_in && dec && all && keys &&
+                   cands && rs <= (size_t)INT_MAX && gs <= (size_t)INT_MAX;
+    int any_fail = 0, fail = !ok;
+    MPI_Allreduce(&fail, &any_fail, 1, MPI_INT, MPI_LOR, comm);
+    enum dsort_status st = DSORT_OK;
+    if (any_fail) {
+        st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
+        goto done;
+    }
+    uint64_t my_target = 0, tol_n = (uint64_t)(tol * (double)total / (double)p);
+    for (size_t j = 0; j < m; j++) {
+        if (j + 1 == (size_t)rank)
+            my_target = (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
+        open[j] = 1;
+        lo[j] = 0;
+        hi[j] = less[j] = less_eq[j] = n;
+        put_sel_report(src, rep_out + (j + 1) * rs, slot, 0, n, n, n);
+    }
+    sel_src = src;
+    size_t active = m;
+    /* A round: every rank reports to every owner (Alltoall), the owners decide, and every rank
+     * gets every decision with its pivot (Allgather): all ranks take the same rounds. */
+    for (int first = 1; active > 0; first = 0) {
+        out->rounds++;
+        MPI_Alltoall(rep_out, (int)rs, MPI_BYTE, rep_in, (int)rs, MPI_BYTE, comm);
+        dec[0] = SEL_NONE;
+        if (rank > 0 && open[rank - 1])
+            dec[0] = sel_decide(rep_in, p, slot, my_target, tol_n, after, first, cands, dec + 1);
+        MPI_Allgather(dec, (int)gs, MPI_BYTE, all, (int)gs, MPI_BYTE, comm);
+        for (size_t j = 0; j < m; j++) {
+            const unsigned char *g = all + (j + 1) * gs;
+            if (!open[j])
+                continue;
+            if (g[0] == SEL_DONE) {
+                /* The splitter is the pivot decided last round (every rank has it). */
+                open[j] = 0;
+                active--;
+                continue;
+            }
+            if (g[0] == SEL_LEFT)
+                hi[j] = less[j];
+            else
+                lo[j] = less_eq[j];
+            memcpy(keys + j * slot, g + 1, slot);
+            less[j] = sel_bound(src, lo[j], hi[j], keys + j * slot, 0);
+            less_eq[j] = sel_bound(src, less[j], hi[j], keys + j * slot, 1);
+            put_sel_report(src, rep_out + (j + 1) * rs, slot, lo[j], hi[j], less[j], less_eq[j]);
+        }
+    }
+    out->keys = keys;
+    out->slot = slot;
+    keys = NULL;
+done:
+    free(lo);
+    free(hi);
+    free(less);
+    free(less_eq);
+    free(open);
+    free(rep_out);
+    free(rep_in);
+    free(dec);
+    free(all);
+    free(keys);
+    free(cands);
+    return st;
+}
+
+/* dsort_splitters_sample's items: sorted fixed-size keys compared with memcmp. */
+struct fixed_items {
+    const unsigned char *k;
+    size_t ks;
+};
+
+static size_t fixed_key_at(const void *ctx, uint64_t i, unsigned char *out)
+{
+    const struct fixed_items *f = ctx;
+    memcpy(out, f->k + i * f->ks, f->ks);
+    return f->ks;
+}
+
+static int fixed_cmp_at(const void *ctx, uint64_t i, const unsigned char *key, size_t len)
+{
+    const struct fixed_items *f = ctx;
+    (void)len;
+    return memcmp(f->k + i * f->ks, key, f->ks);
+}
+
+static int fixed_cmp(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
+                     size_t blen)
+{
+    (void)alen, (void)blen;
+    return memcmp(a, b, ((const struct fixed_items *)ctx)->ks);
+}
+
 static size_t sample_key_size; /* qsort has no context argument in C11 */
 
 static int sample_cmp(const void *a, const void *b)
@@ -283,60 +524,33 @@ static int sample_cmp(const void *a, const void *b)
 }
 
 enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *keys, uint64_t n,
-                                         size_t key_size, unsigned char *splitters,
-                                         struct dsort_error *err)
+                                         size_t key_size, double tol, unsigned char *splitters,
+                                         int *rounds, struct dsort_error *err)
 {
-    int rank, p;
-    MPI_Comm_rank(comm, &rank);
+    int p;
     MPI_Comm_size(comm, &p);
-    enum dsort_status st = DSORT_OK;
-    if (n > INT_MAX || key_size > INT_MAX)
-        return DSORT_ERR(err, DSORT_EINVAL, 0, "too many or too long sample keys");
-    int *counts = NULL, *displs = NULL;
-    unsigned char *all = NULL;
-    uint64_t total = 0;
-    MPI_Datatype keytype;
-    MPI_Type_contiguous((int)key_size, MPI_BYTE, &keytype);
-    MPI_Type_commit(&keytype);
-    int mine = (int)n;
-    if (rank == 0) {
-        counts = calloc((size_t)p, sizeof *counts);
-        displs = calloc((size_t)p, sizeof *displs);
+    unsigned char *sorted = malloc(n * key_size + 1);
+    int fail = sorted == NULL, any = 0;
+    MPI_Allreduce(&fail, &any, 1, MPI_INT, MPI_LOR, comm);
+    if (any) {
+        free(sorted);
+        return DSORT_ERR(err, DSORT_ENOMEM, fail ? ENOMEM : 0,
+                         "out of memory for %" PRIu64 " sample keys", n);
     }
-    MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
-    int ok = 1;
-    if (rank == 0) {
-        for (int r = 0; r < p && counts; r++) {
-            displs[r] = (int)total;
-            total += (uint64_t)counts[r];
-        }
-        all = counts && displs ? malloc(total * key_size + 1) : NULL;
-        ok = all != NULL;
-    }
-    /* Rank 0 tells whether it can hold the samples; the others must not send otherwise. */
-    MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-    if (!ok) {
-        if (rank == 0)
-            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory for %" PRIu64 " sample keys",
-                           total);
-        goto out;
-    }
-    MPI_Gatherv(keys, mine, keytype, all, counts, displs, keytype, 0, comm);
-    if (rank == 0) {
-        size_t ns = (size_t)total;
-        sample_key_size = key_size;
-        qsort(all, ns, key_size, sample_cmp);
-        memset(splitters, 0, (size_t)(p - 1) * key_size);
-        for (int j = 1; j < p && ns; j++)
-            memcpy(splitters + (size_t)(j - 1) * key_size,
-                   all + (size_t)((uint64_t)j * ns / (uint64_t)p) * key_size, key_size);
-    }
+    memcpy(sorted, keys, n * key_size);
+    sample_key_size = key_size;
+    qsort(sorted, (size_t)n, key_size, sample_cmp);
+    struct fixed_items f = {sorted, key_size};
+    struct dsort_sample_items it = {n, key_size, fixed_key_at, fixed_cmp_at, fixed_cmp, &f};
+    struct dsort_sampled sel;
+    enum dsort_status st = dsort_splitters_select(comm, &it, 0, tol, &sel, err);
     if (p > 1)
-        MPI_Bcast(splitters, p - 1, keytype, 0, comm);
-out:
-    MPI_Type_free(&keytype);
-    free(all);
-    free(counts);
-    free(displs);
+        memset(splitters, 0, (size_t)(p - 1) * key_size);
+    for (int j = 0; !st && sel.keys && j + 1 < p; j++)
+        memcpy(splitters + (size_t)j * key_size, sel.keys + (size_t)j * sel.slot + 8, key_size);
+    if (rounds)
+        *rounds = sel.rounds;
+    dsort_sampled_free(&sel);
+    free(sorted);
     return st;
 }

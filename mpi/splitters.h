@@ -1,4 +1,5 @@
-/* splitters.h - exact, balanced partitioning of distributed sorted data.
+/* splitters.h - exact, balanced partitioning of distributed sorted data, and splitters
+ * selected over distributed samples (below: dsort_splitters_select, _sample).
  *
  * Every rank holds a locally sorted sequence of elements whose composite keys are unique
  * across the job and compare with memcmp (dsort builds them as normalised key, then source
@@ -48,19 +49,68 @@ struct dsort_splitter_keys {
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err);
 
-/* Sampled splitters (the out-of-core pipeline: the data is not all in memory when they must
- * be chosen). Every rank gives n sample keys of key_size bytes (memcmp order, unique across
- * the job: composite keys); the keys are gathered on rank 0 in the key's own MPI datatype (so
- * that int counts hold any key size), sorted, and splitter j (1 <= j < p) is the sample at
- * j*N/p: every rank then owns an equal share of the samples. splitters (p-1 keys) is the same
- * on every rank on return; with no samples anywhere it is all zero bytes. Collective; returns
- * DSORT_OK or DSORT_ENOMEM (on rank 0 only: callers agree afterwards, as for _cut). */
-enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *keys, uint64_t n,
-                                         size_t key_size, unsigned char *splitters,
+/* Sampled splitters (the out-of-core pipelines: the data is not all in memory when they must
+ * be chosen), with no root: every rank keeps its own sample, sorted, and it never leaves the
+ * rank. Splitter j (1 <= j < p) is owned by rank j and is selected over the union of the
+ * samples (M items) as in dsort_splitters_cut: each round every rank sends every owner one
+ * report (its counts of sample items below and up to the owner's pivot, by binary search, and
+ * the medians of its window's parts on either side: the histogram of the candidates and the
+ * next candidates), one Alltoall; the owners decide and the decisions and new pivots are
+ * all-gathered. A splitter settles when the cut at its pivot is within tol * M/p items of its
+ * target floor(j*M/p) (tol = 0: exact), or when the target lies inside the pivot's run of
+ * equal items (keys that compare equal cannot be split: composite keys make every key unique).
+ * At least a quarter of each window goes per round, so rounds <= 2 + log_{4/3} M; in practice
+ * about 1 + log2(p / tol) (measured: 13 at p = 8, 15 at p = 32 with tol = 0.002). No rank
+ * receives more than any other (the owners' work is O(p log p) a round).
+ *
+ * Per rank and round: p reports of 32 + 2*slot bytes sent and received (Alltoall) and p
+ * decisions of 1 + slot bytes received (Allgather), slot = 8 + the longest sample key of any
+ * rank; plus 3 Allreduces of 1-2 integers before the rounds. Memory: O(p * slot).
+ *
+ * Collective over comm. Returns DSORT_OK with out->keys = p-1 slots (slot j-1: an 8-byte
+ * length, then the key of splitter j), the same on every rank, or out->keys NULL when there are
+ * no sample items anywhere (or p = 1); DSORT_ENOMEM on every rank if any rank cannot allocate;
+ * DSORT_EINVAL on every rank if a key is longer than 1 GiB. */
+struct dsort_sample_items {
+    uint64_t n;     /* local sample items, sorted by cmp */
+    size_t key_max; /* the longest key (bytes) of this rank's items */
+    /* Write item i's key to out (at most key_max bytes); return its length. */
+    size_t (*key_at)(const void *ctx, uint64_t i, unsigned char *out);
+    /* <0, 0, >0: item i against a key written by key_at. */
+    int (*cmp_at)(const void *ctx, uint64_t i, const unsigned char *key, size_t len);
+    /* Two keys written by key_at (the owners order the proposals). */
+    int (*cmp)(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
+               size_t blen);
+    const void *ctx;
+};
+
+struct dsort_sampled {
+    unsigned char *keys; /* p-1 slots, or NULL */
+    size_t slot;         /* bytes of a slot: 8 + the longest key */
+    uint64_t total;      /* sample items on all ranks */
+    int rounds;          /* selection rounds */
+};
+
+/* after = 0: items below splitter j go to ranks < j (the cut is before the pivot);
+ * after = 1: items up to and including it do. */
+enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sample_items *src,
+                                         int after, double tol, struct dsort_sampled *out,
                                          struct dsort_error *err);
-/* Local: how many sample keys a rank of n elements gives, so that rank 0 holds at most
- * cap_bytes of all ranks' keys: at most per_rank, fewer for long keys or many ranks, but at
- * least 16 (or n, when n is smaller). */
+void dsort_sampled_free(struct dsort_sampled *out);
+
+/* dsort_splitters_select for fixed-size memcmp keys (composite keys, unique across the job):
+ * every rank gives n sample keys of key_size bytes (any order; copied and sorted here);
+ * splitter j (1 <= j < p) is the key that has within tol * M/p of j*M/p sample keys below it
+ * (tol = 0: exactly floor(j*M/p), as a sort of all samples would give). splitters (p-1 keys)
+ * is the same on every rank on return; with no samples anywhere it is all zero bytes. *rounds
+ * (if not NULL) gets the selection rounds. Collective; errors as dsort_splitters_select's (on
+ * every rank). */
+enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *keys, uint64_t n,
+                                         size_t key_size, double tol, unsigned char *splitters,
+                                         int *rounds, struct dsort_error *err);
+/* Local: how many sample keys a rank of n elements gives, so that the p ranks' keys take at
+ * most cap_bytes (p = 1: the rank's own, as dsort_splitters_sample holds them): at most
+ * per_rank, fewer for long keys or many ranks, but at least 16 (or n, when n is smaller). */
 uint64_t dsort_splitters_sample_count(uint64_t n, int p, size_t key_size, uint64_t per_rank,
                                       uint64_t cap_bytes);
 

@@ -59,7 +59,7 @@ run_suite() {
 # exchange, engine) and two end-to-end tests at 3 ranks (a sort, the output files). Not the
 # faults tests: under MPICH one aborting rank takes the others down before they clean up, and
 # conserve forces Open MPI's TCP transport.
-mpich_subset='^(mpi[.](comm|splitters|exchange|engine)[.]n3|e2e[.](sort|output)[.]n3)$'
+mpich_subset='^(mpi[.](comm|splitters|exchange|exchange_node|engine)[.]n3|e2e[.](sort|output)[.]n3)$'
 mpich_subset_targets=(dsort dsort-gen dsort-validate test_comm test_splitters test_exchange test_engine)
 # run_mpich [subset]: build in build-mpich against MPICH and run its tests (see the top).
 run_mpich() {

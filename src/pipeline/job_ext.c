@@ -1,8 +1,9 @@
 /* The out-of-core pipeline: some rank's share does not fit its memory budget.
  *
  *   sample: every rank preads a few thousand records at evenly spaced positions of its
- *           share; rank 0 sorts the samples and picks p-1 splitters (composite keys, so that
- *           equal keys are still split evenly).
+ *           share and keeps them; the p-1 splitters (composite keys, so that equal keys are
+ *           still split evenly) are selected over all ranks' samples in histogram rounds of
+ *           O(p) bytes a rank (dsort_splitters_sample: no rank gathers the samples).
  *   rounds: each rank reads a memory-sized chunk (the kernel prefetches the next one),
  *           radix-sorts it, cuts it by the splitters and sends every piece to its owner once.
  *           Each rank merges what it receives in a round into one sorted run and spills it
@@ -40,7 +41,10 @@
 #include "splitters.h"
 
 #define SAMPLES_PER_RANK 4096
-#define SAMPLE_BYTES ((uint64_t)32 << 20) /* all ranks' samples, on rank 0 */
+#define SAMPLE_BYTES ((uint64_t)4 << 20) /* a rank's own samples (they stay on the rank) */
+/* The splitters settle within this fraction of a bucket's samples of the exact sample
+ * quantile: a few rounds fewer than exact, and well below the sampling error. */
+#define SAMPLE_TOL 0.002
 #define MIN_CHUNK_RECORDS 16
 
 /* The composite key of an input record at global position g: normalised key, normalised
@@ -61,8 +65,8 @@ static void composite(const struct ext *x, const unsigned char *rec, uint64_t g,
 static enum dsort_status choose_splitters(struct ext *x)
 {
     const struct dsort_comm *c = x->c;
-    /* Rank 0 holds every rank's samples: SAMPLE_BYTES at most (outside the budget). */
-    uint64_t s = dsort_splitters_sample_count(x->n, c->size, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
+    /* Every rank holds its own samples: SAMPLE_BYTES at most (outside the budget). */
+    uint64_t s = dsort_splitters_sample_count(x->n, 1, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
     unsigned char *mine = malloc(s * x->ks + 1), *rec = malloc(x->rs);
     x->splitters = calloc((size_t)c->size, x->ks);
     enum dsort_status st = DSORT_OK;
@@ -75,8 +79,11 @@ static enum dsort_status choose_splitters(struct ext *x)
             composite(x, rec, x->g0 + i, mine + k * x->ks);
     }
     if (!(st = dsort_comm_agree(c, st, &x->err)))
-        st = dsort_comm_agree(
-            c, dsort_splitters_sample(c->comm, mine, s, x->ks, x->splitters, &x->err), &x->err);
+        st = dsort_comm_agree(c,
+                              dsort_splitters_sample(c->comm, mine, s, x->ks, SAMPLE_TOL,
+                                                     x->splitters, &x->stats->splitter_rounds,
+                                                     &x->err),
+                              &x->err);
     free(mine);
     free(rec);
     return st;

@@ -29,7 +29,7 @@ struct lx {
     uint64_t third;     /* each of chunk, send and receive */
     uint64_t end;       /* lines starting at or after this byte are not ours */
     uint64_t pos;       /* the next byte to read (index into the inputs) */
-    unsigned char *spl; /* gathered samples; the splitters point into them */
+    unsigned char *spl; /* the splitter lines (or a checkpoint's blob); split[] points into it */
     const unsigned char **split;
     size_t *split_len;
     struct dsort_tempdirs td;

@@ -8,6 +8,7 @@
 
 #include "lines_job.h"
 #include "mem.h"
+#include "splitters.h"
 
 /* ---- reading whole lines of the share ---- */
 
@@ -174,16 +175,16 @@ done:;
 
 /* ---- splitters ---- */
 
+#define LINES_PER_WINDOW 32
+
 static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outlen,
                                 struct dsort_error *err)
 {
     const uint64_t win = 16384;
     const unsigned char eol = x->ord.eol;
-    uint64_t cap_bytes = ((uint64_t)64 << 20) / (uint64_t)x->c->size;
-    if (cap_bytes < 65536)
-        cap_bytes = 65536;
-    if (cap_bytes > ((uint64_t)1 << 20))
-        cap_bytes = (uint64_t)1 << 20;
+    /* The sample stays on this rank (dsort_splitters_select), so its cap does not shrink with
+     * p: up to 256 windows of 32 lines, 2 MiB at most. */
+    const uint64_t cap_bytes = (uint64_t)2 << 20;
     uint64_t first = x->sh.first, n = x->sh.n, lo = first;
     size_t windows = n / win + 1 > 256 ? 256 : (size_t)(n / win + 1);
     unsigned char *buf = malloc(win + 1), *s = malloc(cap_bytes);
@@ -209,7 +210,7 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
         if (start + len == fend && (len == 0 || buf[len - 1] != eol))
             buf[len++] = eol;
         size_t p = 0;
-        for (int taken = 0; taken < 8 && p < len && start + p < first + n; taken++) {
+        for (int taken = 0; taken < LINES_PER_WINDOW && p < len && start + p < first + n; taken++) {
             const unsigned char *e = memchr(buf + p, eol, len - p);
             if (!e)
                 break;
@@ -232,52 +233,96 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
     return DSORT_OK;
 }
 
+/* The rank's sorted sample lines as dsort_splitters_select's items. */
+struct sample_items {
+    const struct dsort_lines_order *ord;
+    const unsigned char *buf;
+    const struct dsort_line_ent *ents;
+};
+
+static size_t item_len(const struct sample_items *s, uint64_t i)
+{
+    return dsort_line_len(&s->ents[i], s->buf, s->ord->eol);
+}
+
+static size_t item_key_at(const void *ctx, uint64_t i, unsigned char *out)
+{
+    const struct sample_items *s = ctx;
+    const size_t l = item_len(s, i);
+    memcpy(out, s->buf + dsort_line_off(&s->ents[i]), l);
+    return l;
+}
+
+static int item_cmp_at(const void *ctx, uint64_t i, const unsigned char *key, size_t len)
+{
+    const struct sample_items *s = ctx;
+    return dsort_lines_cmp(s->ord, s->buf + dsort_line_off(&s->ents[i]), item_len(s, i), key, len);
+}
+
+static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
+                    size_t blen)
+{
+    return dsort_lines_cmp(((const struct sample_items *)ctx)->ord, a, alen, b, blen);
+}
+
+/* Tolerance of the selection, as a fraction of a bucket's sample lines (see job_ext.c). */
+#define SAMPLE_TOL 0.002
+
 enum dsort_status dsort_lines_job_splitters(struct lx *x)
 {
     const struct dsort_comm *c = x->c;
     unsigned char *mine = NULL;
     size_t mlen = 0;
     enum dsort_status st = sample(x, &mine, &mlen, &x->err);
-    if ((st = dsort_comm_agree(c, st, &x->err))) {
-        free(mine);
-        return st;
+    struct dsort_line_ent *ents = NULL, *tmp = NULL;
+    struct dsort_sampled sel = {0};
+    size_t lines = 1; /* sample() keeps whole lines: one entry per eol */
+    for (const unsigned char *at = mine; !st && at && at < mine + mlen; lines++) {
+        at = memchr(at, x->ord.eol, (size_t)(mine + mlen - at));
+        at = at ? at + 1 : NULL;
     }
-    int len = (int)mlen, *lens = calloc((size_t)c->size, sizeof *lens),
-        *displs = calloc((size_t)c->size, sizeof *displs);
-    MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, c->comm);
-    size_t total = 0;
-    for (int r = 0; r < c->size; r++) {
-        displs[r] = (int)total;
-        total += (size_t)lens[r];
+    if (!st) {
+        ents = malloc(lines * sizeof *ents);
+        tmp = malloc(lines * sizeof *tmp);
+        x->split = calloc((size_t)c->size, sizeof *x->split);
+        x->split_len = calloc((size_t)c->size, sizeof *x->split_len);
+        if (!ents || !tmp || !x->split || !x->split_len)
+            st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
     }
-    x->spl = malloc(total + 1);
-    struct dsort_line_ent *ents = malloc((total + 1) * sizeof *ents),
-                          *tmp = malloc((total + 1) * sizeof *tmp);
-    x->split = calloc((size_t)c->size, sizeof *x->split);
-    x->split_len = calloc((size_t)c->size, sizeof *x->split_len);
-    if (!lens || !displs || !x->spl || !ents || !tmp || !x->split || !x->split_len)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
     if ((st = dsort_comm_agree(c, st, &x->err)))
         goto out;
-    MPI_Allgatherv(mine, len, MPI_BYTE, x->spl, lens, displs, MPI_BYTE, c->comm);
-    /* Every rank sorts the same samples the same way: the splitters agree. */
-    size_t n = dsort_lines_index(&x->ord, x->spl, total, ents);
-    dsort_lines_sort(&x->ord, x->spl, ents, n, tmp);
-    x->avg_line = n ? (double)total / (double)n : 100.0;
-    for (int d = 0; d + 1 < c->size && n; d++) {
-        size_t i = (size_t)((uint64_t)(d + 1) * n / (uint64_t)c->size);
-        if (i >= n)
-            i = n - 1;
-        x->split[d] = x->spl + dsort_line_off(&ents[i]);
-        x->split_len[d] = dsort_line_len(&ents[i], x->spl, x->ord.eol);
+    /* The sample stays on this rank, sorted; the splitters are selected over all ranks'
+     * samples (dsort_splitters_select: O(p) bytes a rank a round, no rank gathers them). */
+    size_t n = dsort_lines_index(&x->ord, mine, mlen, ents), longest = 0;
+    dsort_lines_sort(&x->ord, mine, ents, n, tmp);
+    for (size_t i = 0; i < n; i++) {
+        size_t l = dsort_line_len(&ents[i], mine, x->ord.eol);
+        longest = l > longest ? l : longest;
     }
-    if (!n) /* no lines anywhere: everything (nothing) goes to rank 0 */
-        for (int d = 0; d + 1 < c->size; d++)
-            x->split[d] = NULL;
+    uint64_t here[2] = {mlen, n}, all[2] = {0, 0};
+    MPI_Allreduce(here, all, 2, MPI_UINT64_T, MPI_SUM, c->comm);
+    x->avg_line = all[1] ? (double)all[0] / (double)all[1] : 100.0;
+    struct sample_items si = {&x->ord, mine, ents};
+    struct dsort_sample_items it = {n, longest, item_key_at, item_cmp_at, item_cmp, &si};
+    /* Lines that go to rank d are those up to and including split[d] (cut_after). */
+    st = dsort_comm_agree(c, dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->err),
+                          &x->err);
+    x->stats->splitter_rounds = sel.rounds;
+    if (st)
+        goto out;
+    /* No lines anywhere: everything (nothing) goes to rank 0 (split[d] stays NULL). */
+    for (int d = 0; d + 1 < c->size && sel.keys; d++) {
+        const unsigned char *k = sel.keys + (size_t)d * sel.slot;
+        uint64_t l;
+        memcpy(&l, k, 8);
+        x->split[d] = k + 8;
+        x->split_len[d] = (size_t)l;
+    }
+    x->spl = sel.keys; /* the splitters point into it; freed with the job */
+    sel.keys = NULL;
 out:
+    dsort_sampled_free(&sel);
     free(mine);
-    free(lens);
-    free(displs);
     free(ents);
     free(tmp);
     return st;

@@ -475,7 +475,8 @@ static void test_sample(int rep)
     }
     memset(spl, 0xab, (size_t)p * KS);
     struct dsort_error err;
-    CHECK(dsort_splitters_sample(c.comm, k, n, KS, spl, &err) == DSORT_OK, what, "%s", err.msg);
+    CHECK(dsort_splitters_sample(c.comm, k, n, KS, 0, spl, NULL, &err) == DSORT_OK, what, "%s",
+          err.msg);
     MPI_Allgather(spl, (p - 1) * KS, MPI_BYTE, all, (p - 1) * KS, MPI_BYTE, c.comm);
     for (int r = 0; r < p; r++)
         CHECK(!memcmp(all + (size_t)r * (size_t)(p - 1) * KS, spl, (size_t)(p - 1) * KS), what,

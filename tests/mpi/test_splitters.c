@@ -11,8 +11,11 @@
  * gathered to rank 0), and an oracle: every key and its destination gathered to rank 0 and
  * sorted there, each element's destination must follow from its global position. The
  * collectives the cut calls are metered here (PMPI wrappers) and rank 0 prints the bytes
- * received per rank. dsort_splitters_sample (the out-of-core pipeline's sampled splitters) is
- * checked on the same scenarios against the sorted keys gathered as bytes. Seeded: rank 0
+ * received per rank. dsort_splitters_sample (the out-of-core pipelines' sampled splitters) is
+ * checked on the same scenarios against the sorted keys gathered as bytes (tol = 0: exact),
+ * and with a tolerance (each splitter within tol * N/p keys of its target; its traffic
+ * metered and bounded by O(p) a round); dsort_splitters_select over keys with ties, of varying
+ * length, with the caller's comparator, on both cut sides. Seeded: rank 0
  * prints the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success, 1 on any failure
  * (every rank agrees). */
 #include <inttypes.h>
@@ -489,7 +492,8 @@ static void run_sample(enum scenario sc, int rep)
     if (!spl || !ref || !cnt || !dis)
         MPI_Abort(MPI_COMM_WORLD, 2);
     struct dsort_error err;
-    CHECK(dsort_splitters_sample(MPI_COMM_WORLD, K.k, K.n, KEY_SIZE, spl, &err) == DSORT_OK,
+    CHECK(dsort_splitters_sample(MPI_COMM_WORLD, K.k, K.n, KEY_SIZE, 0, spl, NULL, &err) ==
+              DSORT_OK,
           "sample: %s", err.msg);
     int mine = (int)(K.n * KEY_SIZE);
     MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -526,6 +530,205 @@ static void run_sample(enum scenario sc, int rep)
     free(cnt);
     free(dis);
     free(K.k);
+}
+
+/* dsort_splitters_sample with a tolerance: the splitters agree, are in order, are sample keys,
+ * and each has within tol * N/p of floor(jN/p) keys below it, so every bucket holds
+ * N/p +- (2 * tol * N/p + 1); the traffic per rank is O(p) a round (no rank gathers the sample:
+ * the bound below does not grow with N). Every scenario: all-equal keys, one rank holding
+ * everything, sorted and reverse-sorted input among them. */
+static void run_sample_tol(enum scenario sc, int rep, double tol, struct meter *m)
+{
+    const int p = nranks;
+    int bad = 0, rounds = -1;
+    struct keys K;
+    build(sc, rep + 2000, &K);
+    unsigned char *spl = calloc((size_t)p, KEY_SIZE), *all = malloc((size_t)p * p * KEY_SIZE);
+    uint64_t *below = calloc((size_t)p, sizeof *below), *found = calloc((size_t)p, sizeof *found);
+    uint64_t *gb = calloc((size_t)p, sizeof *gb), *gf = calloc((size_t)p, sizeof *gf);
+    if (!spl || !all || !below || !found || !gb || !gf)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    meter_bytes = meter_calls = 0;
+    metering = 1;
+    enum dsort_status st =
+        dsort_splitters_sample(MPI_COMM_WORLD, K.k, K.n, KEY_SIZE, tol, spl, &rounds, &err);
+    metering = 0;
+    uint64_t traffic[2] = {meter_bytes, meter_calls}, most[2] = {0, 0};
+    MPI_Allreduce(traffic, most, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(st == DSORT_OK, "sample tol %g: %s", tol, err.msg);
+    const size_t spb = (size_t)(p - 1) * KEY_SIZE;
+    if (p > 1)
+        MPI_Allgather(spl, (int)spb, MPI_BYTE, all, (int)spb, MPI_BYTE, MPI_COMM_WORLD);
+    for (int r = 0; r < p && p > 1; r++)
+        CHECK(!memcmp(all + (size_t)r * spb, spl, spb), "sample tol %g: rank %d's splitters differ",
+              tol, r);
+    uint64_t N = 0;
+    MPI_Allreduce(&K.n, &N, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    for (int j = 1; j < p; j++) {
+        const unsigned char *sj = spl + (size_t)(j - 1) * KEY_SIZE;
+        uint64_t b = 0;
+        while (b < K.n && memcmp(K.k + b * KEY_SIZE, sj, KEY_SIZE) < 0)
+            b++;
+        below[j] = b;
+        found[j] = b < K.n && !memcmp(K.k + b * KEY_SIZE, sj, KEY_SIZE);
+        if (j > 1 && N)
+            CHECK(memcmp(sj - KEY_SIZE, sj, KEY_SIZE) <= 0,
+                  "sample tol %g: splitters %d, %d out "
+                  "of order",
+                  tol, j - 1, j);
+    }
+    MPI_Allreduce(below, gb, p, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(found, gf, p, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    const uint64_t tol_n = (uint64_t)(tol * (double)N / (double)p);
+    for (int j = 1; j < p && N && rank == 0; j++) {
+        const uint64_t t = (uint64_t)((unsigned __int128)N * (unsigned)j / (unsigned)p);
+        CHECK(gf[j] == 1, "sample tol %g: splitter %d found %" PRIu64 " times", tol, j, gf[j]);
+        CHECK((gb[j] > t ? gb[j] - t : t - gb[j]) <= tol_n,
+              "sample tol %g: splitter %d has %" PRIu64 " keys below, target %" PRIu64
+              " +- %" PRIu64 " (N = %" PRIu64 ")",
+              tol, j, gb[j], t, tol_n, N);
+    }
+    /* Per round a rank receives p reports (32 + 2 slots) and p decisions (1 + slot), slot =
+     * 8 + KEY_SIZE; two Allreduces before and one after the rounds; the rounds are O(log N). */
+    const uint64_t slot = 8 + KEY_SIZE, per_round = (uint64_t)p * (32 + 2 * slot + 1 + slot);
+    int bound = 2;
+    for (uint64_t w = N; w > 0; w = w * 3 / 4)
+        bound++;
+    CHECK(rounds >= 0 && rounds <= bound, "sample tol %g: %d rounds (bound %d)", tol, rounds,
+          bound);
+    CHECK(most[0] <= (uint64_t)(rounds > 0 ? rounds : 0) * per_round + 64,
+          "sample tol %g: %" PRIu64 " bytes received by a rank in %d rounds (bound %" PRIu64 ")",
+          tol, most[0], rounds, (uint64_t)rounds * per_round + 64);
+    if (m && most[0] >= m->bytes) {
+        m->bytes = most[0];
+        m->calls = most[1];
+        m->rounds = rounds;
+        m->n = N;
+    }
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any)
+        failures++;
+    free(spl), free(all), free(below), free(found), free(gb), free(gf), free(K.k);
+}
+
+/* dsort_splitters_select with keys that are not unique and not of one size: the scenario's
+ * key values alone (duplicates stay duplicates), written without their leading zero bytes and
+ * ordered by the number's value (a comparator of the caller's). Both cut sides. Each splitter
+ * must be a sample key, the same on every rank, in order, and its cut (below it, or up to it
+ * with `after`) within tol * N/p of floor(jN/p) - or the target inside its run of equal keys. */
+struct vitems {
+    const uint64_t *v;
+};
+
+static size_t v_put(uint64_t x, unsigned char *out)
+{
+    size_t l = 0;
+    for (uint64_t y = x; y; y >>= 8)
+        l++;
+    for (size_t i = 0; i < l; i++)
+        out[i] = (unsigned char)(x >> (8 * (l - 1 - i)));
+    return l;
+}
+
+static uint64_t v_get(const unsigned char *k, size_t len)
+{
+    uint64_t x = 0;
+    for (size_t i = 0; i < len; i++)
+        x = x << 8 | k[i];
+    return x;
+}
+
+static size_t v_key_at(const void *ctx, uint64_t i, unsigned char *out)
+{
+    return v_put(((const struct vitems *)ctx)->v[i], out);
+}
+
+static int v_cmp_at(const void *ctx, uint64_t i, const unsigned char *key, size_t len)
+{
+    const uint64_t a = ((const struct vitems *)ctx)->v[i], b = v_get(key, len);
+    return a < b ? -1 : a > b;
+}
+
+static int v_cmp(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
+                 size_t blen)
+{
+    (void)ctx;
+    if (alen != blen) /* no leading zeros: the shorter is the smaller */
+        return alen < blen ? -1 : 1;
+    return memcmp(a, b, alen);
+}
+
+static void run_select_ties(enum scenario sc, int rep, int after, double tol)
+{
+    const int p = nranks;
+    int bad = 0;
+    struct keys K;
+    build(sc, rep + 3000, &K);
+    uint64_t *v = malloc((K.n ? K.n : 1) * sizeof *v);
+    uint64_t *cnt = calloc(2 * (size_t)p, sizeof *cnt), *g = calloc(2 * (size_t)p, sizeof *g);
+    if (!v || !cnt || !g)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    size_t kmax = 0;
+    unsigned char tmp[8];
+    for (uint64_t i = 0; i < K.n; i++) { /* sorted already: build sorts by value */
+        v[i] = v_get(K.k + i * KEY_SIZE, 8);
+        size_t l = v_put(v[i], tmp);
+        kmax = l > kmax ? l : kmax;
+    }
+    struct vitems vi = {v};
+    struct dsort_sample_items it = {K.n, kmax, v_key_at, v_cmp_at, v_cmp, &vi};
+    struct dsort_sampled sel;
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    enum dsort_status st = dsort_splitters_select(MPI_COMM_WORLD, &it, after, tol, &sel, &err);
+    CHECK(st == DSORT_OK, "select after %d tol %g: %s", after, tol, err.msg);
+    uint64_t N = 0;
+    MPI_Allreduce(&K.n, &N, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sel.total == N, "select: total %" PRIu64 ", N %" PRIu64, sel.total, N);
+    CHECK((sel.keys != NULL) == (N > 0 && p > 1), "select: keys %s with N = %" PRIu64,
+          sel.keys ? "set" : "NULL", N);
+    /* the same splitters everywhere: compare their values with rank 0's */
+    uint64_t *sv = calloc((size_t)p, sizeof *sv), *sv0 = calloc((size_t)p, sizeof *sv0);
+    if (!sv || !sv0)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int j = 1; j < p && sel.keys; j++) {
+        uint64_t len;
+        const unsigned char *k = sel.keys + (size_t)(j - 1) * sel.slot;
+        memcpy(&len, k, 8);
+        sv[j] = v_get(k + 8, (size_t)len);
+        if (j > 1)
+            CHECK(sv[j - 1] <= sv[j], "select: splitters %d, %d out of order", j - 1, j);
+        uint64_t less = 0, less_eq = 0;
+        while (less < K.n && v[less] < sv[j])
+            less++;
+        for (less_eq = less; less_eq < K.n && v[less_eq] == sv[j]; less_eq++)
+            ;
+        cnt[2 * j] = less;
+        cnt[2 * j + 1] = less_eq;
+    }
+    memcpy(sv0, sv, (size_t)p * sizeof *sv);
+    MPI_Bcast(sv0, p, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    CHECK(!memcmp(sv, sv0, (size_t)p * sizeof *sv), "select: splitters differ from rank 0's");
+    MPI_Allreduce(cnt, g, 2 * p, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    const uint64_t tol_n = (uint64_t)(tol * (double)N / (double)p);
+    for (int j = 1; j < p && sel.keys && rank == 0; j++) {
+        const uint64_t t = (uint64_t)((unsigned __int128)N * (unsigned)j / (unsigned)p);
+        const uint64_t less = g[2 * j], less_eq = g[2 * j + 1], cut = after ? less_eq : less;
+        CHECK(less_eq > less, "select: splitter %d (%" PRIu64 ") is not a sample key", j, sv[j]);
+        CHECK((cut > t ? cut - t : t - cut) <= tol_n || (less <= t && t <= less_eq),
+              "select after %d tol %g: splitter %d cuts at %" PRIu64 " (run %" PRIu64 "..%" PRIu64
+              "), target %" PRIu64 " +- %" PRIu64 " (N = %" PRIu64 ")",
+              after, tol, j, cut, less, less_eq, t, tol_n, N);
+    }
+    dsort_sampled_free(&sel);
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any)
+        failures++;
+    free(v), free(cnt), free(g), free(sv), free(sv0), free(K.k);
 }
 
 /* Composite keys that are not unique (every rank holds the same keys): a caller's bug, but
@@ -629,6 +832,24 @@ int main(int argc, char **argv)
     cases += 2;
     for (int sc = 0; sc < SC_COUNT; sc++, cases++)
         run_sample((enum scenario)sc, 0);
+    /* The sampled splitters with a tolerance (as the pipelines use them), and the generic
+     * selection over keys with ties, both cut sides. */
+    struct meter smost = {0, 0, 0, 0};
+    for (int sc = 0; sc < SC_COUNT; sc++) {
+        /* From 16 ranks on (oversubscribed), the scenarios of issue 11 only: all keys equal
+         * (also on one rank), one rank holding everything, sorted and reversed input, skew,
+         * duplicates, and the large case for the traffic. */
+        if (nranks > 8 && sc != SC_EQUAL && sc != SC_EQUAL_ONE && sc != SC_ONE_RANK &&
+            sc != SC_SORTED && sc != SC_REV_SORTED && sc != SC_REVERSED && sc != SC_SKEWED &&
+            sc != SC_DUPS && sc != SC_LARGE)
+            continue;
+        for (int rep = 0; rep < (nranks > 8 ? 1 : 2); rep++, cases += 4) {
+            run_sample_tol((enum scenario)sc, rep, rep ? 0.01 : 0.002, &smost);
+            run_sample_tol((enum scenario)sc, rep, 0.05, NULL);
+            run_select_ties((enum scenario)sc, rep, 0, rep ? 0.0 : 0.01);
+            run_select_ties((enum scenario)sc, rep, 1, rep ? 0.01 : 0.0);
+        }
+    }
     if (rank == 0) {
         printf("test_splitters: %d cases, %d failed, at most %d selection rounds\n", cases,
                failures, max_rounds);
@@ -638,6 +859,10 @@ int main(int argc, char **argv)
                " bytes (N = %" PRIu64 ", %d rounds)\n",
                nranks, KEY_SIZE, large.n, large.bytes, large.calls, large.rounds, most.bytes,
                most.n, most.rounds);
+        printf("test_splitters: sampled splitters at p = %d: the most any rank received in one "
+               "selection: %" PRIu64 " bytes in %" PRIu64 " collectives, %d rounds (N = %" PRIu64
+               " sample keys)\n",
+               nranks, smost.bytes, smost.calls, smost.rounds, smost.n);
         fflush(stdout);
     }
     MPI_Finalize();
