@@ -299,10 +299,15 @@ static enum dsort_status node_move(struct dsort_exchange *x, const unsigned char
     int *blen = malloc((size_t)p * sizeof *blen);
     MPI_Request *req = malloc(2 * ((size_t)p + (size_t)x->nodes) * sizeof *req);
     unsigned char *stage1 = NULL, *stage2 = NULL;
-    int ok = counts && mine && off1 && off2 && boff && blen && req, all_ok = 0;
+    int mem = counts && mine && off1 && off2 && boff && blen && req;
+    /* the self piece's sizes must agree: checked here, so that every rank leaves together */
+    int self = recvcounts[me] == sendcounts[me];
+    int ok = mem && self, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, x->comm);
     if (!all_ok) {
-        st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the exchange state");
+        st = !self ? DSORT_ERR(err, DSORT_EINTERNAL, 0, "exchange: self piece sizes differ")
+                   : DSORT_ERR(err, DSORT_ENOMEM, mem ? 0 : ENOMEM,
+                               "cannot allocate the exchange state");
         goto out;
     }
     for (int r = 0; r < p; r++) {
@@ -312,10 +317,6 @@ static enum dsort_status node_move(struct dsort_exchange *x, const unsigned char
     int rc = MPI_Allgather(mine, 2 * p, MPI_UINT64_T, counts, 2 * p, MPI_UINT64_T, x->node);
     if (rc != MPI_SUCCESS) {
         st = dsort_comm_mpi_error(rc, "gathering the node's piece sizes", err);
-        goto out;
-    }
-    if (recvcounts[me] != sendcounts[me]) {
-        st = DSORT_ERR(err, DSORT_EINTERNAL, 0, "exchange: self piece sizes differ");
         goto out;
     }
     /* The slice q of each pair's piece per round: at most chunk, and the staging of every rank
