@@ -78,25 +78,26 @@ static void put_report(const struct dsort_splitter_keys *s, unsigned char *r, ui
         memset(r + R_KEYS + s->key_size, 0, s->key_size);
 }
 
-/* The owner's step: the global counts at the pivot decide the side (or settle the cut); the
- * next pivot is the weighted median of that side's proposals. */
-static unsigned char decide(const unsigned char *in, int p, size_t ks, uint64_t target,
-                            struct cand *cands, unsigned char *pivot)
+/* The sums over the p reports (rs bytes each) of their counts below and up to the pivot. */
+static void sum_counts(const unsigned char *in, int p, size_t rs, uint64_t *less, uint64_t *less_eq)
 {
-    const size_t rs = report_size(ks);
-    uint64_t less = 0, less_eq = 0;
+    *less = *less_eq = 0;
     for (int r = 0; r < p; r++) {
         uint64_t a, b;
         memcpy(&a, in + (size_t)r * rs + R_LESS, 8);
         memcpy(&b, in + (size_t)r * rs + R_LESS_EQ, 8);
-        less += a;
-        less_eq += b;
+        *less += a;
+        *less_eq += b;
     }
-    if (target == less || target == less_eq)
-        return target == less ? DEC_AT_LESS : DEC_AT_LESS_EQ;
-    const unsigned char dec = target < less ? DEC_LEFT : DEC_RIGHT;
-    const size_t w_at = dec == DEC_LEFT ? R_WLEFT : R_WRIGHT;
-    const size_t k_at = dec == DEC_LEFT ? R_KEYS : R_KEYS + ks;
+}
+
+/* The weighted median of the p reports' proposals on one side: each report of rs bytes holds
+ * at w_at the weight (uint64) of its proposal, whose key is at k_at; proposals of weight 0 do
+ * not count. Sorts cands (room for p) with cmp. The median's key, or NULL if none weighs. */
+static const unsigned char *weighted_median(const unsigned char *in, int p, size_t rs, size_t w_at,
+                                            size_t k_at, struct cand *cands,
+                                            int (*cmp)(const void *, const void *))
+{
     size_t nc = 0;
     uint64_t wsum = 0;
     for (int r = 0; r < p; r++) {
@@ -110,8 +111,8 @@ static unsigned char decide(const unsigned char *in, int p, size_t ks, uint64_t 
         }
     }
     if (nc == 0)
-        return DEC_FAIL;
-    qsort(cands, nc, sizeof *cands, cand_cmp);
+        return NULL;
+    qsort(cands, nc, sizeof *cands, cmp);
     uint64_t acc = 0;
     size_t c = 0;
     for (; c + 1 < nc; c++) {
@@ -119,7 +120,26 @@ static unsigned char decide(const unsigned char *in, int p, size_t ks, uint64_t 
         if (2 * acc >= wsum)
             break;
     }
-    memcpy(pivot, cands[c].key, ks);
+    return cands[c].key;
+}
+
+/* The owner's step: the global counts at the pivot decide the side (or settle the cut); the
+ * next pivot is the weighted median of that side's proposals. */
+static unsigned char decide(const unsigned char *in, int p, size_t ks, uint64_t target,
+                            struct cand *cands, unsigned char *pivot)
+{
+    const size_t rs = report_size(ks);
+    uint64_t less, less_eq;
+    sum_counts(in, p, rs, &less, &less_eq);
+    if (target == less || target == less_eq)
+        return target == less ? DEC_AT_LESS : DEC_AT_LESS_EQ;
+    const unsigned char dec = target < less ? DEC_LEFT : DEC_RIGHT;
+    const size_t w_at = dec == DEC_LEFT ? R_WLEFT : R_WRIGHT;
+    const size_t k_at = dec == DEC_LEFT ? R_KEYS : R_KEYS + ks;
+    const unsigned char *med = weighted_median(in, p, rs, w_at, k_at, cands, cand_cmp);
+    if (!med)
+        return DEC_FAIL;
+    memcpy(pivot, med, ks);
     return dec;
 }
 
@@ -346,43 +366,18 @@ static unsigned char sel_decide(const unsigned char *in, int p, size_t slot, uin
                                 unsigned char *pivot)
 {
     const size_t rs = R_KEYS + 2 * slot;
-    uint64_t less = 0, less_eq = 0;
-    for (int r = 0; r < p; r++) {
-        uint64_t a, b;
-        memcpy(&a, in + (size_t)r * rs + R_LESS, 8);
-        memcpy(&b, in + (size_t)r * rs + R_LESS_EQ, 8);
-        less += a;
-        less_eq += b;
-    }
+    uint64_t less, less_eq;
+    sum_counts(in, p, rs, &less, &less_eq);
     const uint64_t cut = after ? less_eq : less;
     if (!first && ((cut > t ? cut - t : t - cut) <= tol || (less < t && t < less_eq)))
         return SEL_DONE;
     const unsigned char dec = (after ? t <= less : t < less) ? SEL_LEFT : SEL_RIGHT;
     const size_t w_at = dec == SEL_LEFT ? R_WLEFT : R_WRIGHT;
     const size_t k_at = dec == SEL_LEFT ? R_KEYS : R_KEYS + slot;
-    size_t nc = 0;
-    uint64_t wsum = 0;
-    for (int r = 0; r < p; r++) {
-        const unsigned char *rep = in + (size_t)r * rs;
-        uint64_t w;
-        memcpy(&w, rep + w_at, 8);
-        if (w) {
-            cands[nc].weight = w;
-            cands[nc++].key = rep + k_at;
-            wsum += w;
-        }
-    }
-    if (nc == 0)
+    const unsigned char *med = weighted_median(in, p, rs, w_at, k_at, cands, sel_cand_cmp);
+    if (!med)
         return SEL_DONE; /* (first: no items anywhere is caught before the rounds) */
-    qsort(cands, nc, sizeof *cands, sel_cand_cmp);
-    uint64_t acc = 0;
-    size_t c = 0;
-    for (; c + 1 < nc; c++) {
-        acc += cands[c].weight;
-        if (2 * acc >= wsum)
-            break;
-    }
-    memcpy(pivot, cands[c].key, slot);
+    memcpy(pivot, med, slot);
     return dec;
 }
 
