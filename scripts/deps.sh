@@ -24,7 +24,9 @@ for a in "$@"; do
 done
 # alt_value NAME: what the alternative NAME points to now (empty if it does not exist).
 alt_value() {
-    update-alternatives --query "$1" 2>/dev/null | sed -n 's/^Value: //p'
+    # No alternative yet (a fresh machine without any MPI) is an empty answer, not an error:
+    # under set -e and pipefail a failing query would end this script silently.
+    { update-alternatives --query "$1" 2>/dev/null || true; } | sed -n 's/^Value: //p'
 }
 missing=()
 for p in "${pkgs[@]}"; do
