@@ -198,7 +198,7 @@ static enum dsort_status frame_chunk(struct lx *x, const struct chunk *k, unsign
     size_t lo = 0;
     uint64_t at = 0;
     for (int d = 0; d < p; d++) {
-        size_t hi = d + 1 < p ? dsort_lines_job_cut_after(x, k->a, e, lo, k->n, d) : k->n;
+        size_t hi = d + 1 < p ? dsort_lines_job_cut_after(x, k, lo, k->n, d) : k->n;
         sdispl[d] = at;
         for (size_t i = lo; i < hi; i++) {
             uint64_t off = dsort_line_off(&e[i]);

@@ -1,7 +1,9 @@
 /* Stop and resume for the text-line pipeline (lines_job.h; the scaffold is job_ckpt.c): what a
  * stopped job of lines keeps beyond its runs. Its splitters are encoded as the samples' mean
- * line length (8 bytes), then per splitter a flag byte (0: none, everything goes below), the
- * line's length (8 bytes, big-endian) and the line. */
+ * line length (8 bytes), then per splitter a flag byte (0: none, everything goes below; 1: a
+ * line; 2: a line and its position, lines_job.h by_pos), the length (8 bytes, big-endian) and
+ * the bytes (a line, or a line and its 8-byte position). Checkpoints of builds before 2 existed
+ * hold 1s and resume as they were cut: by line alone. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -40,7 +42,7 @@ static enum dsort_status fill_ckpt(struct lx *x, uint64_t rounds, struct dsort_c
     put64(k->blob, avg);
     size_t at = 8;
     for (int d = 0; d + 1 < p; d++) {
-        k->blob[at] = x->split[d] != NULL;
+        k->blob[at] = (unsigned char)(x->split[d] ? 1 + (x->by_pos != 0) : 0);
         put64(k->blob + at + 1, x->split[d] ? x->split_len[d] : 0);
         at += 9;
         if (x->split[d])
@@ -106,10 +108,17 @@ enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
     if (!x->split || !x->split_len)
         return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
     size_t at = 8;
+    int flag = 0; /* 1 or 2, the same for every splitter */
+    x->by_pos = 0;
     for (int d = 0; ok && d + 1 < p; d++) {
-        ok = at + 9 <= k->blob_len;
+        ok = at + 9 <= k->blob_len && b[at] <= 2;
         uint64_t len = ok ? get64(b + at + 1) : 0;
         int has = ok && b[at];
+        if (has) {
+            ok = (!flag || flag == b[at]) && (b[at] == 1 || len >= 8);
+            flag = b[at];
+            x->by_pos = flag == 2;
+        }
         at += 9;
         ok = ok && len <= k->blob_len - at;
         if (ok && has) {

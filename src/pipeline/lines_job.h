@@ -32,6 +32,13 @@ struct lx {
     unsigned char *spl; /* the splitter lines (or a checkpoint's blob); split[] points into it */
     const unsigned char **split;
     size_t *split_len;
+    /* The splitters are (line, position): the last 8 bytes of split[d] (counted in
+     * split_len[d]) are the job-wide input position of the splitter line, big-endian, and
+     * lines equal to it are cut by position, so that equal keys spread over the ranks. Set
+     * unless -u (equal keys must meet on one rank to be made unique): under -s the positions
+     * travel with the lines; otherwise lines that compare equal are equal bytes, and any cut of
+     * them gives the same output. */
+    int by_pos;
     struct dsort_tempdirs td;
     int have_td;
     char job[256];              /* the temp directories' job name (the same on every rank) */
@@ -91,8 +98,8 @@ enum dsort_status dsort_lines_job_ckpt_pass(void *x, const struct dsort_runset *
 struct dsort_ckpt;
 enum dsort_status dsort_lines_job_resume_state(void *x, struct dsort_ckpt *k);
 
-/* Number of sorted entries [lo, n) that belong at or before splitter d. */
-size_t dsort_lines_job_cut_after(const struct lx *x, const unsigned char *buf,
-                                 const struct dsort_line_ent *e, size_t lo, size_t n, int d);
+/* Number of the chunk's sorted entries [lo, n) that belong at or before splitter d. */
+size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
+                                 int d);
 
 #endif

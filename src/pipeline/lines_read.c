@@ -177,23 +177,32 @@ done:;
 
 #define LINES_PER_WINDOW 32
 
-static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outlen,
-                                struct dsort_error *err)
+/* Sample this rank's share: whole lines copied to *out (*outlen bytes), and for each line, in
+ * order, its offset in *out and its job-wide input position (*offs, *poss; *nlines lines). */
+static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outlen, uint64_t **offs,
+                                uint64_t **poss, size_t *nlines, struct dsort_error *err)
 {
-    const uint64_t win = 16384;
     const unsigned char eol = x->ord.eol;
     /* The sample stays on this rank (dsort_splitters_select), so its cap does not shrink with
-     * p: up to 256 windows of 32 lines, 2 MiB at most. */
+     * p: up to 256 windows of 32 lines, 2 MiB at most. A share of at most 2 MiB is taken whole
+     * (one window, every line): its splitters are exact. */
     const uint64_t cap_bytes = (uint64_t)2 << 20;
     uint64_t first = x->sh.first, n = x->sh.n, lo = first;
-    size_t windows = n / win + 1 > 256 ? 256 : (size_t)(n / win + 1);
+    const int whole = n < cap_bytes;
+    const uint64_t win = whole ? n : 16384;
+    const size_t per_window = whole ? (size_t)n + 1 : LINES_PER_WINDOW;
+    size_t windows = whole ? 1 : n / win + 1 > 256 ? 256 : (size_t)(n / win + 1);
     unsigned char *buf = malloc(win + 1), *s = malloc(cap_bytes);
-    size_t used = 0;
+    const size_t most = windows * per_window;
+    uint64_t *so = malloc(most * sizeof *so), *sp = malloc(most * sizeof *sp);
+    size_t used = 0, nl = 0;
     enum dsort_status st = DSORT_OK;
-    if (!buf || !s)
+    if (!buf || !s || !so || !sp)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    for (size_t w = 0; w < windows && !st && n; w++) {
-        uint64_t at = first + n / windows * w, start;
+    /* Whole: window after window from where the last one stopped (a window ends at its file's
+     * end), until the share's end or a line longer than what is left of the window. */
+    for (size_t w = 0; (whole || w < windows) && !st && n; w++) {
+        uint64_t at = whole ? lo : first + n / windows * w, start;
         if (at < lo)
             continue;
         if ((st = dsort_lines_range_start(x->in, at, eol, &start, err)))
@@ -210,7 +219,8 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
         if (start + len == fend && (len == 0 || buf[len - 1] != eol))
             buf[len++] = eol;
         size_t p = 0;
-        for (int taken = 0; taken < LINES_PER_WINDOW && p < len && start + p < first + n; taken++) {
+        for (size_t taken = 0; taken < per_window && nl < most && p < len && start + p < first + n;
+             taken++) {
             const unsigned char *e = memchr(buf + p, eol, len - p);
             if (!e)
                 break;
@@ -218,26 +228,39 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
             if (used + l > cap_bytes)
                 break;
             memcpy(s + used, buf + p, l);
+            so[nl] = used;
+            sp[nl++] = x->sh.g0 + (start + p - x->sh.first);
             used += l;
             p += l;
         }
         lo = start + p;
+        if (whole && p == 0)
+            break;
     }
     free(buf);
     if (st) {
         free(s);
+        free(so);
+        free(sp);
         return st;
     }
     *out = s;
     *outlen = used;
+    *offs = so;
+    *poss = sp;
+    *nlines = nl;
     return DSORT_OK;
 }
 
-/* The rank's sorted sample lines as dsort_splitters_select's items. */
+/* The rank's sorted sample lines as dsort_splitters_select's items: the line, and with by_pos
+ * its job-wide position after it (8 bytes, big-endian), so that equal lines are told apart. */
 struct sample_items {
     const struct dsort_lines_order *ord;
     const unsigned char *buf;
     const struct dsort_line_ent *ents;
+    int by_pos;
+    const uint64_t *offs, *poss; /* the sample's lines in input order: offset, position */
+    size_t nlines;
 };
 
 static size_t item_len(const struct sample_items *s, uint64_t i)
@@ -245,24 +268,61 @@ static size_t item_len(const struct sample_items *s, uint64_t i)
     return dsort_line_len(&s->ents[i], s->buf, s->ord->eol);
 }
 
+static uint64_t get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++)
+        v = v << 8 | p[b];
+    return v;
+}
+
+/* The position of sample item i (its offset found among the offsets, which increase). */
+static uint64_t item_pos(const struct sample_items *s, uint64_t i)
+{
+    const uint64_t off = dsort_line_off(&s->ents[i]);
+    size_t lo = 0, hi = s->nlines;
+    while (hi - lo > 1) {
+        size_t m = lo + (hi - lo) / 2;
+        if (s->offs[m] <= off)
+            lo = m;
+        else
+            hi = m;
+    }
+    return s->poss[lo];
+}
+
 static size_t item_key_at(const void *ctx, uint64_t i, unsigned char *out)
 {
     const struct sample_items *s = ctx;
     const size_t l = item_len(s, i);
     memcpy(out, s->buf + dsort_line_off(&s->ents[i]), l);
-    return l;
+    if (!s->by_pos)
+        return l;
+    dsort_job_put_be64(out + l, item_pos(s, i));
+    return l + 8;
+}
+
+static int pos_cmp(uint64_t a, uint64_t b)
+{
+    return a < b ? -1 : a > b;
 }
 
 static int item_cmp_at(const void *ctx, uint64_t i, const unsigned char *key, size_t len)
 {
     const struct sample_items *s = ctx;
-    return dsort_lines_cmp(s->ord, s->buf + dsort_line_off(&s->ents[i]), item_len(s, i), key, len);
+    const size_t kl = s->by_pos ? len - 8 : len;
+    int r = dsort_lines_cmp(s->ord, s->buf + dsort_line_off(&s->ents[i]), item_len(s, i), key, kl);
+    return r || !s->by_pos ? r : pos_cmp(item_pos(s, i), get_be64(key + kl));
 }
 
 static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
                     size_t blen)
 {
-    return dsort_lines_cmp(((const struct sample_items *)ctx)->ord, a, alen, b, blen);
+    const struct sample_items *s = ctx;
+    if (!s->by_pos)
+        return dsort_lines_cmp(s->ord, a, alen, b, blen);
+    int r = dsort_lines_cmp(s->ord, a, alen - 8, b, blen - 8);
+    return r ? r : pos_cmp(get_be64(a + alen - 8), get_be64(b + blen - 8));
 }
 
 /* Tolerance of the selection, as a fraction of a bucket's sample lines (see job_ext.c). */
@@ -272,8 +332,10 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
 {
     const struct dsort_comm *c = x->c;
     unsigned char *mine = NULL;
-    size_t mlen = 0;
-    enum dsort_status st = sample(x, &mine, &mlen, &x->err);
+    uint64_t *offs = NULL, *poss = NULL;
+    size_t mlen = 0, nlines = 0;
+    x->by_pos = !x->o->keys->unique;
+    enum dsort_status st = sample(x, &mine, &mlen, &offs, &poss, &nlines, &x->err);
     struct dsort_line_ent *ents = NULL, *tmp = NULL;
     struct dsort_sampled sel = {0};
     size_t lines = 1; /* sample() keeps whole lines: one entry per eol */
@@ -302,8 +364,9 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
     uint64_t here[2] = {mlen, n}, all[2] = {0, 0};
     MPI_Allreduce(here, all, 2, MPI_UINT64_T, MPI_SUM, c->comm);
     x->avg_line = all[1] ? (double)all[0] / (double)all[1] : 100.0;
-    struct sample_items si = {&x->ord, mine, ents};
-    struct dsort_sample_items it = {n, longest, item_key_at, item_cmp_at, item_cmp, &si};
+    struct sample_items si = {&x->ord, mine, ents, x->by_pos, offs, poss, nlines};
+    struct dsort_sample_items it = {
+        n, longest + (x->by_pos ? 8 : 0), item_key_at, item_cmp_at, item_cmp, &si};
     /* Lines that go to rank d are those up to and including split[d] (cut_after). */
     st = dsort_comm_agree(c, dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->err),
                           &x->err);
@@ -323,23 +386,31 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
 out:
     dsort_sampled_free(&sel);
     free(mine);
+    free(offs);
+    free(poss);
     free(ents);
     free(tmp);
     return st;
 }
 
-/* Number of sorted entries [lo, n) that belong at or before splitter d. */
-size_t dsort_lines_job_cut_after(const struct lx *x, const unsigned char *buf,
-                                 const struct dsort_line_ent *e, size_t lo, size_t n, int d)
+/* Number of the chunk's sorted entries [lo, n) that belong at or before splitter d. Equal
+ * lines sit in input order (the sort is stable), so with by_pos their positions increase. */
+size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
+                                 int d)
 {
     if (!x->split[d])
         return n;
+    const struct dsort_line_ent *e = chunk_ents(k);
+    const size_t kl = x->by_pos ? x->split_len[d] - 8 : x->split_len[d];
+    const uint64_t at = x->by_pos ? get_be64(x->split[d] + kl) : 0;
     size_t hi = n;
     while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
-        int r =
-            dsort_lines_cmp(&x->ord, buf + dsort_line_off(&e[m]),
-                            dsort_line_len(&e[m], buf, x->ord.eol), x->split[d], x->split_len[d]);
+        const uint64_t off = dsort_line_off(&e[m]);
+        int r = dsort_lines_cmp(&x->ord, k->a + off, dsort_line_len(&e[m], k->a, x->ord.eol),
+                                x->split[d], kl);
+        if (!r && x->by_pos)
+            r = pos_cmp(dsort_lines_job_chunk_pos(x, k, off), at);
         if (r <= 0)
             lo = m + 1;
         else

@@ -4,7 +4,9 @@
 # the stats account for every record; the output is correct. In memory (exact splitters) and
 # out of core (--out-of-core -S 256K: sampled splitters, dsort_splitters_sample; 20,000 records
 # give every rank a sample of up to 4,096 of its records, so the tolerance of the selection,
-# not the sampling, decides the balance). Usage: balance.sh NRANKS
+# not the sampling, decides the balance). Text lines too: lines whose keys are all equal under
+# -s, and lines all the same, are cut by (line, input position) and spread over the ranks (as
+# before, -u keeps equal keys on one rank). Usage: balance.sh NRANKS
 . "$(dirname "$0")/lib.sh"
 e2e_init "$1"
 
@@ -34,6 +36,34 @@ balanced all-keys-equal 20000 "-r" "$T/equal.dat"
 py mk "$T/few.dat" 100 0 10 20000 few "$SEED"
 balanced three-keys 20000 "" "$T/few.dat"
 balanced three-keys 20000 "-r -s" "$T/few.dat"
+
+# lines_balanced NAME GNUOPTS DSORTOPTS INPUT: --format lines against LC_ALL=C sort GNUOPTS,
+# and the balance of the lines each rank writes.
+lines_balanced() {
+    local name=$1 gopts=$2 dopts=$3 input=$4 lines fig max avg
+    lines=$(wc -l <"$input")
+    rm -f "$T/stats.json" "$T/sorted.out"
+    # shellcheck disable=SC2086
+    LC_ALL=C sort $gopts "$input" >"$T/oracle.out" || die "sort $gopts failed"
+    # shellcheck disable=SC2086
+    ok "$N" "$DSORT" --format lines $gopts $dopts --stats "$T/stats.json" -o "$T/sorted.out" \
+        "$input" || return
+    cmp -s "$T/oracle.out" "$T/sorted.out"
+    check $? "$name (lines $gopts $dopts): the output differs from LC_ALL=C sort $gopts"
+    fig=$(py stats "$T/stats.json" "$N" "$lines" 2>&1)
+    check $? "$name (lines $gopts $dopts): --stats figures are wrong: $fig"
+    read -r max avg _ <<<"$fig"
+    awk -v m="$max" -v a="$avg" 'BEGIN { exit !(m <= 1.05 * a + 1) }'
+    check $? "$name (lines $gopts $dopts): unbalanced: largest rank writes $max lines, average $avg (limit 1.05 x average + 1); per rank: $(echo "$fig" | cut -d' ' -f3-)"
+}
+
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "k %d\n", (i * 7919) % 20000 }' >"$T/eqkey.txt"
+awk 'BEGIN { for (i = 0; i < 20000; i++) print "the same line" }' >"$T/same.txt"
+for dopts in "" "--out-of-core -S 64K"; do
+    lines_balanced all-keys-equal "-s -k1,1" "$dopts" "$T/eqkey.txt"
+    lines_balanced all-keys-equal "-s -k1,1 -r" "$dopts" "$T/eqkey.txt"
+    lines_balanced all-lines-equal "" "$dopts" "$T/same.txt"
+done
 
 EXT="--out-of-core -S 256K"
 balanced uniform 20000 "$EXT" "$T/uniform.dat"
