@@ -260,7 +260,7 @@ enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct 
             continue;
         }
         /* split into at most 8 words at single spaces */
-        char *w[8];
+        char *w[8] = {0};
         int nw = 0;
         for (char *q = line; nw < 8;) {
             w[nw++] = q;

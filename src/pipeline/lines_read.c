@@ -175,34 +175,73 @@ done:;
 
 /* ---- splitters ---- */
 
-#define LINES_PER_WINDOW 32
+/* The sample: up to 256 windows spread evenly over the share; from each, every line that starts
+ * in its first SAMPLE_SPAN bytes (and ends within SAMPLE_READ bytes of the window's first line).
+ * A line is sampled when its start falls in a window, whatever its length, so that each line
+ * has the same chance and the splitters balance lines, not bytes (a fixed number of lines a
+ * window would give the lines of a region of short lines less weight than they have). */
+#define SAMPLE_SPAN 4096
+#define SAMPLE_READ 16384
+
+struct sample_buf {
+    unsigned char *s;
+    size_t used, cap;
+    uint64_t *offs, *poss;
+    size_t n, ncap;
+};
+
+static int sample_add(struct sample_buf *b, const unsigned char *line, size_t l, uint64_t pos)
+{
+    if (b->used + l > b->cap) {
+        size_t cap = b->cap * 2 > b->used + l ? b->cap * 2 : b->used + l;
+        unsigned char *t = realloc(b->s, cap);
+        if (!t)
+            return -1;
+        b->s = t;
+        b->cap = cap;
+    }
+    if (b->n == b->ncap) {
+        size_t cap = b->ncap ? 2 * b->ncap : 1024;
+        uint64_t *o = realloc(b->offs, cap * sizeof *o);
+        if (o)
+            b->offs = o;
+        uint64_t *q = o ? realloc(b->poss, cap * sizeof *q) : NULL;
+        if (!q)
+            return -1;
+        b->poss = q;
+        b->ncap = cap;
+    }
+    memcpy(b->s + b->used, line, l);
+    b->offs[b->n] = b->used;
+    b->poss[b->n++] = pos;
+    b->used += l;
+    return 0;
+}
 
 /* Sample this rank's share: whole lines copied to *out (*outlen bytes), and for each line, in
- * order, its offset in *out and its job-wide input position (*offs, *poss; *nlines lines). */
+ * order, its offset in *out and its job-wide input position (*offs, *poss; *nlines lines). The
+ * sample stays on this rank (dsort_splitters_select), so its size does not shrink with p: at
+ * most 256 windows of SAMPLE_READ bytes, 4 MiB. A share under 2 MiB is taken whole (every
+ * line): its splitters are exact. */
 static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outlen, uint64_t **offs,
                                 uint64_t **poss, size_t *nlines, struct dsort_error *err)
 {
     const unsigned char eol = x->ord.eol;
-    /* The sample stays on this rank (dsort_splitters_select), so its cap does not shrink with
-     * p: up to 256 windows of 32 lines, 2 MiB at most. A share of at most 2 MiB is taken whole
-     * (one window, every line): its splitters are exact. */
-    const uint64_t cap_bytes = (uint64_t)2 << 20;
-    uint64_t first = x->sh.first, n = x->sh.n, lo = first;
-    const int whole = n < cap_bytes;
-    const uint64_t win = whole ? n : 16384;
-    const size_t per_window = whole ? (size_t)n + 1 : LINES_PER_WINDOW;
-    size_t windows = whole ? 1 : n / win + 1 > 256 ? 256 : (size_t)(n / win + 1);
-    unsigned char *buf = malloc(win + 1), *s = malloc(cap_bytes);
-    const size_t most = windows * per_window;
-    uint64_t *so = malloc(most * sizeof *so), *sp = malloc(most * sizeof *sp);
-    size_t used = 0, nl = 0;
+    const uint64_t first = x->sh.first, n = x->sh.n;
+    const int whole = n < ((uint64_t)2 << 20);
+    const uint64_t win = whole ? n : SAMPLE_READ;
+    const size_t windows = whole ? 1 : n / win + 1 > 256 ? 256 : (size_t)(n / win + 1);
+    unsigned char *buf = malloc(win + 1);
+    struct sample_buf b = {0};
+    uint64_t lo = first;
     enum dsort_status st = DSORT_OK;
-    if (!buf || !s || !so || !sp)
+    if (!buf)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     /* Whole: window after window from where the last one stopped (a window ends at its file's
      * end), until the share's end or a line longer than what is left of the window. */
     for (size_t w = 0; (whole || w < windows) && !st && n; w++) {
         uint64_t at = whole ? lo : first + n / windows * w, start;
+        const uint64_t span_end = whole ? first + n : at + SAMPLE_SPAN;
         if (at < lo)
             continue;
         if ((st = dsort_lines_range_start(x->in, at, eol, &start, err)))
@@ -219,18 +258,15 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
         if (start + len == fend && (len == 0 || buf[len - 1] != eol))
             buf[len++] = eol;
         size_t p = 0;
-        for (size_t taken = 0; taken < per_window && nl < most && p < len && start + p < first + n;
-             taken++) {
+        while (p < len && start + p < first + n && start + p < span_end) {
             const unsigned char *e = memchr(buf + p, eol, len - p);
             if (!e)
                 break;
             size_t l = (size_t)(e - (buf + p)) + 1;
-            if (used + l > cap_bytes)
+            if (sample_add(&b, buf + p, l, x->sh.g0 + (start + p - first))) {
+                st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
                 break;
-            memcpy(s + used, buf + p, l);
-            so[nl] = used;
-            sp[nl++] = x->sh.g0 + (start + p - x->sh.first);
-            used += l;
+            }
             p += l;
         }
         lo = start + p;
@@ -239,16 +275,16 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
     }
     free(buf);
     if (st) {
-        free(s);
-        free(so);
-        free(sp);
+        free(b.s);
+        free(b.offs);
+        free(b.poss);
         return st;
     }
-    *out = s;
-    *outlen = used;
-    *offs = so;
-    *poss = sp;
-    *nlines = nl;
+    *out = b.s;
+    *outlen = b.used;
+    *offs = b.offs;
+    *poss = b.poss;
+    *nlines = b.n;
     return DSORT_OK;
 }
 

@@ -65,6 +65,13 @@ for dopts in "" "--out-of-core -S 64K"; do
     lines_balanced all-lines-equal "" "$dopts" "$T/same.txt"
 done
 
+# Shares over 2 MiB are sampled in windows, not whole: lines of 3 bytes in the first half and
+# 43 in the second, all keys equal (-s -k1,1): each line must weigh the same in the sample.
+if [ "$N" -le 3 ]; then
+    awk 'BEGIN { for (i = 0; i < 400000; i++) print (i < 200000 ? "k " : "k xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx") }' >"$T/lens.txt"
+    lines_balanced short-then-long "-s -k1,1" "" "$T/lens.txt"
+fi
+
 EXT="--out-of-core -S 256K"
 balanced uniform 20000 "$EXT" "$T/uniform.dat"
 balanced skewed 20000 "$EXT -r" "$T/skew.dat"
