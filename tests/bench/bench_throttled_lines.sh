@@ -65,7 +65,9 @@ in3=("${disks[0]}/in" "${disks[1]}/in" "${disks[2]}/in")
 echo "bench_throttled_lines: $runs runs, $mb MB of lines per disk, $rate MiB/s read and write" \
     "per disk, cgroup $THR_CG_KIND; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# one N OPTS...: one sort in the cgroup; prints "READ TOTAL" (the slowest rank's read phase).
+# one N OPTS...: one sort in the cgroup; prints "READ TOTAL SAMPLE" (the slowest rank's read
+# phase, the wall time, the slowest rank's sample phase: the sample reads the inputs too, with
+# one stream, 256 windows of 16 KiB a rank and the kernel's readahead around each).
 one() {
     local n=$1
     shift
@@ -75,7 +77,8 @@ one() {
     "$PYTHON3" - "$work/stats.json" "$THR_ELAPSED" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-print("%.3f %s" % (max(r["phases"]["read"] for r in d["per_rank"]), sys.argv[2]))
+ph = [r["phases"] for r in d["per_rank"]]
+print("%.3f %s %.3f" % (max(p["read"] for p in ph), sys.argv[2], max(p["sample"] for p in ph)))
 PY
 }
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
@@ -84,22 +87,23 @@ rows=()
 # row CASE N OPTS...: a warm-up of each, then RUNS runs of device-parallel (1) and
 # --one-stream (2) alternating; a table row of the medians.
 row() {
-    local what=$1 n=$2 out r ar=() at=() br=() bt=()
+    local what=$1 n=$2 rd tt sm r ar=() at=() as=() br=() bt=() bs=()
     shift 2
     one "$n" "$@" >/dev/null
     one "$n" --one-stream "$@" >/dev/null
     for ((r = 1; r <= runs; r++)); do
-        out=$(one "$n" "$@")
-        ar+=("${out% *}") at+=("${out#* }")
-        echo "   $what -n $n run $r device-parallel: read ${out% *} s, total ${out#* } s"
-        out=$(one "$n" --one-stream "$@")
-        br+=("${out% *}") bt+=("${out#* }")
-        echo "   $what -n $n run $r --one-stream:    read ${out% *} s, total ${out#* } s"
+        read -r rd tt sm <<<"$(one "$n" "$@")"
+        ar+=("$rd") at+=("$tt") as+=("$sm")
+        echo "   $what -n $n run $r device-parallel: read $rd s, total $tt s (sample $sm s)"
+        read -r rd tt sm <<<"$(one "$n" --one-stream "$@")"
+        br+=("$rd") bt+=("$tt") bs+=("$sm")
+        echo "   $what -n $n run $r --one-stream:    read $rd s, total $tt s (sample $sm s)"
     done
-    local a1 a2 b1 b2
+    local a1 a2 a3 b1 b2 b3
     a1=$(printf '%s\n' "${ar[@]}" | median) a2=$(printf '%s\n' "${at[@]}" | median)
     b1=$(printf '%s\n' "${br[@]}" | median) b2=$(printf '%s\n' "${bt[@]}" | median)
-    rows+=("| $what | $n | $a1 s | $b1 s | $(gain "$a1" "$b1") | $a2 s | $b2 s | $(gain "$a2" "$b2") |")
+    a3=$(printf '%s\n' "${as[@]}" | median) b3=$(printf '%s\n' "${bs[@]}" | median)
+    rows+=("| $what | $n | $a1 s | $b1 s | $(gain "$a1" "$b1") | $a2 s | $b2 s | $(gain "$a2" "$b2") | $a3 s | $b3 s |")
 }
 for n in 1 2; do
     row "A: lines, 3 disks, $((3 * mb)) MB in memory" "$n"
@@ -107,8 +111,8 @@ done
 row "B: lines, 3 disks, $((3 * mb)) MB out of core -S 64M" 2 --out-of-core -S 64M
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| case | ranks | (1) read | (2) read | saved | (1) total | (2) total | saved |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| case | ranks | (1) read | (2) read | saved | (1) total | (2) total | saved | (1) sample | (2) sample |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
 echo "(1) device-parallel, (2) --one-stream; read: the slowest rank's read phase (--stats);"
