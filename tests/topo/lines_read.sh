@@ -13,8 +13,10 @@
 # whole share went through the device reader) and every device read something (--one-stream
 # reads in one thread that is no plan device's, as fixed records do: not counted there).
 # Usage: lines_read.sh NRANKS
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/../e2e/lib.sh"
 e2e_init "$1"
+# shellcheck disable=SC2034 # read by lib.sh's run (RUN_TIMEOUT_VAR)
 E2E_TIMEOUT=${DSORT_E2E_TIMEOUT:-60}
 GEN_LINES=$(cd "$(dirname "$0")/.." && pwd)/lines_gen.py
 export LC_ALL=C
