@@ -302,6 +302,13 @@ const char *dsort_job_topo_token_note(const struct dsort_job_topo *t);
 enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dsort_inputs *in,
                                       uint64_t first, uint64_t count, unsigned char *dest,
                                       struct dsort_error *err);
+/* dsort_job_topo_read, but a piece that ends at the end of input file i is followed in dest by
+ * pad[i] bytes that are left as they are (text lines: room for the eol that a file's last line
+ * lacks, so that several files are read at once). pad NULL: none. Local. */
+enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
+                                             const struct dsort_inputs *in, uint64_t first,
+                                             uint64_t count, unsigned char *dest,
+                                             const unsigned char *pad, struct dsort_error *err);
 /* This rank's temp dirs, preferred first, avoiding the devices it reads when possible. out
  * needs o->ntemp entries. t may be NULL (then: o's order). */
 void dsort_job_topo_temp_dirs(const struct dsort_job_topo *t, const struct dsort_job_options *o,

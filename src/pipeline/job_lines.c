@@ -403,6 +403,9 @@ static void release(struct lx *x)
     free(x->spl);
     free(x->split);
     free(x->split_len);
+    free(x->pad);
+    x->pad = NULL;
+    x->known = NULL;
     x->spl = NULL;
     x->split = NULL;
     x->split_len = NULL;

@@ -221,6 +221,7 @@ struct req_ctx {
     struct dsort_devread_req *reqs;
     size_t n;
     unsigned char *dest;
+    const unsigned char *pad; /* per file: bytes left after its end in dest (or NULL) */
 };
 
 static enum dsort_status add_req(void *ctx, const struct dsort_input_segment *seg)
@@ -230,6 +231,8 @@ static enum dsort_status add_req(void *ctx, const struct dsort_input_segment *se
         seg->file->path,     -1,      seg->offset,
         (size_t)seg->length, r->dest, r->t->one_stream ? "one-stream" : r->t->file_key[seg->index]};
     r->dest += seg->length;
+    if (r->pad && seg->offset + seg->length == seg->file->size)
+        r->dest += r->pad[seg->index];
     return DSORT_OK;
 }
 
@@ -237,10 +240,18 @@ enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dso
                                       uint64_t first, uint64_t count, unsigned char *dest,
                                       struct dsort_error *err)
 {
+    return dsort_job_topo_read_padded(t, in, first, count, dest, NULL, err);
+}
+
+enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
+                                             const struct dsort_inputs *in, uint64_t first,
+                                             uint64_t count, unsigned char *dest,
+                                             const unsigned char *pad, struct dsort_error *err)
+{
     struct dsort_devread_req *reqs = calloc(in->count + 1, sizeof *reqs);
     if (!reqs)
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    struct req_ctx rq = {t, reqs, 0, dest};
+    struct req_ctx rq = {t, reqs, 0, dest, pad};
     dsort_inputs_segments(in, first, count, add_req, &rq);
     size_t n = rq.n;
     struct dsort_devread_tokens *tok = NULL;

@@ -57,6 +57,10 @@ struct lx {
     int noted_long;         /* -v: the note about a line held past the budget was printed */
     uint64_t rounds_before; /* rounds done by the earlier runs of a resumed job */
     uint64_t ck_rounds;     /* --checkpoint: the rounds of the checkpoint on disk */
+    /* Device-parallel reading (with a topology): per input file, whether its last byte was
+     * looked at (known) and whether its last line lacks an eol (pad: 1 byte to add after it).
+     * One allocation of 2 * in->count bytes (pad, then known), freed with the job. */
+    unsigned char *pad, *known;
 };
 
 /* A chunk: lines at the front of an arena, their index entries at the back (growing down).
@@ -82,7 +86,10 @@ static inline struct dsort_line_ent *chunk_ents(const struct chunk *k)
 /* The job-wide input position (for ties under -s and -u) of data offset off of the chunk. */
 uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, uint64_t off);
 /* Fill the chunk with whole lines from x->pos on (those that start before x->end), indexing
- * them as they arrive; a line longer than the arena grows it (see lines_read.c). */
+ * them as they arrive; a line longer than the arena grows it (see lines_read.c). With a
+ * topology (x->o->topo) the rest of the share is read with dsort_job_topo_read, as much as the
+ * arena holds a call, one thread per device; the end of the last line, past the share, and
+ * jobs without a topology are read with one stream (dsort_inputs_read). */
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
 /* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
 enum dsort_status dsort_lines_job_splitters(struct lx *x);

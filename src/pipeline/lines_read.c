@@ -66,6 +66,90 @@ static enum dsort_status grow_chunk(struct chunk *k, uint64_t size, struct dsort
     return DSORT_OK;
 }
 
+/* Device-parallel reading (with a topology). A read of several files at once must leave room
+ * in the arena for the eol of each file whose last line lacks one, before it knows the files'
+ * contents: each file's last byte is looked at once, when a read first reaches its end. */
+static enum dsort_status file_pad(struct lx *x, size_t f, struct dsort_error *err)
+{
+    const struct dsort_input *fi = &x->in->files[f];
+    if (x->known[f] || fi->records == 0)
+        return DSORT_OK;
+    unsigned char last;
+    enum dsort_status st = dsort_inputs_read(x->in, fi->first + fi->records - 1, 1, &last, err);
+    if (st)
+        return st;
+    x->pad[f] = last != x->ord.eol;
+    x->known[f] = 1;
+    return DSORT_OK;
+}
+
+struct pad_walk {
+    struct lx *x;
+    struct chunk *k;
+    uint64_t off; /* the data offset of the next piece */
+    struct dsort_error *err;
+};
+
+/* After a padded read: a seg for every file's piece, and the eol after a file's last line. */
+static enum dsort_status pad_piece(void *ctx, const struct dsort_input_segment *seg)
+{
+    struct pad_walk *w = ctx;
+    enum dsort_status st = add_seg(w->k, w->off, seg->file->first + seg->offset, w->err);
+    if (st)
+        return st;
+    w->off += seg->length;
+    if (seg->offset + seg->length == seg->file->records && w->x->pad[seg->index])
+        w->k->a[w->off++] = w->x->ord.eol;
+    return DSORT_OK;
+}
+
+/* Read up to want bytes of the share from x->pos on (never past x->end) into the chunk's
+ * arena at k->used, one thread per device (dsort_job_topo_read_padded), adding an eol after
+ * each file's last line that lacks one. The arena must have room for want + 1 bytes: when the
+ * read ends more than one file, want shrinks by the extra eols that may be added. */
+static enum dsort_status read_devices(struct lx *x, struct chunk *k, uint64_t want,
+                                      struct dsort_error *err)
+{
+    const struct dsort_inputs *in = x->in;
+    if (!x->pad) {
+        if (!(x->pad = calloc(2 * in->count + 1, 1)))
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+        x->known = x->pad + in->count;
+    }
+    if (want > x->end - x->pos)
+        want = x->end - x->pos;
+    uint64_t ends = 0; /* files that end within the read */
+    for (size_t f = dsort_lines_file_at(in, x->pos); f < in->count; f++) {
+        const struct dsort_input *fi = &in->files[f];
+        if (fi->first >= x->pos + want)
+            break;
+        if (fi->records && fi->first + fi->records <= x->pos + want)
+            ends++;
+    }
+    if (ends > 1)
+        want -= ends - 1; /* each such file holds a byte of the read: want stays >= 1 */
+    for (size_t f = dsort_lines_file_at(in, x->pos); f < in->count; f++) {
+        const struct dsort_input *fi = &in->files[f];
+        if (fi->first >= x->pos + want)
+            break;
+        enum dsort_status st;
+        if (fi->records && fi->first + fi->records <= x->pos + want && (st = file_pad(x, f, err)))
+            return st;
+    }
+    enum dsort_status st =
+        dsort_job_topo_read_padded(x->o->topo, in, x->pos, want, k->a + k->used, x->pad, err);
+    if (st)
+        return st;
+    struct pad_walk w = {x, k, k->used, err};
+    if ((st = dsort_inputs_segments(in, x->pos, want, pad_piece, &w)))
+        return st == DSORT_EINTERNAL
+                   ? DSORT_ERR(err, DSORT_EINTERNAL, 0, "read past the end of the inputs")
+                   : st;
+    k->used = w.off;
+    x->pos += want;
+    return DSORT_OK;
+}
+
 /* Fill the chunk with whole lines from x->pos on (those that start before x->end), indexing
  * them as they arrive. Stops when the arena is full (a partial line at the end is given back
  * and read again next time); a line that cannot fit in an empty arena is an error. */
@@ -150,6 +234,11 @@ enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dso
         uint64_t want = (uint64_t)((double)(room - ent - 1) * avg / (avg + (double)ent));
         if (want == 0)
             want = 1;
+        if (x->o->topo && x->pos < x->end) { /* the rest of the share: every device at once */
+            if ((st = read_devices(x, k, want, err)))
+                return st;
+            continue;
+        }
         if (want > fend - x->pos)
             want = fend - x->pos;
         if (want > ((uint64_t)4 << 20))
