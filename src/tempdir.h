@@ -32,6 +32,10 @@ struct dsort_tempdirs {
     char **dirs;            /* this rank's per-job directories */
     size_t next;            /* round-robin position */
     volatile unsigned runs; /* run files named so far (the cleanup series reads it) */
+    /* The devices under the directories (st_dev of each per-job directory): two directories
+     * on one file system are one device, so one read-ahead stream serves both. */
+    size_t ndev;    /* distinct devices (>= 1 once created or adopted) */
+    size_t *dev_of; /* dev_of[i]: the device of dirs[i], numbered in order of first appearance */
 };
 
 /* Create this rank's directory in each of the n bases. job must be a short file-name-safe
@@ -59,6 +63,14 @@ void dsort_tempdirs_keep(struct dsort_tempdirs *t);
 
 /* Name a new run file (round-robin over the directories) into buf. */
 void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len);
+
+/* The device (in [0, ndev)) of a path inside one of t's directories ("DIR/NAME"); 0 for any
+ * other path, and when t is NULL or empty. Pure. */
+size_t dsort_tempdirs_device_of(const struct dsort_tempdirs *t, const char *path);
+
+/* Pure: number n device ids in order of first appearance: dev_of[i] gets the number of
+ * devs[i]. Returns the number of distinct ids (0 when n is 0). */
+size_t dsort_tempdirs_group(const uint64_t *devs, size_t n, size_t *dev_of);
 
 /* Remove the owner files (and a resumed job's checkpoint) and the directories (run files must
  * be gone). t may be empty. */

@@ -102,7 +102,24 @@ enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, si
         for (size_t i = 0; i < m->slots; i++)
             m->buf[i] = m->own + i * blen;
     }
-    return dsort_prefetch_create(&m->pf, err);
+    /* One read-ahead thread per device: a thread reads one block at a time, so with one
+     * thread for all the disks only one of them would be busy at any moment. */
+    size_t ndev = m->td && m->td->ndev ? m->td->ndev : 1;
+    if (!(m->pf = calloc(ndev, sizeof *m->pf)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (; m->npf < ndev; m->npf++) {
+        enum dsort_status st = dsort_prefetch_create(&m->pf[m->npf], err);
+        if (st)
+            return st;
+    }
+    return DSORT_OK;
+}
+
+struct dsort_prefetch *dsort_runmerge_prefetch(const struct dsort_runmerge *m, const char *path)
+{
+    if (!m->npf)
+        return NULL;
+    return m->pf[dsort_tempdirs_device_of(m->td, path) % m->npf];
 }
 
 enum dsort_status dsort_runmerge_open(struct dsort_runmerge *m, size_t from, size_t k, void **cur,
@@ -112,9 +129,9 @@ enum dsort_status dsort_runmerge_open(struct dsort_runmerge *m, size_t from, siz
         return DSORT_ERR(err, DSORT_EINTERNAL, 0, "a merge of %zu runs with %zu readers", k,
                          m->slots);
     for (size_t i = 0; i < k; i++) {
-        enum dsort_status st =
-            m->fmt->cursor_run(m->fx, dsort_recfmt_cursor(m->fmt, m->cur, i), &m->rd[i],
-                               &m->runs->runs[from + i], m->block, m->buf[i], m->pf, err);
+        enum dsort_status st = m->fmt->cursor_run(
+            m->fx, dsort_recfmt_cursor(m->fmt, m->cur, i), &m->rd[i], &m->runs->runs[from + i],
+            m->block, m->buf[i], dsort_runmerge_prefetch(m, m->runs->runs[from + i].path), err);
         if (st) {
             dsort_runmerge_close(m, i);
             return st;
@@ -155,8 +172,11 @@ enum dsort_status dsort_runmerge_reduce(struct dsort_runmerge *m, struct dsort_e
 
 void dsort_runmerge_release(struct dsort_runmerge *m)
 {
-    dsort_prefetch_destroy(m->pf);
+    for (size_t i = 0; i < m->npf; i++)
+        dsort_prefetch_destroy(m->pf[i]);
+    free(m->pf);
     m->pf = NULL;
+    m->npf = 0;
     free(m->rd);
     free(m->cur);
     free(m->buf);
