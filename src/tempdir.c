@@ -70,6 +70,23 @@ static enum dsort_status group_devices(struct dsort_tempdirs *t, struct dsort_er
     return DSORT_OK;
 }
 
+size_t dsort_tempdirs_count_devices(char *const *bases, size_t n)
+{
+    uint64_t *devs = calloc(n ? n : 1, sizeof *devs);
+    size_t *of = calloc(n ? n : 1, sizeof *of);
+    size_t ndev = 1;
+    if (devs && of) {
+        for (size_t i = 0; i < n; i++) {
+            struct stat sb;
+            devs[i] = stat(bases[i], &sb) ? UINT64_MAX - i : (uint64_t)sb.st_dev;
+        }
+        ndev = dsort_tempdirs_group(devs, n, of);
+    }
+    free(devs);
+    free(of);
+    return ndev ? ndev : 1;
+}
+
 size_t dsort_tempdirs_device_of(const struct dsort_tempdirs *t, const char *path)
 {
     if (!t || !t->dev_of)
@@ -271,6 +288,23 @@ void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len)
     const char *dir = t->dirs[t->next];
     t->next = (t->next + 1) % t->count;
     snprintf(buf, len, "%s/run-%06u", dir, t->runs++);
+}
+
+size_t dsort_tempdirs_run_stripes(struct dsort_tempdirs *t, char *buf, size_t len, size_t max)
+{
+    if (t->ndev <= 1 || max <= 1) {
+        dsort_tempdirs_run_path(t, buf, len);
+        return 1;
+    }
+    const unsigned n = t->runs++;
+    size_t k = 0;
+    for (size_t d = 0; d < t->ndev && k < max; d++)
+        for (size_t i = 0; i < t->count; i++)
+            if (t->dev_of[i] == d) { /* the device's first directory */
+                snprintf(buf + k++ * len, len, "%s/run-%06u", t->dirs[i], n);
+                break;
+            }
+    return k;
 }
 
 void dsort_tempdirs_job_name(char *buf, size_t len)

@@ -64,9 +64,19 @@ void dsort_tempdirs_keep(struct dsort_tempdirs *t);
 /* Name a new run file (round-robin over the directories) into buf. */
 void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len);
 
+/* Name a new run's files into buf (max names of len bytes each, at buf + i * len): with the
+ * directories on one device, one file named as run_path does; with them on several, one file
+ * per device (at most max), each in that device's first directory and all of the same name
+ * ("run-N": the cleanup series and the sweep cover them). Returns the number of files. */
+size_t dsort_tempdirs_run_stripes(struct dsort_tempdirs *t, char *buf, size_t len, size_t max);
+
 /* The device (in [0, ndev)) of a path inside one of t's directories ("DIR/NAME"); 0 for any
  * other path, and when t is NULL or empty. Pure. */
 size_t dsort_tempdirs_device_of(const struct dsort_tempdirs *t, const char *path);
+
+/* The devices under n directories (as create would group their per-job directories, which
+ * are inside them): at least 1. For planning memory before the directories are made. */
+size_t dsort_tempdirs_count_devices(char *const *bases, size_t n);
 
 /* Pure: number n device ids in order of first appearance: dev_of[i] gets the number of
  * devs[i]. Returns the number of distinct ids (0 when n is 0). */

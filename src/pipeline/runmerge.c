@@ -20,16 +20,20 @@ void dsort_runmerge_init(struct dsort_runmerge *m, const struct dsort_recfmt *fm
     m->blen = dsort_runreader_buf_len(fmt->run_rec(fx), block);
 }
 
-/* Merge k cursors into a new run of the set; *file_bytes gets the bytes its file took. */
+/* Merge k cursors into a new run of the set; *file_bytes gets the bytes its files took. With
+ * temp dirs on several devices the run is striped over them (runfile.h). */
 static enum dsort_status merge_into_run(struct dsort_runmerge *m, void *cur, size_t k,
                                         uint64_t *file_bytes, struct dsort_error *err)
 {
-    char path[4096];
-    dsort_tempdirs_run_path(m->td, path, sizeof path);
+    char names[DSORT_RUN_MAX_STRIPES][DSORT_RUN_PATH_MAX];
+    const char *paths[DSORT_RUN_MAX_STRIPES];
+    size_t nf = dsort_tempdirs_run_stripes(m->td, &names[0][0], DSORT_RUN_PATH_MAX,
+                                           dsort_runmerge_stripes(m->td));
+    for (size_t i = 0; i < nf; i++)
+        paths[i] = names[i];
     const size_t rec = m->fmt->run_rec(m->fx);
     struct dsort_runwriter w;
-    enum dsort_status st = rec ? dsort_runwriter_open(&w, path, rec, m->block, err)
-                               : dsort_runwriter_open_framed(&w, path, m->block, err);
+    enum dsort_status st = dsort_runwriter_open_striped(&w, paths, nf, rec, m->block, err);
     if (st)
         return st;
     uint64_t bytes = 0;
@@ -37,7 +41,8 @@ static enum dsort_status merge_into_run(struct dsort_runmerge *m, void *cur, siz
     if (!st)
         st = dsort_runwriter_close(&w, err);
     if (!st)
-        st = dsort_runset_add(m->runs, path, w.records, rec ? w.records * rec : bytes, err);
+        st = dsort_runset_add_striped(m->runs, paths, nf, w.records, rec ? w.records * rec : bytes,
+                                      err);
     if (st) {
         dsort_runwriter_abort(&w);
         return st;
@@ -45,6 +50,12 @@ static enum dsort_status merge_into_run(struct dsort_runmerge *m, void *cur, siz
     dsort_runwriter_free(&w);
     *file_bytes = w.off;
     return DSORT_OK;
+}
+
+size_t dsort_runmerge_stripes(const struct dsort_tempdirs *td)
+{
+    size_t n = td && td->ndev ? td->ndev : 1;
+    return n < DSORT_RUN_MAX_STRIPES ? n : DSORT_RUN_MAX_STRIPES;
 }
 
 enum dsort_status dsort_runmerge_spill(struct dsort_runmerge *m, void *cur, size_t k,
@@ -122,6 +133,16 @@ struct dsort_prefetch *dsort_runmerge_prefetch(const struct dsort_runmerge *m, c
     return m->pf[dsort_tempdirs_device_of(m->td, path) % m->npf];
 }
 
+/* The read-ahead threads of run's files: each file's device's. */
+static void run_prefetch(const struct dsort_runmerge *m, const struct dsort_run *run,
+                         struct dsort_prefetch **pf)
+{
+    const char *paths[DSORT_RUN_MAX_STRIPES];
+    size_t k = dsort_run_files(run, paths);
+    for (size_t i = 0; i < k; i++)
+        pf[i] = dsort_runmerge_prefetch(m, paths[i]);
+}
+
 enum dsort_status dsort_runmerge_open(struct dsort_runmerge *m, size_t from, size_t k, void **cur,
                                       struct dsort_error *err)
 {
@@ -129,9 +150,11 @@ enum dsort_status dsort_runmerge_open(struct dsort_runmerge *m, size_t from, siz
         return DSORT_ERR(err, DSORT_EINTERNAL, 0, "a merge of %zu runs with %zu readers", k,
                          m->slots);
     for (size_t i = 0; i < k; i++) {
-        enum dsort_status st = m->fmt->cursor_run(
-            m->fx, dsort_recfmt_cursor(m->fmt, m->cur, i), &m->rd[i], &m->runs->runs[from + i],
-            m->block, m->buf[i], dsort_runmerge_prefetch(m, m->runs->runs[from + i].path), err);
+        struct dsort_prefetch *pf[DSORT_RUN_MAX_STRIPES];
+        run_prefetch(m, &m->runs->runs[from + i], pf);
+        enum dsort_status st =
+            m->fmt->cursor_run(m->fx, dsort_recfmt_cursor(m->fmt, m->cur, i), &m->rd[i],
+                               &m->runs->runs[from + i], m->block, m->buf[i], pf, err);
         if (st) {
             dsort_runmerge_close(m, i);
             return st;

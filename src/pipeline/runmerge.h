@@ -1,5 +1,6 @@
 /* runmerge.h - the out-of-core merge machinery that every record format shares (recfmt.h):
- *   spill:  merge k sorted cursors into a new run file of the rank's run set;
+ *   spill:  merge k sorted cursors into a new run of the rank's run set (one file, or striped
+ *           over the temp devices: one file on each, written at once);
  *   plan:   the fan-in (open-file limit, read buffers in the memory given), readers, cursors,
  *           the read-ahead threads (one per temp device, so that runs on different disks are
  *           read at once) and the read buffers (carved from memory the caller lends, or
@@ -76,6 +77,10 @@ enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, si
  * (rec 0: framed): whole buffers only. */
 uint64_t dsort_runmerge_region_mem(size_t rec, size_t block, const size_t *region_len,
                                    int nregions);
+/* Files of a run written now: one per device of td's directories (striped: runfile.h), at
+ * most DSORT_RUN_MAX_STRIPES; 1 when td is NULL or on one device. Writing one takes
+ * dsort_runwriter_buf_len(rec, block, this) bytes of buffers. */
+size_t dsort_runmerge_stripes(const struct dsort_tempdirs *td);
 /* The read-ahead thread for a run file at path (after plan): its device's. */
 struct dsort_prefetch *dsort_runmerge_prefetch(const struct dsort_runmerge *m, const char *path);
 /* Extra passes until at most f runs are left. */

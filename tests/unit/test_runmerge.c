@@ -308,9 +308,10 @@ static void test_lines(void **state)
 }
 
 /* Three temp directories taken as three devices (they are on one here: dev_of is set as a
- * multi-disk machine would have it): the spills go round-robin over them, plan starts one
- * read-ahead thread per device, each run is read through its own device's thread, and the
- * merge is still every record in order. */
+ * multi-disk machine would have it): every spill is striped over them (a file of the same name
+ * in each), plan starts one read-ahead thread per device, each file of a run is read through
+ * its own device's thread, the merge is still every record in order, and release removes
+ * every file. */
 static void test_devices(void **state)
 {
     (void)state;
@@ -357,12 +358,23 @@ static void test_devices(void **state)
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < i; j++)
             assert_ptr_not_equal(m.pf[i], m.pf[j]);
-    for (size_t c = 0; c < chunks; c++) /* run c went to directory c % 3, device c % 3 */
-        assert_ptr_equal(dsort_runmerge_prefetch(&m, runs.runs[c].path), m.pf[c % 3]);
+    for (size_t c = 0; c < chunks; c++) { /* file i of run c is in directory i, device i */
+        const char *paths[DSORT_RUN_MAX_STRIPES];
+        assert_int_equal(dsort_run_files(&runs.runs[c], paths), 3);
+        for (size_t i = 0; i < 3; i++) {
+            assert_true(!strncmp(paths[i], td.dirs[i], strlen(td.dirs[i])));
+            assert_string_equal(strrchr(paths[i], '/'), strrchr(paths[0], '/'));
+            assert_int_equal(access(paths[i], F_OK), 0);
+            assert_ptr_equal(dsort_runmerge_prefetch(&m, paths[i]), m.pf[i]);
+        }
+    }
     void *cur;
     assert_int_equal(dsort_runmerge_open(&m, 0, chunks, &cur, &err), DSORT_OK);
-    for (size_t c = 0; c < chunks; c++)
-        assert_ptr_equal(m.rd[c].pf, m.pf[c % 3]);
+    for (size_t c = 0; c < chunks; c++) {
+        assert_int_equal(m.rd[c].k, 3);
+        for (size_t i = 0; i < 3; i++)
+            assert_ptr_equal(m.rd[c].pf[i], m.pf[i]);
+    }
     struct dsort_sink sink;
     dsort_sink_memory(&sink, out, n * rec);
     assert_int_equal(dsort_merge_cmp(&cmp, rec, rec, 0, cur, chunks, &sink, &err), DSORT_OK);
@@ -373,7 +385,7 @@ static void test_devices(void **state)
     dsort_runmerge_release(&m);
     assert_null(m.pf);
     dsort_runset_release(&runs);
-    dsort_tempdirs_destroy(&td);
+    dsort_tempdirs_destroy(&td); /* its rmdir fails if a file is left: base[i] is not empty */
     for (int i = 0; i < 3; i++)
         assert_int_equal(rmdir(base[i]), 0);
     free(in);
