@@ -567,6 +567,20 @@ static void test_devices(void **state)
     snprintf(other, sizeof other, "%s-other/run-000001", t.dirs[1]);
     assert_int_equal(dsort_tempdirs_device_of(&t, other), 0);
     assert_int_equal(dsort_tempdirs_device_of(NULL, run), 0);
+    /* A striped run: one file per device, of one name (the next number), in each device's
+     * directory; at most max files. */
+    char names[2][PATH_MAX];
+    unsigned next = t.runs;
+    assert_int_equal(dsort_tempdirs_run_stripes(&t, names[0], PATH_MAX, 8), 2);
+    assert_int_equal(t.runs, next + 1);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(dsort_tempdirs_device_of(&t, names[i]), i);
+        assert_true(!strncmp(names[i], t.dirs[i], strlen(t.dirs[i])));
+        char want[32];
+        snprintf(want, sizeof want, "/run-%06u", next);
+        assert_string_equal(strrchr(names[i], '/'), want);
+    }
+    assert_int_equal(dsort_tempdirs_run_stripes(&t, names[0], PATH_MAX, 1), 1);
     dsort_tempdirs_destroy(&t);
     assert_int_equal(rmdir(b2), 0);
 }
