@@ -9,7 +9,9 @@
 #    same name in each of the three per-job directories (with tmpfs); --resume finishes it
 #    with the oracle's output;
 #  - stopped again, one file of a run removed from the second dir: --resume fails (exit 2)
-#    naming that file as missing.
+#    naming that file as missing;
+#  - SIGTERM to every rank once a run has files in all three dirs: the job exits non-zero and
+#    every file of every run is removed (the cleanup series of each directory).
 # Usage: stripes.sh NRANKS
 EXT_FAST_KILL=1
 . "$(dirname "$0")/extlib.sh"
@@ -93,5 +95,34 @@ if [ "$STRIPED" = 1 ]; then
     run "$N" "$DSORT" "${L[@]}" --resume -o "$T/o/out.txt" "$T/in.txt"
     eq "--resume with a file of a run missing: exit status" 2 "$RC"
     contains "--resume names the missing file" "$T/stderr" "run '$gone' of the checkpoint.*is missing"
+    for d in "${D[@]}"; do # what that stop kept
+        rm -rf "${d:?}"/*
+    done
+
+    # SIGTERM while runs are spilled to all three.
+    "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --block-size 8K "${TS[@]}" \
+        -o "$T/o/term" "$T/in.dat" </dev/null >"$T/stdout" 2>"$T/stderr" &
+    JOB=$!
+    seen=0
+    for ((i = 0; i < 3000 && seen == 0; i++)); do
+        if compgen -G "${D[2]}/dsort-*-r0/run-000001" >/dev/null &&
+            compgen -G "${D[0]}/dsort-*-r0/run-000001" >/dev/null; then
+            seen=1
+        else
+            kill -0 "$JOB" 2>/dev/null || break
+            sleep 0.01
+        fi
+    done
+    pids=$(dsort_procs "${D[0]}")
+    # shellcheck disable=SC2086
+    [ -n "$pids" ] && kill -TERM $pids
+    wait "$JOB"
+    RC=$?
+    if [ "$seen" = 1 ]; then
+        cond "SIGTERM to the ranks: exit status $RC is non-zero" "$RC != 0"
+        nothing_left "SIGTERM"
+    else
+        echo "  (the sort ended, exit $RC, before a run had files in all three dirs)"
+    fi
 fi
 ext_finish
