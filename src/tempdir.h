@@ -2,9 +2,10 @@
  *
  * Each rank makes one directory in every temp dir it is given (-T, default $TMPDIR then
  * /tmp): "dsort-JOB-rRANK", mode 0700, holding an "owner" file (mode 0600) that describes
- * the process (owner.h: host, boot, pid namespace, pid, start time). Runs are spread over the
- * directories round-robin. Everything is registered with the cleanup module, so it goes on
- * success, on error and on SIGTERM/SIGINT.
+ * the process (owner.h: host, boot, pid namespace, pid, start time). The directories are
+ * grouped by device (st_dev): on one device, runs are spread over them round-robin; on
+ * several, each run is striped over the devices (dsort_tempdirs_run_stripes). Everything is
+ * registered with the cleanup module, so it goes on success, on error and on SIGTERM/SIGINT.
  *
  * What a job killed by SIGKILL leaves is found by a later run. dsort_tempdirs_sweep removes a
  * directory only when all of this holds, and touches nothing else:
