@@ -60,8 +60,10 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-enum dsort_status dsort_awriter_create(struct dsort_awriter **out, int fd, const char *path,
-                                       size_t buf_len, struct dsort_error *err)
+static enum dsort_status wait_idle(struct dsort_awriter *w, struct dsort_error *err);
+
+static enum dsort_status create(struct dsort_awriter **out, int fd, const char *path,
+                                size_t buf_len, int nbuf, struct dsort_error *err)
 {
     *out = NULL;
     struct dsort_awriter *w = calloc(1, sizeof *w);
@@ -71,8 +73,8 @@ enum dsort_status dsort_awriter_create(struct dsort_awriter **out, int fd, const
     snprintf(w->path, sizeof w->path, "%s", path);
     w->buf_len = buf_len;
     w->buf[0] = dsort_mem_alloc(buf_len);
-    w->buf[1] = dsort_mem_alloc(buf_len);
-    if (!w->buf[0] || !w->buf[1]) {
+    w->buf[1] = nbuf > 1 ? dsort_mem_alloc(buf_len) : NULL;
+    if (!w->buf[0] || (nbuf > 1 && !w->buf[1])) {
         dsort_mem_free(w->buf[0], buf_len);
         dsort_mem_free(w->buf[1], buf_len);
         free(w);
@@ -89,6 +91,39 @@ enum dsort_status dsort_awriter_create(struct dsort_awriter **out, int fd, const
     }
     *out = w;
     return DSORT_OK;
+}
+
+enum dsort_status dsort_awriter_create(struct dsort_awriter **out, int fd, const char *path,
+                                       size_t buf_len, struct dsort_error *err)
+{
+    return create(out, fd, path, buf_len, 2, err);
+}
+
+enum dsort_status dsort_awriter_create_swap(struct dsort_awriter **out, int fd, const char *path,
+                                            size_t buf_len, struct dsort_error *err)
+{
+    return create(out, fd, path, buf_len, 1, err);
+}
+
+enum dsort_status dsort_awriter_submit_swap(struct dsort_awriter *w, unsigned char **buf,
+                                            size_t len, uint64_t off, struct dsort_error *err)
+{
+    pthread_mutex_lock(&w->mu);
+    enum dsort_status st = wait_idle(w, err);
+    if (!st && len > 0) {
+        /* The writer's buffer is idle: it becomes the producer's, the producer's is written. */
+        unsigned char *mine = w->buf[0];
+        w->buf[0] = *buf;
+        *buf = mine;
+        w->job_from = 0;
+        w->job_len = len;
+        w->job_off = off;
+        w->job_buf = 0;
+        w->busy = 1;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return st;
 }
 
 unsigned char *dsort_awriter_buf(struct dsort_awriter *w)

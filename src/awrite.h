@@ -24,6 +24,19 @@ struct dsort_awriter;
 enum dsort_status dsort_awriter_create(struct dsort_awriter **w, int fd, const char *path,
                                        size_t buf_len, struct dsort_error *err);
 
+/* A writer that owns one buffer and trades it with its producer (submit_swap): several such
+ * writers (one per file of a striped run, runfile.h) and one buffer of the producer's keep as
+ * many writes in flight as there are writers with one buffer more than that in all, where
+ * double-buffered writers would take two each. */
+enum dsort_status dsort_awriter_create_swap(struct dsort_awriter **w, int fd, const char *path,
+                                            size_t buf_len, struct dsort_error *err);
+/* Swap mode: hand over bytes [0, len) of *buf (a buffer of buf_len bytes from dsort_mem_alloc,
+ * the producer's), to be written at offset off; waits until the writer's own buffer is written
+ * and gives that back in *buf. The buffers circulate: finish frees the one the writer holds,
+ * the producer frees its own with dsort_mem_free. Returns the error of an earlier write. */
+enum dsort_status dsort_awriter_submit_swap(struct dsort_awriter *w, unsigned char **buf,
+                                            size_t len, uint64_t off, struct dsort_error *err);
+
 /* The buffer to fill now (buf_len bytes). It changes after every submit. */
 unsigned char *dsort_awriter_buf(struct dsort_awriter *w);
 size_t dsort_awriter_buf_len(const struct dsort_awriter *w);

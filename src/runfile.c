@@ -12,6 +12,7 @@
 #include "checksum.h"
 #include "cleanup.h"
 #include "io.h"
+#include "mem.h"
 
 #define RUN_MAGIC UINT32_C(0x42525344) /* "DSRB" little-endian */
 
@@ -54,6 +55,12 @@ static int open_maybe_direct(const char *path, int flags, mode_t mode)
     return fd;
 }
 
+/* The name of file i of a run (its stripe i). */
+static const char *stripe_path(char *paths, size_t i)
+{
+    return paths + i * DSORT_RUN_PATH_MAX;
+}
+
 static enum dsort_status run_flush(struct dsort_sink *s, struct dsort_error *err)
 {
     struct dsort_runwriter *w = s->ctx;
@@ -68,48 +75,92 @@ static enum dsort_status run_flush(struct dsort_sink *s, struct dsort_error *err
     w->blk_records = 0;
     size_t used = DSORT_RUN_HEADER + s->len, len = align_up(used);
     memset(blk + used, 0, len - used);
-    enum dsort_status st = dsort_awriter_submit(w->aw, len, w->off, err);
+    /* Block b of the run goes to file b % k, at that file's end. */
+    const size_t i = (size_t)(w->nblk % w->k);
+    enum dsort_status st =
+        w->k == 1 ? dsort_awriter_submit(w->aw[0], len, w->soff[0], err)
+                  : dsort_awriter_submit_swap(w->aw[i], &w->fill, len, w->soff[i], err);
     if (st)
         return st;
+    w->soff[i] += len;
     w->off += len;
+    w->nblk++;
     w->records += h.records;
-    s->buf = dsort_awriter_buf(w->aw) + DSORT_RUN_HEADER;
+    s->buf = (w->k == 1 ? dsort_awriter_buf(w->aw[0]) : w->fill) + DSORT_RUN_HEADER;
     s->len = 0;
     return DSORT_OK;
 }
 
-enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path, size_t rec_size,
-                                       size_t block, struct dsort_error *err)
+enum dsort_status dsort_runwriter_open_striped(struct dsort_runwriter *w, const char *const *paths,
+                                               size_t k, size_t rec_size, size_t block,
+                                               struct dsort_error *err)
 {
     memset(w, 0, sizeof *w);
-    w->fd = -1;
+    for (size_t i = 0; i < DSORT_RUN_MAX_STRIPES; i++)
+        w->fd[i] = -1;
     w->rec_size = rec_size;
-    snprintf(w->path, sizeof w->path, "%s", path);
-    if (!(w->last = malloc(rec_size ? rec_size : 1)))
-        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    /* Run files are removed on signals through their temp directory's series (tempdir.h). */
-    enum dsort_status st;
-    w->fd = open_maybe_direct(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (w->fd < 0) {
+    if (k < 1 || k > DSORT_RUN_MAX_STRIPES)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "a run of %zu files (1 to %d)", k,
+                         DSORT_RUN_MAX_STRIPES);
+    snprintf(w->path, sizeof w->path, "%s", paths[0]);
+    w->paths = calloc(k, DSORT_RUN_PATH_MAX);
+    if (!w->paths || !(w->last = malloc(rec_size ? rec_size : 1))) {
         dsort_runwriter_free(w);
-        return DSORT_ERR(err, DSORT_EIO, errno, "cannot create run file '%s'", path);
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     }
-    st = dsort_awriter_create(&w->aw, w->fd, path, dsort_run_stride(rec_size, block), err);
+    const size_t stride = dsort_run_stride(rec_size, block);
+    /* Run files are removed on signals through their temp directory's series (tempdir.h).
+     * w->k counts the files made so far: abort removes those and nothing else. */
+    enum dsort_status st = DSORT_OK;
+    for (size_t i = 0; i < k && !st; i++) {
+        snprintf(w->paths + i * DSORT_RUN_PATH_MAX, DSORT_RUN_PATH_MAX, "%s", paths[i]);
+        w->fd[i] = open_maybe_direct(paths[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (w->fd[i] < 0) {
+            st = DSORT_ERR(err, DSORT_EIO, errno, "cannot create run file '%s'", paths[i]);
+            break;
+        }
+        w->k = i + 1;
+        /* One file: double-buffered, as ever. Several: one buffer each and one to fill, so
+         * that a write is in flight on every file while the next block is filled. */
+        st = k == 1 ? dsort_awriter_create(&w->aw[i], w->fd[i], paths[i], stride, err)
+                    : dsort_awriter_create_swap(&w->aw[i], w->fd[i], paths[i], stride, err);
+    }
+    if (!st && k > 1) {
+        w->fill_len = stride;
+        if (!(w->fill = dsort_mem_alloc(stride)))
+            st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate write buffers");
+    }
     if (st) {
         dsort_runwriter_abort(w);
         return st;
     }
-    dsort_sink_memory(&w->sink, dsort_awriter_buf(w->aw) + DSORT_RUN_HEADER,
+    dsort_sink_memory(&w->sink, (k == 1 ? dsort_awriter_buf(w->aw[0]) : w->fill) + DSORT_RUN_HEADER,
                       dsort_run_payload(rec_size, block));
     w->sink.flush = run_flush;
     w->sink.ctx = w;
     return DSORT_OK;
 }
 
+enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path, size_t rec_size,
+                                       size_t block, struct dsort_error *err)
+{
+    return dsort_runwriter_open_striped(w, &path, 1, rec_size, block, err);
+}
+
 enum dsort_status dsort_runwriter_open_framed(struct dsort_runwriter *w, const char *path,
                                               size_t block, struct dsort_error *err)
 {
-    return dsort_runwriter_open(w, path, 0, block, err);
+    return dsort_runwriter_open_striped(w, &path, 1, 0, block, err);
+}
+
+const char *dsort_runwriter_path(const struct dsort_runwriter *w, size_t i)
+{
+    return stripe_path(w->paths, i);
+}
+
+size_t dsort_runwriter_buf_len(size_t rec_size, size_t block, size_t k)
+{
+    return (k > 1 ? k + 1 : 2) * dsort_run_stride(rec_size, block);
 }
 
 unsigned char *dsort_runwriter_reserve(struct dsort_runwriter *w, size_t len,
@@ -147,12 +198,17 @@ enum dsort_status dsort_runwriter_commit(struct dsort_runwriter *w, struct dsort
                              w->resv, 1};
     memcpy(w->big, &h, sizeof h);
     memset(w->big + used, 0, len - used);
-    enum dsort_status st = dsort_io_pwrite_full(w->fd, w->big, len, w->off, w->path, err);
+    /* A block like any other for the striping: the next file's, at its end. */
+    const size_t i = (size_t)(w->nblk % w->k);
+    enum dsort_status st =
+        dsort_io_pwrite_full(w->fd[i], w->big, len, w->soff[i], stripe_path(w->paths, i), err);
     free(w->big);
     w->big = NULL;
     if (st)
         return st;
+    w->soff[i] += len;
     w->off += len;
+    w->nblk++;
     w->records++;
     return DSORT_OK;
 }
@@ -160,25 +216,36 @@ enum dsort_status dsort_runwriter_commit(struct dsort_runwriter *w, struct dsort
 enum dsort_status dsort_runwriter_close(struct dsort_runwriter *w, struct dsort_error *err)
 {
     enum dsort_status st = run_flush(&w->sink, err);
-    enum dsort_status st2 = dsort_awriter_finish(w->aw, st ? NULL : err);
-    w->aw = NULL;
-    if (!st)
-        st = st2;
-    if (close(w->fd) && !st)
-        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write run file '%s'", w->path);
-    w->fd = -1;
+    for (size_t i = 0; i < w->k; i++) {
+        enum dsort_status st2 = dsort_awriter_finish(w->aw[i], st ? NULL : err);
+        w->aw[i] = NULL;
+        if (!st)
+            st = st2;
+    }
+    for (size_t i = 0; i < w->k; i++) {
+        if (close(w->fd[i]) && !st)
+            st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write run file '%s'",
+                           stripe_path(w->paths, i));
+        w->fd[i] = -1;
+    }
+    dsort_mem_free(w->fill, w->fill_len);
+    w->fill = NULL;
     return st;
 }
 
 void dsort_runwriter_abort(struct dsort_runwriter *w)
 {
-    dsort_awriter_finish(w->aw, NULL);
-    w->aw = NULL;
-    if (w->fd >= 0)
-        close(w->fd);
-    w->fd = -1;
-    unlink(w->path);
-    dsort_cleanup_forget(w->path);
+    for (size_t i = 0; i < w->k; i++) {
+        dsort_awriter_finish(w->aw[i], NULL);
+        w->aw[i] = NULL;
+        if (w->fd[i] >= 0)
+            close(w->fd[i]);
+        w->fd[i] = -1;
+        unlink(stripe_path(w->paths, i));
+        dsort_cleanup_forget(stripe_path(w->paths, i));
+    }
+    dsort_mem_free(w->fill, w->fill_len);
+    w->fill = NULL;
     dsort_runwriter_free(w);
 }
 
@@ -188,6 +255,8 @@ void dsort_runwriter_free(struct dsort_runwriter *w)
     w->last = NULL;
     free(w->big);
     w->big = NULL;
+    free(w->paths);
+    w->paths = NULL;
 }
 
 size_t dsort_runreader_buf_len(size_t rec_size, size_t block)
@@ -195,23 +264,55 @@ size_t dsort_runreader_buf_len(size_t rec_size, size_t block)
     return 2 * dsort_run_stride(rec_size, block);
 }
 
-/* Ask for the next block into buffer b (the one not being merged). */
+/* Ask for the next block into buffer b (the one not being merged): block nblk of the run, in
+ * file nblk % k at that file's next offset. At the end of that file the run is over. */
 static void request(struct dsort_runreader *r, int b)
 {
-    if (r->next >= r->size)
+    const size_t i = (size_t)(r->nblk % r->k);
+    if (r->snext[i] >= r->ssize[i]) {
+        r->end_file = i;
         return;
-    uint64_t left = r->size - r->next;
-    r->rq.fd = r->fd;
+    }
+    uint64_t left = r->ssize[i] - r->snext[i];
+    r->rq.fd = r->fd[i];
     r->rq.buf = r->buf[b];
     r->rq.len = left < r->stride ? (size_t)align_up((size_t)left) : r->stride;
-    r->rq.off = r->next;
-    r->rq.path = r->path;
+    r->rq.off = r->snext[i];
+    r->rq.path = stripe_path(r->paths, i);
     r->rq_buf = b;
+    r->rq_file = i;
+    r->rq_pf = r->pf[i];
     r->pending = 1;
-    if (r->pf)
-        dsort_prefetch_post(r->pf, &r->rq);
+    r->nblk++;
+    if (r->rq_pf)
+        dsort_prefetch_post(r->rq_pf, &r->rq);
     else
         dsort_prefetch_read(&r->rq);
+}
+
+/* At the end of the run: the records the writer wrote, and (striped) nothing left in the other
+ * files, whose blocks would come after the end (one of them was cut short). */
+static enum dsort_status run_end(struct dsort_runreader *r, struct dsort_error *err)
+{
+    const char *at = stripe_path(r->paths, r->end_file);
+    if (r->expected != UINT64_MAX && r->records < r->expected)
+        return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                         "run file '%s' ends after %" PRIu64 " of its %" PRIu64
+                         " records (truncated on the temp disk?)",
+                         at, r->records, r->expected);
+    if (r->expected != UINT64_MAX && r->records > r->expected)
+        return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                         "run file '%s' holds %" PRIu64 " records, but its writer wrote %" PRIu64
+                         " (changed on the temp disk?)",
+                         at, r->records, r->expected);
+    for (size_t i = 0; i < r->k; i++)
+        if (r->snext[i] < r->ssize[i])
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "run file '%s' ends at offset %" PRIu64
+                             ", but '%s' of the same run has more blocks from offset %" PRIu64
+                             " (truncated on the temp disk?)",
+                             at, r->snext[r->end_file], stripe_path(r->paths, i), r->snext[i]);
+    return DSORT_OK;
 }
 
 /* Load the next non-empty block. Empty blocks are skipped in a loop (a file of many of them
@@ -223,28 +324,19 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
     for (;;) {
         if (!r->pending) {
             c->cur = c->end; /* end of run */
-            if (r->expected != UINT64_MAX && r->records < r->expected)
-                return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                                 "run file '%s' ends after %" PRIu64 " of its %" PRIu64
-                                 " records (truncated on the temp disk?)",
-                                 r->path, r->records, r->expected);
-            if (r->expected != UINT64_MAX && r->records > r->expected)
-                return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                                 "run file '%s' holds %" PRIu64
-                                 " records, but its writer wrote %" PRIu64
-                                 " (changed on the temp disk?)",
-                                 r->path, r->records, r->expected);
-            return DSORT_OK;
+            return run_end(r, err);
         }
-        enum dsort_status st = r->pf ? dsort_prefetch_wait(r->pf, &r->rq, err) : r->rq.st;
+        enum dsort_status st = r->rq_pf ? dsort_prefetch_wait(r->rq_pf, &r->rq, err) : r->rq.st;
         r->pending = 0;
         if (st) {
-            if (!r->pf && err)
+            if (!r->rq_pf && err)
                 *err = r->rq.err;
             return st;
         }
         const unsigned char *blk = r->buf[r->rq_buf];
+        const size_t f = r->rq_file;
         uint64_t at = r->rq.off;
+        r->path = stripe_path(r->paths, f); /* messages name the file of the block */
         struct block_header h;
         free(r->big); /* the last oversize block is used up */
         r->big = NULL;
@@ -264,7 +356,7 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
                              "run file '%s': bad block header at offset %" PRIu64, r->path, at);
         const uint64_t took = align_up((size_t)(DSORT_RUN_HEADER + h.payload));
         if (DSORT_RUN_HEADER + h.payload > r->rq.got) {
-            if (at + took > r->size)
+            if (at + took > r->ssize[f])
                 return DSORT_ERR(err, DSORT_EFORMAT, 0,
                                  "run file '%s' is truncated at offset %" PRIu64
                                  " (the block there ends past the end of the file)",
@@ -278,7 +370,7 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
                                  r->path);
             r->big = big;
             memcpy(r->big, blk, r->rq.got);
-            if ((st = dsort_io_pread_full(r->fd, r->big + r->rq.got, (size_t)took - r->rq.got,
+            if ((st = dsort_io_pread_full(r->fd[f], r->big + r->rq.got, (size_t)took - r->rq.got,
                                           at + r->rq.got, r->path, err)))
                 return st;
             blk = r->big;
@@ -296,7 +388,7 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
         r->blk_records = h.records;
         c->cur = payload;
         c->end = payload + h.payload;
-        r->next = at + took;
+        r->snext[f] = at + took;
         request(r, !r->rq_buf); /* the next block, into the other buffer */
         if (h.payload != 0)
             return DSORT_OK;
@@ -304,31 +396,47 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
     }
 }
 
-static enum dsort_status open_reader(struct dsort_runreader *r, const char *path, size_t rec_size,
-                                     size_t block, size_t max_payload, unsigned char *buf,
-                                     struct dsort_prefetch *pf, uint64_t expected,
-                                     struct dsort_error *err)
+enum dsort_status dsort_runreader_open_striped(struct dsort_runreader *r, const char *const *paths,
+                                               size_t k, size_t rec_size, size_t block,
+                                               size_t max_payload, unsigned char *buf,
+                                               struct dsort_prefetch *const *pf, uint64_t expected,
+                                               struct dsort_error *err)
 {
     memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < DSORT_RUN_MAX_STRIPES; i++)
+        r->fd[i] = -1;
+    if (k < 1 || k > DSORT_RUN_MAX_STRIPES)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "a run of %zu files (1 to %d)", k,
+                         DSORT_RUN_MAX_STRIPES);
+    if (!(r->paths = calloc(k, DSORT_RUN_PATH_MAX)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    r->k = k;
+    r->path = r->paths;
     r->expected = expected;
-    snprintf(r->path, sizeof r->path, "%s", path);
     r->rec_size = rec_size;
     r->payload = dsort_run_payload(rec_size, block);
     r->stride = dsort_run_stride(rec_size, block);
     r->max_payload = max_payload > r->payload ? max_payload : r->payload;
     r->buf[0] = buf;
     r->buf[1] = buf + r->stride;
-    r->pf = pf;
-    r->fd = open_maybe_direct(path, O_RDONLY | O_CLOEXEC, 0);
-    if (r->fd < 0)
-        return DSORT_ERR(err, DSORT_EIO, errno, "cannot open run file '%s'", path);
-    struct stat sb;
-    if (fstat(r->fd, &sb)) {
-        int e = errno;
-        dsort_runreader_close(r);
-        return DSORT_ERR(err, DSORT_EIO, e, "cannot stat run file '%s'", path);
+    for (size_t i = 0; i < k; i++) {
+        char *p = r->paths + i * DSORT_RUN_PATH_MAX;
+        snprintf(p, DSORT_RUN_PATH_MAX, "%s", paths[i]);
+        r->pf[i] = pf ? pf[i] : NULL;
+        r->fd[i] = open_maybe_direct(p, O_RDONLY | O_CLOEXEC, 0);
+        if (r->fd[i] < 0) {
+            int e = errno;
+            dsort_runreader_close(r);
+            return DSORT_ERR(err, DSORT_EIO, e, "cannot open run file '%s'", paths[i]);
+        }
+        struct stat sb;
+        if (fstat(r->fd[i], &sb)) {
+            int e = errno;
+            dsort_runreader_close(r);
+            return DSORT_ERR(err, DSORT_EIO, e, "cannot stat run file '%s'", paths[i]);
+        }
+        r->ssize[i] = (uint64_t)sb.st_size;
     }
-    r->size = (uint64_t)sb.st_size;
     r->cur.refill = run_refill;
     r->cur.ctx = r;
     request(r, 0);
@@ -342,7 +450,7 @@ enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *pa
                                        size_t block, unsigned char *buf, struct dsort_prefetch *pf,
                                        uint64_t expected, struct dsort_error *err)
 {
-    return open_reader(r, path, rec_size, block, 0, buf, pf, expected, err);
+    return dsort_runreader_open_striped(r, &path, 1, rec_size, block, 0, buf, &pf, expected, err);
 }
 
 enum dsort_status dsort_runreader_open_framed(struct dsort_runreader *r, const char *path,
@@ -350,17 +458,23 @@ enum dsort_status dsort_runreader_open_framed(struct dsort_runreader *r, const c
                                               struct dsort_prefetch *pf, uint64_t expected,
                                               struct dsort_error *err)
 {
-    return open_reader(r, path, 0, block, max_payload, buf, pf, expected, err);
+    return dsort_runreader_open_striped(r, &path, 1, 0, block, max_payload, buf, &pf, expected,
+                                        err);
 }
 
 void dsort_runreader_close(struct dsort_runreader *r)
 {
-    if (r->pending && r->pf)
-        dsort_prefetch_wait(r->pf, &r->rq, NULL);
+    if (r->pending && r->rq_pf)
+        dsort_prefetch_wait(r->rq_pf, &r->rq, NULL);
     r->pending = 0;
-    if (r->fd >= 0)
-        close(r->fd);
-    r->fd = -1;
+    for (size_t i = 0; i < r->k; i++) {
+        if (r->fd[i] >= 0)
+            close(r->fd[i]);
+        r->fd[i] = -1;
+    }
     free(r->big);
     r->big = NULL;
+    free(r->paths);
+    r->paths = NULL;
+    r->path = "";
 }

@@ -17,6 +17,13 @@
  * are read once, soon, and filling the page cache with them is the slow path on these
  * machines. The writer is a merge sink whose full buffers go to a writer thread; the reader
  * is a merge cursor with two buffers, one being merged while a prefetch thread fills the other.
+ *
+ * Striped runs (RAID-0 style, for temp dirs on several disks): a run may be k files ("stripes",
+ * one per disk), block b of the run being the next block of file b % k. Each file is a
+ * sequence of blocks as above, with its own offsets (framed blocks vary in size); a run of
+ * one file is exactly the plain format. The writer keeps a write in flight on every file (one
+ * writer thread each) and the reader asks for block b from the read-ahead thread of file
+ * b % k, so all the disks work at once. Messages name the file (stripe) and its offset.
  * Local; one thread per writer or reader.
  */
 #ifndef DSORT_RUNFILE_H
@@ -32,6 +39,8 @@
 
 #define DSORT_RUN_HEADER 24
 #define DSORT_RUN_ALIGN 4096
+#define DSORT_RUN_MAX_STRIPES 8 /* files of one run, at most */
+#define DSORT_RUN_PATH_MAX 4096 /* bytes of a run file's name, with its NUL */
 
 /* Payload bytes of a full block for records of rec_size within `block` bytes (>= 1 record);
  * framed (rec_size 0): a block is `block` bytes rounded up to 4 KiB, header included. */
@@ -41,23 +50,39 @@ size_t dsort_run_stride(size_t rec_size, size_t block);
 
 struct dsort_runwriter {
     struct dsort_sink sink; /* merge into this */
-    struct dsort_awriter *aw;
-    int fd;
+    size_t k;               /* files (stripes) of the run: 1 is a plain run file */
+    struct dsort_awriter *aw[DSORT_RUN_MAX_STRIPES]; /* k = 1: double-buffered; else swap mode */
+    int fd[DSORT_RUN_MAX_STRIPES];
+    uint64_t soff[DSORT_RUN_MAX_STRIPES]; /* bytes of each file submitted so far */
+    unsigned char *fill;                  /* k > 1: the buffer being filled (the sink's) */
+    size_t fill_len;
+    uint64_t nblk; /* blocks submitted: the next goes to file nblk % k */
     size_t rec_size;
-    uint64_t off;        /* bytes of the file submitted so far */
+    uint64_t off;        /* bytes of all the files submitted so far */
     uint64_t records;    /* records written */
     unsigned char *last; /* the last record written (rec_size bytes), once records > 0 */
     /* framed records */
     uint64_t blk_records; /* in the open block */
     size_t resv;          /* bytes reserved by dsort_runwriter_reserve, not yet committed */
     unsigned char *big;   /* an oversize block being filled (4 KiB-aligned), or NULL */
-    char path[4096];
+    char path[4096];      /* the first file's name */
+    char *paths;          /* the k names, DSORT_RUN_PATH_MAX bytes each (owned) */
 };
 
 /* Create the run file (O_EXCL, mode 0600). Its removal on signals is the caller's (a run
  * file named by dsort_tempdirs_run_path is covered by its directory's cleanup series). */
 enum dsort_status dsort_runwriter_open(struct dsort_runwriter *w, const char *path, size_t rec_size,
                                        size_t block, struct dsort_error *err);
+/* A striped run: the k files paths[0..k) (1 <= k <= DSORT_RUN_MAX_STRIPES), each created as
+ * open's, block b going to file b % k. k = 1 is open. With k > 1 there are k writer threads,
+ * each with one buffer, and the buffer being filled: dsort_runwriter_buf_len bytes in all. */
+enum dsort_status dsort_runwriter_open_striped(struct dsort_runwriter *w, const char *const *paths,
+                                               size_t k, size_t rec_size, size_t block,
+                                               struct dsort_error *err);
+/* Bytes of the buffers of a writer of k files (to count against the budget). */
+size_t dsort_runwriter_buf_len(size_t rec_size, size_t block, size_t k);
+/* The name of file i (< k) of the run (until free). */
+const char *dsort_runwriter_path(const struct dsort_runwriter *w, size_t i);
 /* A writer of framed records (rec_size 0) in blocks of `block` bytes (see the top). */
 enum dsort_status dsort_runwriter_open_framed(struct dsort_runwriter *w, const char *path,
                                               size_t block, struct dsort_error *err);
@@ -71,27 +96,34 @@ unsigned char *dsort_runwriter_reserve(struct dsort_runwriter *w, size_t len,
 enum dsort_status dsort_runwriter_commit(struct dsort_runwriter *w, struct dsort_error *err);
 /* Write the last block, wait for the writer, close. */
 enum dsort_status dsort_runwriter_close(struct dsort_runwriter *w, struct dsort_error *err);
-/* Give up: stop the writer, close and remove the file. */
+/* Give up: stop the writer, close and remove the files (those it made). */
 void dsort_runwriter_abort(struct dsort_runwriter *w);
 /* Release what close keeps (the last record) once it is no longer needed. */
 void dsort_runwriter_free(struct dsort_runwriter *w);
 
 struct dsort_runreader {
     struct dsort_cursor cur; /* merge from this; cur.ctx points back here */
-    int fd;
+    size_t k;                /* files of the run */
+    int fd[DSORT_RUN_MAX_STRIPES];
+    uint64_t ssize[DSORT_RUN_MAX_STRIPES];            /* each file's size */
+    uint64_t snext[DSORT_RUN_MAX_STRIPES];            /* each file's next block's offset */
+    struct dsort_prefetch *pf[DSORT_RUN_MAX_STRIPES]; /* each file's read-ahead (NULL: sync) */
+    uint64_t nblk;   /* blocks requested: the next is block nblk, of file nblk % k */
+    size_t end_file; /* the file whose end ended the run */
     size_t rec_size, payload, stride; /* rec_size 0: framed records */
     size_t max_payload;               /* framed: the largest payload an oversize block may have */
     unsigned char *big;               /* framed: the current oversize block (owned), or NULL */
-    uint64_t blk_off, blk_records;    /* the current block: offset and records (its header) */
-    uint64_t next, size;              /* offset of the next block to request, file size */
+    uint64_t blk_off, blk_records;    /* the current block: offset (in its file), records */
     unsigned char *buf[2];            /* two stride-sized, 4 KiB-aligned buffers (caller's) */
     int pending;                      /* rq is in flight, for buffer buf[rq_buf] */
     int rq_buf;
+    size_t rq_file; /* the file rq reads */
     struct dsort_preq rq;
-    struct dsort_prefetch *pf; /* NULL: read synchronously */
+    struct dsort_prefetch *rq_pf; /* the thread rq was posted to (NULL: read already) */
     uint64_t records, bytes_read;
     uint64_t expected; /* records the writer wrote, or UINT64_MAX if unknown */
-    char path[4096];
+    const char *path;  /* the file of the current block (for messages) */
+    char *paths;       /* the k names, DSORT_RUN_PATH_MAX bytes each (owned) */
 };
 
 /* Bytes of buffer one reader needs (its two buffers). */
@@ -112,6 +144,15 @@ enum dsort_status dsort_runreader_open_framed(struct dsort_runreader *r, const c
                                               size_t block, size_t max_payload, unsigned char *buf,
                                               struct dsort_prefetch *pf, uint64_t expected,
                                               struct dsort_error *err);
+/* A striped run's reader: its k files paths[0..k) (as the writer had them), pf NULL or k
+ * read-ahead threads (pf[i] reads file i; NULL entries read synchronously); max_payload as for
+ * open_framed (rec_size 0), ignored for fixed records. A file that ends before the others (cut
+ * on the disk) is DSORT_EFORMAT naming it, even where expected is unknown. */
+enum dsort_status dsort_runreader_open_striped(struct dsort_runreader *r, const char *const *paths,
+                                               size_t k, size_t rec_size, size_t block,
+                                               size_t max_payload, unsigned char *buf,
+                                               struct dsort_prefetch *const *pf, uint64_t expected,
+                                               struct dsort_error *err);
 /* Close (waiting for a request still in flight). */
 void dsort_runreader_close(struct dsort_runreader *r);
 

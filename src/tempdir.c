@@ -34,7 +34,69 @@ void dsort_tempdirs_destroy(struct dsort_tempdirs *t)
         free(t->dirs[i]);
     }
     free(t->dirs);
+    free(t->dev_of);
     memset(t, 0, sizeof *t);
+}
+
+size_t dsort_tempdirs_group(const uint64_t *devs, size_t n, size_t *dev_of)
+{
+    size_t ndev = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < i && devs[j] != devs[i])
+            j++;
+        dev_of[i] = j < i ? dev_of[j] : ndev++;
+    }
+    return ndev;
+}
+
+/* Group t's directories by the device they are on. A directory that cannot be stat'ed (it was
+ * just made or opened, so this is unlikely) counts as a device of its own: at worst one more
+ * read-ahead thread. */
+static enum dsort_status group_devices(struct dsort_tempdirs *t, struct dsort_error *err)
+{
+    uint64_t *devs = calloc(t->count ? t->count : 1, sizeof *devs);
+    t->dev_of = calloc(t->count ? t->count : 1, sizeof *t->dev_of);
+    if (!devs || !t->dev_of) {
+        free(devs);
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    }
+    for (size_t i = 0; i < t->count; i++) {
+        struct stat sb;
+        devs[i] = stat(t->dirs[i], &sb) ? UINT64_MAX - i : (uint64_t)sb.st_dev;
+    }
+    t->ndev = dsort_tempdirs_group(devs, t->count, t->dev_of);
+    free(devs);
+    return DSORT_OK;
+}
+
+size_t dsort_tempdirs_count_devices(char *const *bases, size_t n)
+{
+    uint64_t *devs = calloc(n ? n : 1, sizeof *devs);
+    size_t *of = calloc(n ? n : 1, sizeof *of);
+    size_t ndev = 1;
+    if (devs && of) {
+        for (size_t i = 0; i < n; i++) {
+            struct stat sb;
+            devs[i] = stat(bases[i], &sb) ? UINT64_MAX - i : (uint64_t)sb.st_dev;
+        }
+        ndev = dsort_tempdirs_group(devs, n, of);
+    }
+    free(devs);
+    free(of);
+    return ndev ? ndev : 1;
+}
+
+size_t dsort_tempdirs_device_of(const struct dsort_tempdirs *t, const char *path)
+{
+    if (!t || !t->dev_of)
+        return 0;
+    for (size_t i = 0; i < t->count; i++) {
+        size_t n = strlen(t->dirs[i]);
+        if (!strncmp(path, t->dirs[i], n) && path[n] == '/')
+            return t->dev_of[i];
+    }
+    return 0;
 }
 
 static enum dsort_status write_owner(const char *dir, struct dsort_error *err);
@@ -120,7 +182,10 @@ enum dsort_status dsort_tempdirs_create(struct dsort_tempdirs *t, char *const *b
             return st;
         }
     }
-    return DSORT_OK;
+    enum dsort_status st = group_devices(t, err);
+    if (st)
+        dsort_tempdirs_destroy(t);
+    return st;
 }
 
 /* Is the owner still running? A stopped job's ranks may still be exiting (zombies until their
@@ -189,6 +254,8 @@ enum dsort_status dsort_tempdirs_adopt(struct dsort_tempdirs *t, char *const *ba
         if (!st)
             st = dsort_cleanup_add_series(t->dirs[i], "run-", 6, &t->runs, err);
     }
+    if (!st)
+        st = group_devices(t, err);
     if (st)
         dsort_tempdirs_keep(t); /* what was adopted stays as it was found */
     return st;
@@ -212,6 +279,7 @@ void dsort_tempdirs_keep(struct dsort_tempdirs *t)
         free(t->dirs[i]);
     }
     free(t->dirs);
+    free(t->dev_of);
     memset(t, 0, sizeof *t);
 }
 
@@ -220,6 +288,23 @@ void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len)
     const char *dir = t->dirs[t->next];
     t->next = (t->next + 1) % t->count;
     snprintf(buf, len, "%s/run-%06u", dir, t->runs++);
+}
+
+size_t dsort_tempdirs_run_stripes(struct dsort_tempdirs *t, char *buf, size_t len, size_t max)
+{
+    if (t->ndev <= 1 || max <= 1) {
+        dsort_tempdirs_run_path(t, buf, len);
+        return 1;
+    }
+    const unsigned n = t->runs++;
+    size_t k = 0;
+    for (size_t d = 0; d < t->ndev && k < max; d++)
+        for (size_t i = 0; i < t->count; i++)
+            if (t->dev_of[i] == d) { /* the device's first directory */
+                snprintf(buf + k++ * len, len, "%s/run-%06u", t->dirs[i], n);
+                break;
+            }
+    return k;
 }
 
 void dsort_tempdirs_job_name(char *buf, size_t len)

@@ -2,9 +2,10 @@
  *
  * Each rank makes one directory in every temp dir it is given (-T, default $TMPDIR then
  * /tmp): "dsort-JOB-rRANK", mode 0700, holding an "owner" file (mode 0600) that describes
- * the process (owner.h: host, boot, pid namespace, pid, start time). Runs are spread over the
- * directories round-robin. Everything is registered with the cleanup module, so it goes on
- * success, on error and on SIGTERM/SIGINT.
+ * the process (owner.h: host, boot, pid namespace, pid, start time). The directories are
+ * grouped by device (st_dev): on one device, runs are spread over them round-robin; on
+ * several, each run is striped over the devices (dsort_tempdirs_run_stripes). Everything is
+ * registered with the cleanup module, so it goes on success, on error and on SIGTERM/SIGINT.
  *
  * What a job killed by SIGKILL leaves is found by a later run. dsort_tempdirs_sweep removes a
  * directory only when all of this holds, and touches nothing else:
@@ -32,6 +33,10 @@ struct dsort_tempdirs {
     char **dirs;            /* this rank's per-job directories */
     size_t next;            /* round-robin position */
     volatile unsigned runs; /* run files named so far (the cleanup series reads it) */
+    /* The devices under the directories (st_dev of each per-job directory): two directories
+     * on one file system are one device, so one read-ahead stream serves both. */
+    size_t ndev;    /* distinct devices (>= 1 once created or adopted) */
+    size_t *dev_of; /* dev_of[i]: the device of dirs[i], numbered in order of first appearance */
 };
 
 /* Create this rank's directory in each of the n bases. job must be a short file-name-safe
@@ -59,6 +64,24 @@ void dsort_tempdirs_keep(struct dsort_tempdirs *t);
 
 /* Name a new run file (round-robin over the directories) into buf. */
 void dsort_tempdirs_run_path(struct dsort_tempdirs *t, char *buf, size_t len);
+
+/* Name a new run's files into buf (max names of len bytes each, at buf + i * len): with the
+ * directories on one device, one file named as run_path does; with them on several, one file
+ * per device (at most max), each in that device's first directory and all of the same name
+ * ("run-N": the cleanup series and the sweep cover them). Returns the number of files. */
+size_t dsort_tempdirs_run_stripes(struct dsort_tempdirs *t, char *buf, size_t len, size_t max);
+
+/* The device (in [0, ndev)) of a path inside one of t's directories ("DIR/NAME"); 0 for any
+ * other path, and when t is NULL or empty. Pure. */
+size_t dsort_tempdirs_device_of(const struct dsort_tempdirs *t, const char *path);
+
+/* The devices under n directories (as create would group their per-job directories, which
+ * are inside them): at least 1. For planning memory before the directories are made. */
+size_t dsort_tempdirs_count_devices(char *const *bases, size_t n);
+
+/* Pure: number n device ids in order of first appearance: dev_of[i] gets the number of
+ * devs[i]. Returns the number of distinct ids (0 when n is 0). */
+size_t dsort_tempdirs_group(const uint64_t *devs, size_t n, size_t *dev_of);
 
 /* Remove the owner files (and a resumed job's checkpoint) and the directories (run files must
  * be gone). t may be empty. */

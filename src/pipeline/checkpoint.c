@@ -122,17 +122,22 @@ enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k, 
     put_hex(f, k->blob, k->blob_len);
     fputc('\n', f);
     for (size_t i = 0; i < k->runs.n; i++) {
+        /* run RECORDS BYTES then SIZE PATH of each file (a striped run has several) */
         const struct dsort_run *r = &k->runs.runs[i];
-        struct stat sb;
-        if (stat(r->path, &sb)) {
-            int e = errno;
-            fclose(f);
-            unlink(tmp);
-            return DSORT_ERR(err, DSORT_EIO, e, "cannot keep run '%s'", r->path);
+        const char *paths[DSORT_RUN_MAX_STRIPES];
+        size_t nf = dsort_run_files(r, paths);
+        fprintf(f, "run %" PRIu64 " %" PRIu64, r->records, r->bytes);
+        for (size_t j = 0; j < nf; j++) {
+            struct stat sb;
+            if (stat(paths[j], &sb)) {
+                int e = errno;
+                fclose(f);
+                unlink(tmp);
+                return DSORT_ERR(err, DSORT_EIO, e, "cannot keep run '%s'", paths[j]);
+            }
+            fprintf(f, " %" PRIu64 " ", (uint64_t)sb.st_size);
+            put_hex(f, paths[j], strlen(paths[j]));
         }
-        fprintf(f, "run %" PRIu64 " %" PRIu64 " %" PRIu64 " ", r->records, r->bytes,
-                (uint64_t)sb.st_size);
-        put_hex(f, r->path, strlen(r->path));
         fputc('\n', f);
     }
     fprintf(f, "end\n");
@@ -210,25 +215,31 @@ static int parse_line(struct dsort_ckpt *k, const char *key, char **w, int nw, s
         return 1;
     }
     if (!strcmp(key, "run")) {
-        uint64_t records, bytes, fsize;
-        char *p;
-        if (nw != 5 || !get_u64(w[1], &records) || !get_u64(w[2], &bytes) ||
-            !get_u64(w[3], &fsize) || !(p = get_text(w[4])))
-            return 0;
-        int ok = strlen(p) < sizeof k->runs.runs[0].path;
+        /* run RECORDS BYTES, then SIZE PATH for each of the run's files (1 or the stripes) */
+        uint64_t records, bytes, fsize[DSORT_RUN_MAX_STRIPES];
+        char *p[DSORT_RUN_MAX_STRIPES] = {0};
+        size_t nf = nw >= 5 && (nw - 3) % 2 == 0 ? (size_t)(nw - 3) / 2 : 0;
+        int ok = nf >= 1 && nf <= DSORT_RUN_MAX_STRIPES && get_u64(w[1], &records) &&
+                 get_u64(w[2], &bytes);
+        for (size_t j = 0; ok && j < nf; j++)
+            ok = get_u64(w[3 + 2 * j], &fsize[j]) && (p[j] = get_text(w[4 + 2 * j])) != NULL &&
+                 strlen(p[j]) < sizeof k->runs.runs[0].path;
         if (ok && k->runs.n == *scap) {
             *scap = *scap ? 2 * *scap : 16;
-            void *m = realloc(k->run_sizes, *scap * sizeof *k->run_sizes);
+            void *m = realloc(k->run_sizes, *scap * DSORT_RUN_MAX_STRIPES * sizeof *k->run_sizes);
             ok = m != NULL;
             if (ok)
                 k->run_sizes = m;
         }
         struct dsort_error e2;
         if (ok) {
-            k->run_sizes[k->runs.n] = fsize;
-            ok = !dsort_runset_add(&k->runs, p, records, bytes, &e2);
+            for (size_t j = 0; j < nf; j++)
+                k->run_sizes[k->runs.n * DSORT_RUN_MAX_STRIPES + j] = fsize[j];
+            ok = !dsort_runset_add_striped(&k->runs, (const char *const *)p, nf, records, bytes,
+                                           &e2);
         }
-        free(p);
+        for (size_t j = 0; j < nf; j++)
+            free(p[j]);
         return ok;
     }
     return 0;
@@ -259,10 +270,11 @@ enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct 
             ended = 1;
             continue;
         }
-        /* split into at most 8 words at single spaces */
-        char *w[8] = {0};
+        /* split into at most 24 words at single spaces (a run line of a run striped over
+         * DSORT_RUN_MAX_STRIPES files has 3 + 2 * 8) */
+        char *w[24] = {0};
         int nw = 0;
-        for (char *q = line; nw < 8;) {
+        for (char *q = line; nw < 24;) {
             w[nw++] = q;
             char *sp = strchr(q, ' ');
             if (!sp)

@@ -10,7 +10,8 @@
  * manifest whose job differs, naming the difference.
  *
  * The file is text, one "key value" a line, strings hex-encoded, every key but input and run
- * exactly once (a run line also has the file's size, checked on resume); written as checkpoint.tmp,
+ * exactly once (a run line also has each of its files' size and path, several for a run striped
+ * over devices, sizes checked on resume); written as checkpoint.tmp,
  * fsynced (when durable), renamed, and the directory fsynced, so that a crash leaves the old one
  * or the new.
  * Local, no MPI. Errors: DSORT_EIO (naming the file), DSORT_EFORMAT (a manifest that does not
@@ -50,7 +51,8 @@ struct dsort_ckpt {
     unsigned char *blob; /* the splitters (the pipeline's encoding) */
     size_t blob_len;
     struct dsort_runset runs; /* the runs (kept: never unlinked by dsort_ckpt_free) */
-    uint64_t *run_sizes;      /* read: each run file's size when it was kept */
+    uint64_t *run_sizes;      /* read: each run file's size when it was kept: file j of run i at
+                               * [i * DSORT_RUN_MAX_STRIPES + j] */
 };
 
 /* Fill k's inputs from in (copies). */

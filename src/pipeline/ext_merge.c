@@ -47,8 +47,8 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t reco
                                   struct dsort_output_sink *os)
 {
     struct dsort_runreader r;
-    enum dsort_status st =
-        dsort_runreader_open(&r, path, x->rs, x->block, x->a, x->rm.pf, records, &x->err);
+    enum dsort_status st = dsort_runreader_open(
+        &r, path, x->rs, x->block, x->a, dsort_runmerge_prefetch(&x->rm, path), records, &x->err);
     if (st)
         return st;
     while (!st && r.cur.cur != r.cur.end) {

@@ -116,17 +116,21 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
     /* Every run it lists must be there, as long as when it was kept (the blocks' CRC32C are
      * checked as they are read). */
     for (size_t i = 0; !st && i < k->runs.n; i++) {
-        struct stat sb;
-        const struct dsort_run *r = &k->runs.runs[i];
-        if (lstat(r->path, &sb))
-            st = DSORT_ERR(err, DSORT_EIO, errno,
-                           "cannot resume: run '%s' of the checkpoint in '%s' is missing", r->path,
-                           dir);
-        else if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != k->run_sizes[i])
-            st = DSORT_ERR(err, DSORT_EFORMAT, 0,
-                           "cannot resume: run '%s' of the checkpoint in '%s' is not the file "
-                           "that was kept (%" PRIu64 " bytes then, %" PRIu64 " now)",
-                           r->path, dir, k->run_sizes[i], (uint64_t)sb.st_size);
+        const char *paths[DSORT_RUN_MAX_STRIPES];
+        size_t nf = dsort_run_files(&k->runs.runs[i], paths);
+        for (size_t j = 0; !st && j < nf; j++) { /* every file of a striped run */
+            struct stat sb;
+            const uint64_t kept = k->run_sizes[i * DSORT_RUN_MAX_STRIPES + j];
+            if (lstat(paths[j], &sb))
+                st = DSORT_ERR(err, DSORT_EIO, errno,
+                               "cannot resume: run '%s' of the checkpoint in '%s' is missing",
+                               paths[j], dir);
+            else if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != kept)
+                st = DSORT_ERR(err, DSORT_EFORMAT, 0,
+                               "cannot resume: run '%s' of the checkpoint in '%s' is not the file "
+                               "that was kept (%" PRIu64 " bytes then, %" PRIu64 " now)",
+                               paths[j], dir, kept, (uint64_t)sb.st_size);
+        }
     }
     if (!st) /* (puts them under keep mode first) */
         st = dsort_tempdirs_adopt(td, temps, n, job, c->rank, (unsigned)k->next_run, err);
@@ -167,12 +171,17 @@ static enum dsort_status own(const struct dsort_comm *c, struct dsort_tempdirs *
 static void drop_strays(const struct dsort_tempdirs *td, const struct dsort_runset *runs)
 {
     /* judged by the files' identity, not by how the paths are spelled */
-    struct stat *listed = calloc(runs->n + 1, sizeof *listed);
+    size_t nlisted = 0;
+    struct stat *listed = calloc(runs->n * DSORT_RUN_MAX_STRIPES + 1, sizeof *listed);
     if (!listed)
         return; /* then an O_EXCL run of this job may fail, naming the file */
-    for (size_t r = 0; r < runs->n; r++)
-        if (stat(runs->runs[r].path, &listed[r]))
-            memset(&listed[r], 0, sizeof listed[r]);
+    for (size_t r = 0; r < runs->n; r++) { /* every file of a striped run */
+        const char *paths[DSORT_RUN_MAX_STRIPES];
+        size_t nf = dsort_run_files(&runs->runs[r], paths);
+        for (size_t j = 0; j < nf; j++)
+            if (!stat(paths[j], &listed[nlisted]))
+                nlisted++;
+    }
     for (size_t i = 0; i < td->count; i++) {
         DIR *d = opendir(td->dirs[i]);
         if (!d)
@@ -183,7 +192,7 @@ static void drop_strays(const struct dsort_tempdirs *td, const struct dsort_runs
                 fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW))
                 continue;
             int known = 0;
-            for (size_t r = 0; r < runs->n && !known; r++)
+            for (size_t r = 0; r < nlisted && !known; r++)
                 known = listed[r].st_ino == sb.st_ino && listed[r].st_dev == sb.st_dev;
             if (!known)
                 unlinkat(dirfd(d), e->d_name, 0);

@@ -340,7 +340,15 @@ static enum dsort_status plan_memory(struct ext *x)
     if (block < 4096)
         block = 4096;
     x->block = (size_t)block;
-    uint64_t writer = 2 * dsort_run_stride(x->irs, x->block);
+    /* The run writer's buffers: two blocks, or one more than the files of a run striped over
+     * several temp devices (runfile.h). */
+    size_t ntemps = 0;
+    char **temps = dsort_job_temp_order(x->o, &ntemps);
+    size_t stripes = temps ? dsort_tempdirs_count_devices(temps, ntemps) : 1;
+    free(temps);
+    if (stripes > DSORT_RUN_MAX_STRIPES)
+        stripes = DSORT_RUN_MAX_STRIPES;
+    uint64_t writer = dsort_runwriter_buf_len(x->irs, x->block, stripes);
     uint64_t per = 2 * x->irs + x->irs / 16 + sizeof(struct dsort_sortent) +
                    (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
     uint64_t chunk = budget > writer ? (budget - writer) / per : 0;
@@ -412,7 +420,7 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
     memcpy(x->splitters, k->blob, len);
     for (size_t i = 0; i < k->runs.n; i++) {
         const struct dsort_run *r = &k->runs.runs[i];
-        enum dsort_status st = dsort_runset_add(&x->runs, r->path, r->records, r->bytes, &x->err);
+        enum dsort_status st = dsort_runset_add_run(&x->runs, r, &x->err);
         if (st)
             return st;
     }

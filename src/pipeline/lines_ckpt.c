@@ -137,7 +137,7 @@ enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
     memcpy(&x->avg_line, &avg, 8);
     for (size_t i = 0; i < k->runs.n; i++) {
         const struct dsort_run *r = &k->runs.runs[i];
-        enum dsort_status st = dsort_runset_add(&x->runs, r->path, r->records, r->bytes, &x->err);
+        enum dsort_status st = dsort_runset_add_run(&x->runs, r, &x->err);
         if (st)
             return st;
     }

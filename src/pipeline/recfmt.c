@@ -19,10 +19,12 @@ static void fixed_cursor_memory(const struct dsort_recfmt_ctx *x, void *cur, con
 static enum dsort_status fixed_cursor_run(const struct dsort_recfmt_ctx *x, void *cur,
                                           struct dsort_runreader *rd, const struct dsort_run *run,
                                           size_t block, unsigned char *buf,
-                                          struct dsort_prefetch *pf, struct dsort_error *err)
+                                          struct dsort_prefetch *const *pf, struct dsort_error *err)
 {
+    const char *paths[DSORT_RUN_MAX_STRIPES];
+    size_t k = dsort_run_files(run, paths);
     enum dsort_status st =
-        dsort_runreader_open(rd, run->path, x->rec, block, buf, pf, run->records, err);
+        dsort_runreader_open_striped(rd, paths, k, x->rec, block, 0, buf, pf, run->records, err);
     if (st)
         return st;
     /* A copy of the reader's cursor; its refill finds the reader through ctx. */
@@ -71,10 +73,12 @@ static void lines_cursor_memory(const struct dsort_recfmt_ctx *x, void *cur, con
 static enum dsort_status lines_cursor_run(const struct dsort_recfmt_ctx *x, void *cur,
                                           struct dsort_runreader *rd, const struct dsort_run *run,
                                           size_t block, unsigned char *buf,
-                                          struct dsort_prefetch *pf, struct dsort_error *err)
+                                          struct dsort_prefetch *const *pf, struct dsort_error *err)
 {
-    enum dsort_status st = dsort_runreader_open_framed(rd, run->path, block, x->max_payload, buf,
-                                                       pf, run->records, err);
+    const char *paths[DSORT_RUN_MAX_STRIPES];
+    size_t k = dsort_run_files(run, paths);
+    enum dsort_status st = dsort_runreader_open_striped(rd, paths, k, 0, block, x->max_payload, buf,
+                                                        pf, run->records, err);
     if (!st)
         dsort_line_cursor_run(cur, x->ord, rd, x->with_pos, run->bytes);
     return st;

@@ -48,11 +48,12 @@ struct dsort_recfmt {
     void (*cursor_memory)(const struct dsort_recfmt_ctx *x, void *cur, const unsigned char *p,
                           size_t bytes);
     /* Cursors over run files: open the run (its reader rd, whose buffers buf and read-ahead
-     * thread pf are the caller's; see runfile.h) and a cursor on it. */
+     * threads pf, one per file of the run or NULL, are the caller's; see runfile.h) and a
+     * cursor on it. */
     enum dsort_status (*cursor_run)(const struct dsort_recfmt_ctx *x, void *cur,
                                     struct dsort_runreader *rd, const struct dsort_run *run,
-                                    size_t block, unsigned char *buf, struct dsort_prefetch *pf,
-                                    struct dsort_error *err);
+                                    size_t block, unsigned char *buf,
+                                    struct dsort_prefetch *const *pf, struct dsort_error *err);
     /* Close a cursor over a run file, and its reader (a memory cursor: nothing). */
     void (*cursor_close)(const struct dsort_recfmt_ctx *x, void *cur);
     /* Compare and merge: k sorted cursors (in input order) into the open run writer w, in the

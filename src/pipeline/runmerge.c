@@ -20,16 +20,20 @@ void dsort_runmerge_init(struct dsort_runmerge *m, const struct dsort_recfmt *fm
     m->blen = dsort_runreader_buf_len(fmt->run_rec(fx), block);
 }
 
-/* Merge k cursors into a new run of the set; *file_bytes gets the bytes its file took. */
+/* Merge k cursors into a new run of the set; *file_bytes gets the bytes its files took. With
+ * temp dirs on several devices the run is striped over them (runfile.h). */
 static enum dsort_status merge_into_run(struct dsort_runmerge *m, void *cur, size_t k,
                                         uint64_t *file_bytes, struct dsort_error *err)
 {
-    char path[4096];
-    dsort_tempdirs_run_path(m->td, path, sizeof path);
+    char names[DSORT_RUN_MAX_STRIPES][DSORT_RUN_PATH_MAX];
+    const char *paths[DSORT_RUN_MAX_STRIPES];
+    size_t nf = dsort_tempdirs_run_stripes(m->td, &names[0][0], DSORT_RUN_PATH_MAX,
+                                           dsort_runmerge_stripes(m->td));
+    for (size_t i = 0; i < nf; i++)
+        paths[i] = names[i];
     const size_t rec = m->fmt->run_rec(m->fx);
     struct dsort_runwriter w;
-    enum dsort_status st = rec ? dsort_runwriter_open(&w, path, rec, m->block, err)
-                               : dsort_runwriter_open_framed(&w, path, m->block, err);
+    enum dsort_status st = dsort_runwriter_open_striped(&w, paths, nf, rec, m->block, err);
     if (st)
         return st;
     uint64_t bytes = 0;
@@ -37,7 +41,8 @@ static enum dsort_status merge_into_run(struct dsort_runmerge *m, void *cur, siz
     if (!st)
         st = dsort_runwriter_close(&w, err);
     if (!st)
-        st = dsort_runset_add(m->runs, path, w.records, rec ? w.records * rec : bytes, err);
+        st = dsort_runset_add_striped(m->runs, paths, nf, w.records, rec ? w.records * rec : bytes,
+                                      err);
     if (st) {
         dsort_runwriter_abort(&w);
         return st;
@@ -45,6 +50,12 @@ static enum dsort_status merge_into_run(struct dsort_runmerge *m, void *cur, siz
     dsort_runwriter_free(&w);
     *file_bytes = w.off;
     return DSORT_OK;
+}
+
+size_t dsort_runmerge_stripes(const struct dsort_tempdirs *td)
+{
+    size_t n = td && td->ndev ? td->ndev : 1;
+    return n < DSORT_RUN_MAX_STRIPES ? n : DSORT_RUN_MAX_STRIPES;
 }
 
 enum dsort_status dsort_runmerge_spill(struct dsort_runmerge *m, void *cur, size_t k,
@@ -102,7 +113,34 @@ enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, si
         for (size_t i = 0; i < m->slots; i++)
             m->buf[i] = m->own + i * blen;
     }
-    return dsort_prefetch_create(&m->pf, err);
+    /* One read-ahead thread per device: a thread reads one block at a time, so with one
+     * thread for all the disks only one of them would be busy at any moment. */
+    size_t ndev = m->td && m->td->ndev ? m->td->ndev : 1;
+    if (!(m->pf = calloc(ndev, sizeof *m->pf)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (; m->npf < ndev; m->npf++) {
+        enum dsort_status st = dsort_prefetch_create(&m->pf[m->npf], err);
+        if (st)
+            return st;
+    }
+    return DSORT_OK;
+}
+
+struct dsort_prefetch *dsort_runmerge_prefetch(const struct dsort_runmerge *m, const char *path)
+{
+    if (!m->npf)
+        return NULL;
+    return m->pf[dsort_tempdirs_device_of(m->td, path) % m->npf];
+}
+
+/* The read-ahead threads of run's files: each file's device's. */
+static void run_prefetch(const struct dsort_runmerge *m, const struct dsort_run *run,
+                         struct dsort_prefetch **pf)
+{
+    const char *paths[DSORT_RUN_MAX_STRIPES];
+    size_t k = dsort_run_files(run, paths);
+    for (size_t i = 0; i < k; i++)
+        pf[i] = dsort_runmerge_prefetch(m, paths[i]);
 }
 
 enum dsort_status dsort_runmerge_open(struct dsort_runmerge *m, size_t from, size_t k, void **cur,
@@ -112,9 +150,11 @@ enum dsort_status dsort_runmerge_open(struct dsort_runmerge *m, size_t from, siz
         return DSORT_ERR(err, DSORT_EINTERNAL, 0, "a merge of %zu runs with %zu readers", k,
                          m->slots);
     for (size_t i = 0; i < k; i++) {
+        struct dsort_prefetch *pf[DSORT_RUN_MAX_STRIPES];
+        run_prefetch(m, &m->runs->runs[from + i], pf);
         enum dsort_status st =
             m->fmt->cursor_run(m->fx, dsort_recfmt_cursor(m->fmt, m->cur, i), &m->rd[i],
-                               &m->runs->runs[from + i], m->block, m->buf[i], m->pf, err);
+                               &m->runs->runs[from + i], m->block, m->buf[i], pf, err);
         if (st) {
             dsort_runmerge_close(m, i);
             return st;
@@ -155,8 +195,11 @@ enum dsort_status dsort_runmerge_reduce(struct dsort_runmerge *m, struct dsort_e
 
 void dsort_runmerge_release(struct dsort_runmerge *m)
 {
-    dsort_prefetch_destroy(m->pf);
+    for (size_t i = 0; i < m->npf; i++)
+        dsort_prefetch_destroy(m->pf[i]);
+    free(m->pf);
     m->pf = NULL;
+    m->npf = 0;
     free(m->rd);
     free(m->cur);
     free(m->buf);

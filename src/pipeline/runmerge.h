@@ -1,8 +1,10 @@
 /* runmerge.h - the out-of-core merge machinery that every record format shares (recfmt.h):
- *   spill:  merge k sorted cursors into a new run file of the rank's run set;
+ *   spill:  merge k sorted cursors into a new run of the rank's run set (one file, or striped
+ *           over the temp devices: one file on each, written at once);
  *   plan:   the fan-in (open-file limit, read buffers in the memory given), readers, cursors,
- *           the read-ahead thread and the read buffers (carved from memory the caller lends,
- *           or allocated);
+ *           the read-ahead threads (one per temp device, so that runs on different disks are
+ *           read at once) and the read buffers (carved from memory the caller lends, or
+ *           allocated);
  *   reduce: the extra merge passes, smallest runs first, while there are more runs than the
  *           fan-in (each pass as small as the fewest passes allow: dsort_fan_in_step);
  *   open:   cursors over runs [from, from + k) for the caller's final merge, and close.
@@ -39,7 +41,8 @@ struct dsort_runmerge {
     unsigned char **buf;        /* slots buffers of blen */
     unsigned char *own;         /* the buffers, when allocated here */
     size_t own_len;
-    struct dsort_prefetch *pf;
+    struct dsort_prefetch **pf; /* npf read-ahead threads: pf[d] reads device d's runs */
+    size_t npf;
     /* Called by an extra pass once its new run is in the set and before its k input runs (the
      * first k of the set) are removed: a checkpoint that lists the set may be rewritten then
      * (the set less those k runs). NULL: none. Set after init. */
@@ -64,7 +67,8 @@ enum dsort_status dsort_runmerge_spill(struct dsort_runmerge *m, void *cur, size
  * open-file limit; why (of whylen bytes) says why the runs there are now need an extra pass
  * ("" when they do not). Buffers come from the nregions regions (each carved into whole
  * buffers; mem is then their sum, rounded down to buffers), or, with nregions 0, are allocated
- * for as many runs as a merge will open. Starts the read-ahead thread. */
+ * for as many runs as a merge will open. Starts one read-ahead thread per device of td (one
+ * when td is NULL or all its directories are on one device). */
 enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, size_t cap,
                                       unsigned char *const *region, const size_t *region_len,
                                       int nregions, char *why, size_t whylen,
@@ -73,6 +77,12 @@ enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, si
  * (rec 0: framed): whole buffers only. */
 uint64_t dsort_runmerge_region_mem(size_t rec, size_t block, const size_t *region_len,
                                    int nregions);
+/* Files of a run written now: one per device of td's directories (striped: runfile.h), at
+ * most DSORT_RUN_MAX_STRIPES; 1 when td is NULL or on one device. Writing one takes
+ * dsort_runwriter_buf_len(rec, block, this) bytes of buffers. */
+size_t dsort_runmerge_stripes(const struct dsort_tempdirs *td);
+/* The read-ahead thread for a run file at path (after plan): its device's. */
+struct dsort_prefetch *dsort_runmerge_prefetch(const struct dsort_runmerge *m, const char *path);
 /* Extra passes until at most f runs are left. */
 enum dsort_status dsort_runmerge_reduce(struct dsort_runmerge *m, struct dsort_error *err);
 /* Cursors over runs [from, from + k) (k <= slots): *cur gets the array. On an error none is

@@ -20,18 +20,66 @@ void dsort_runset_init(struct dsort_runset *s)
 enum dsort_status dsort_runset_add(struct dsort_runset *s, const char *path, uint64_t records,
                                    uint64_t bytes, struct dsort_error *err)
 {
+    return dsort_runset_add_striped(s, &path, 1, records, bytes, err);
+}
+
+size_t dsort_run_files(const struct dsort_run *r, const char **paths)
+{
+    size_t k = r->k ? r->k : 1;
+    paths[0] = r->path;
+    const char *p = r->more;
+    for (size_t i = 1; i < k; i++) {
+        paths[i] = p;
+        p += strlen(p) + 1;
+    }
+    return k;
+}
+
+enum dsort_status dsort_runset_add_run(struct dsort_runset *s, const struct dsort_run *r,
+                                       struct dsort_error *err)
+{
+    const char *paths[DSORT_RUN_MAX_STRIPES];
+    size_t k = dsort_run_files(r, paths);
+    return dsort_runset_add_striped(s, paths, k, r->records, r->bytes, err);
+}
+
+enum dsort_status dsort_runset_add_striped(struct dsort_runset *s, const char *const *paths,
+                                           size_t k, uint64_t records, uint64_t bytes,
+                                           struct dsort_error *err)
+{
+    if (k < 1 || k > DSORT_RUN_MAX_STRIPES)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "a run of %zu files (1 to %d)", k,
+                         DSORT_RUN_MAX_STRIPES);
+    char *more = NULL;
+    if (k > 1) {
+        size_t len = 0;
+        for (size_t i = 1; i < k; i++)
+            len += strlen(paths[i]) + 1;
+        if (!(more = malloc(len)))
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory for the list of runs");
+        char *p = more;
+        for (size_t i = 1; i < k; i++) {
+            size_t n = strlen(paths[i]) + 1;
+            memcpy(p, paths[i], n);
+            p += n;
+        }
+    }
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
         struct dsort_run *r = realloc(s->runs, cap * sizeof *r);
-        if (!r)
+        if (!r) {
+            free(more);
             return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory for the list of runs");
+        }
         s->runs = r;
         s->cap = cap;
     }
     struct dsort_run *r = &s->runs[s->n++];
-    snprintf(r->path, sizeof r->path, "%s", path);
+    snprintf(r->path, sizeof r->path, "%s", paths[0]);
     r->records = records;
     r->bytes = bytes;
+    r->k = k;
+    r->more = more;
     return DSORT_OK;
 }
 
@@ -42,8 +90,13 @@ void dsort_runset_drop(struct dsort_runset *s, size_t from, size_t k)
     if (k > s->n - from)
         k = s->n - from;
     for (size_t i = from; i < from + k; i++) {
-        unlink(s->runs[i].path);
-        dsort_cleanup_forget(s->runs[i].path);
+        const char *paths[DSORT_RUN_MAX_STRIPES];
+        size_t nf = dsort_run_files(&s->runs[i], paths);
+        for (size_t j = 0; j < nf; j++) {
+            unlink(paths[j]);
+            dsort_cleanup_forget(paths[j]);
+        }
+        free(s->runs[i].more);
     }
     memmove(s->runs + from, s->runs + from + k, (s->n - from - k) * sizeof *s->runs);
     s->n -= k;
@@ -82,6 +135,8 @@ uint64_t dsort_runset_bytes(const struct dsort_runset *s)
 
 void dsort_runset_keep(struct dsort_runset *s)
 {
+    for (size_t i = 0; i < s->n; i++)
+        free(s->runs[i].more);
     free(s->runs);
     memset(s, 0, sizeof *s);
 }

@@ -12,12 +12,16 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "runfile.h"
 
-/* One run file: its path, and what its writer wrote (records or lines; bytes of payload, the
- * measure of "smallest"). */
+/* One run: its file's path (a striped run's first file), and what its writer wrote (records or
+ * lines; bytes of payload, the measure of "smallest"). A striped run (runfile.h) has k files:
+ * the others' names are in `more`. */
 struct dsort_run {
     char path[4096];
     uint64_t records, bytes;
+    size_t k;   /* files: 1, or the stripes (0 is taken as 1) */
+    char *more; /* files 1..k-1: their names one after another, each with its NUL (owned) */
 };
 
 /* The runs of a rank. Zero-initialise (or dsort_runset_init). The set owns the files: drop
@@ -30,7 +34,18 @@ struct dsort_runset {
 void dsort_runset_init(struct dsort_runset *s);
 enum dsort_status dsort_runset_add(struct dsort_runset *s, const char *path, uint64_t records,
                                    uint64_t bytes, struct dsort_error *err);
-/* Remove runs [from, from + k): unlink the files, forget them; later runs move down. */
+/* A striped run of the k files paths[0..k) (1 <= k <= DSORT_RUN_MAX_STRIPES). */
+enum dsort_status dsort_runset_add_striped(struct dsort_runset *s, const char *const *paths,
+                                           size_t k, uint64_t records, uint64_t bytes,
+                                           struct dsort_error *err);
+/* A copy of run r (of another set), with all its files. */
+enum dsort_status dsort_runset_add_run(struct dsort_runset *s, const struct dsort_run *r,
+                                       struct dsort_error *err);
+/* The names of r's files into paths (DSORT_RUN_MAX_STRIPES entries; they point into r).
+ * Returns their number, k. */
+size_t dsort_run_files(const struct dsort_run *r, const char **paths);
+/* Remove runs [from, from + k): unlink their files (all stripes), forget them; later runs move
+ * down. */
 void dsort_runset_drop(struct dsort_runset *s, size_t from, size_t k);
 /* Order the runs smallest first (by bytes, then records; stable for equal sizes). */
 void dsort_runset_sort_smallest(struct dsort_runset *s);

@@ -16,12 +16,17 @@
 # of mpirun; medians of RUNS runs after a warm-up. Prints each run and a markdown table. Needs root, loop devices and cgroup
 # blkio (v1) or io (v2); exits 77 with the reason otherwise. Cleans up on exit and signals.
 #
+#   D  out of core alone (CASES=D): 2*MB megabytes at -n 1 -S 32M spilled to 1, 2 and 3 of
+#      the throttled disks, each measured on its own (the scaling with the temp disks).
+#
 #   tests/bench/bench_throttled.sh [RUNS] [MB] [RATE]
 #   (defaults: 3 runs, 100 MB per disk, 40 MiB/s per disk)
+# CASES=ABC (the default) or D chooses the cases.
 # DSORT_BIN_DIR=DIR uses the binaries in DIR instead of building build-bench.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 runs=${1:-3}
+cases=${CASES:-ABC}
 mb=${2:-100}
 rate=${3:-40}
 . "$top/scripts/env.sh"
@@ -63,11 +68,13 @@ disks=()
 for i in 0 1 2; do
     setup thr_disk "d$i" "$img" "$bps" "$bps"
     disks+=("$THR_MNT")
-    gen "$THR_MNT/in" $((i * per)) "$per"
+    [ "$cases" = D ] || gen "$THR_MNT/in" $((i * per)) "$per"
 done
-setup thr_split_disk s $((img * 2)) "$bps" "$bps"
-gen "$THR_MNT1/in" 0 $((per / 2))
-gen "$THR_MNT2/in" $((per / 2)) $((per / 2))
+if [ "$cases" != D ]; then
+    setup thr_split_disk s $((img * 2)) "$bps" "$bps"
+    gen "$THR_MNT1/in" 0 $((per / 2))
+    gen "$THR_MNT2/in" $((per / 2)) $((per / 2))
+fi
 gen "$work/ooc.in" 0 $((2 * per))
 mkdir -p "${disks[0]}/tmp" "${disks[1]}/tmp" "${disks[2]}/tmp"
 echo "bench_throttled: $runs runs, $mb MB per disk, $rate MiB/s read and write per disk," \
@@ -117,6 +124,19 @@ row() {
     measure "$what (2)" "$phases" "$n" "${b[@]}"
     rows+=("| $what | $n | ${phases//,/+} | $ar s | $MREAD s | $(gain "$ar" "$MREAD") | $at s | $MTOTAL s | $(gain "$at" "$MTOTAL") |")
 }
+if [ "$cases" = D ]; then
+    echo
+    echo "| temp disks | merge+spill+final_merge | total | load (1 min) |"
+    echo "|---|---|---|---|"
+    t=()
+    for k in 1 2 3; do
+        t+=(-T "${disks[$((k - 1))]}/tmp")
+        measure "D: out of core, $((2 * mb)) MB, -S 32M, $k temp disks" merge,spill,final_merge 1 \
+            -S 32M "${t[@]}" "$work/ooc.in" >&2
+        echo "| $k | $MREAD s | $MTOTAL s | $(cut -d' ' -f1 /proc/loadavg) |"
+    done
+    exit 0
+fi
 in3=("${disks[0]}/in" "${disks[1]}/in" "${disks[2]}/in")
 for n in 1 2; do
     row "A: 3 disks, $((3 * mb)) MB in memory; device-parallel (1) vs --one-stream (2)" read "$n" \

@@ -3,7 +3,9 @@
 # each throttled on its own to 10 MiB/s (read and write) by a cgroup (tests/lib/throttle.sh),
 # 10 MB of gensort records on each. dsort sorts them in memory at -n 1 and -n 2, device-parallel
 # (the default) and with --one-stream, each run in the throttled cgroup with the page cache
-# dropped; then 10 MB on two partitions of one throttled disk (one device: no gain expected).
+# dropped; then 10 MB on two partitions of one throttled disk (one device: no gain expected);
+# then the 30 MB out of core (-S 8M) with its runs spilled to a temp dir on each of the three
+# throttled disks (runs striped over them) and to one of them only.
 # Every output is checked: the first of each data set by dsort-validate (order, count, checksum
 # against dsort-gen -c) and by the independent oracle tests/lib/oracle.py (count, checksum,
 # order), every other one byte-equal to that first one. The times are printed; the gain is
@@ -147,6 +149,25 @@ for mode in parallel one-stream; do
     [ "$mode" = one-stream ] && opts=(--one-stream)
     sort_case "parts-$mode" 1 "$per" "$part_sum" "${opts[@]}" -- "${part_inputs[@]}"
     printf '  two partitions of one disk, -n 1 %-10s read %6s s  total %6s s\n' "$mode" "$READ" "$TOTAL"
+done
+
+# Out of core: spilled to the three throttled disks (runs striped over three devices), then to
+# one of them; both outputs must be the in-memory sorts' (byte-equal), and nothing left behind.
+tmps=()
+for i in 0 1 2; do
+    mkdir -p "$work/d$i/tmp"
+    tmps+=(-T "$work/d$i/tmp")
+done
+sort_case "ooc-3-temp-disks" 1 "$want_n" "$want_sum" -S 8M "${tmps[@]}" -- "${inputs[@]}"
+ooc3=$TOTAL
+printf '  out of core -n 1, 3 temp disks  total %6s s\n' "$TOTAL"
+sort_case "ooc-1-temp-disk" 1 "$want_n" "$want_sum" -S 8M -T "$work/d0/tmp" -- "${inputs[@]}"
+printf '  out of core -n 1, 1 temp disk   total %6s s\n' "$TOTAL"
+awk -v a="$ooc3" -v b="$TOTAL" 'BEGIN { exit !(a <= 1.5 * b + 0.5) }' ||
+    fail "out of core: 3 temp disks ($ooc3 s) much slower than 1 ($TOTAL s)"
+for i in 0 1 2; do
+    left=$(ls -A "$work/d$i/tmp")
+    [ -z "$left" ] || fail "out of core: left in $work/d$i/tmp: $left"
 done
 
 # The gain, loosely: device-parallel reading may not be more than 1.5 times as slow as one

@@ -245,7 +245,7 @@ static struct readres read_run_buf(const char *p, size_t rs, size_t block, unsig
         res.records = r.records;
         res.bytes_read = r.bytes_read;
         dsort_runreader_close(&r);
-        assert_int_equal(r.fd, -1);
+        assert_int_equal(r.fd[0], -1);
     }
     return res;
 }
@@ -867,7 +867,7 @@ static void test_read_error(void **state)
                          DSORT_OK);
         int wfd = open(p, O_WRONLY | O_CLOEXEC);
         assert_true(wfd >= 0);
-        assert_int_equal(dup2(wfd, r.fd), r.fd);
+        assert_int_equal(dup2(wfd, r.fd[0]), r.fd[0]);
         close(wfd);
         uint64_t got = 0;
         enum dsort_status st = DSORT_OK;
@@ -1050,6 +1050,237 @@ static void test_no_odirect(void **state)
     free(recs);
 }
 
+/* ---- striped runs: k files, block b in file b % k ---- */
+
+/* k file names in k subdirectories of the test's directory (as a run over k temp disks). */
+static void stripe_names(char names[][PATH_MAX], const char **paths, size_t k)
+{
+    unsigned n = seq++;
+    for (size_t i = 0; i < k; i++) {
+        char d[PATH_MAX];
+        snprintf(d, sizeof d, "%s/disk%zu", dir, i);
+        mkdir(d, 0700);
+        snprintf(names[i], PATH_MAX, "%s/run-%06u", d, n);
+        paths[i] = names[i];
+    }
+}
+
+static void write_striped(const char *const *paths, size_t k, const unsigned char *recs, size_t n,
+                          size_t rs, size_t block)
+{
+    struct dsort_runwriter w;
+    struct dsort_error err;
+    assert_int_equal(dsort_runwriter_open_striped(&w, paths, k, rs, block, &err), DSORT_OK);
+    assert_int_equal(w.k, k);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(emit(&w, recs + i * rs, rs, &err), DSORT_OK);
+    assert_int_equal(dsort_runwriter_close(&w, &err), DSORT_OK);
+    assert_int_equal(w.records, n);
+    assert_int_equal(w.off, run_size(n, rs, block)); /* all the files together */
+    assert_string_equal(dsort_runwriter_path(&w, k - 1), paths[k - 1]);
+    dsort_runwriter_free(&w);
+}
+
+static struct readres read_striped(const char *const *paths, size_t k, size_t rs, size_t block,
+                                   struct dsort_prefetch *const *pf, uint64_t expected,
+                                   const unsigned char *want, uint64_t n)
+{
+    struct readres res;
+    memset(&res, 0, sizeof res);
+    size_t len = dsort_runreader_buf_len(rs, block);
+    unsigned char *buf = aligned(len);
+    struct dsort_runreader r;
+    res.st = dsort_runreader_open_striped(&r, paths, k, rs, block, 0, buf, pf, expected, &res.err);
+    if (!res.st) {
+        int same = 1;
+        while (r.cur.cur != r.cur.end) {
+            for (; r.cur.cur < r.cur.end; r.cur.cur += rs, res.got++) {
+                if (same && res.got < n && !memcmp(r.cur.cur, want + res.got * rs, rs))
+                    res.same++;
+                else
+                    same = 0;
+            }
+            if ((res.st = r.cur.refill(&r.cur, &res.err)))
+                break;
+        }
+        res.records = r.records;
+        res.bytes_read = r.bytes_read;
+        dsort_runreader_close(&r);
+    }
+    free(buf);
+    return res;
+}
+
+static uint64_t file_size(const char *p)
+{
+    struct stat sb;
+    assert_int_equal(stat(p, &sb), 0);
+    return (uint64_t)sb.st_size;
+}
+
+/* Fixed records over 1, 2 and 3 files: each file holds blocks i, i + k, ..., the run reads
+ * back whole (synchronously and with a read-ahead thread per file), one file is byte for byte
+ * the plain format; then a flipped byte in one file's block, a file cut at a block boundary
+ * or emptied, are DSORT_EFORMAT naming that file, after exactly the records before. */
+static void test_striped(void **state)
+{
+    (void)state;
+    const size_t rs = 100, block = 8192, n = 1000;
+    const size_t per = dsort_run_payload(rs, block) / rs, stride = dsort_run_stride(rs, block);
+    const size_t nblk = (n + per - 1) / per;
+    unsigned char *recs = random_records(n, rs);
+    struct dsort_prefetch *pf[3];
+    struct dsort_error err;
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(dsort_prefetch_create(&pf[i], &err), DSORT_OK);
+    for (size_t k = 1; k <= 3; k++) {
+        char names[3][PATH_MAX];
+        const char *paths[3];
+        stripe_names(names, paths, k);
+        write_striped(paths, k, recs, n, rs, block);
+        uint64_t total = 0;
+        for (size_t i = 0; i < k; i++) {
+            size_t mine = nblk / k + (i < nblk % k); /* blocks i, i + k, ... */
+            uint64_t last =
+                (nblk - 1) % k == i ? align_up(HDR + (n - (nblk - 1) * per) * rs) : stride;
+            assert_int_equal(file_size(paths[i]), (mine - 1) * stride + last);
+            total += file_size(paths[i]);
+        }
+        assert_int_equal(total, run_size(n, rs, block));
+        struct readres res = read_striped(paths, k, rs, block, NULL, n, recs, n);
+        expect_all(&res, n, total);
+        res = read_striped(paths, k, rs, block, pf, UINT64_MAX, recs, n);
+        expect_all(&res, n, total);
+        if (k == 1) { /* the plain format, byte for byte */
+            char plain[PATH_MAX];
+            fresh(plain, sizeof plain);
+            write_run(plain, recs, n, rs, block);
+            size_t la, lb;
+            unsigned char *a = load(plain, &la), *b = load(paths[0], &lb);
+            assert_int_equal(la, lb);
+            assert_memory_equal(a, b, la);
+            free(a);
+            free(b);
+            continue;
+        }
+        /* A flipped payload byte in the second block of file 1 (block k + 1 of the run). */
+        unsigned char c;
+        int fd = open(paths[1], O_RDWR);
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, &c, 1, stride + HDR + 7), 1);
+        c ^= 0x40;
+        assert_int_equal(pwrite(fd, &c, 1, stride + HDR + 7), 1);
+        res = read_striped(paths, k, rs, block, pf, n, recs, n);
+        expect_format_error(&res, paths[1], stride, (k + 1) * per);
+        c ^= 0x40;
+        assert_int_equal(pwrite(fd, &c, 1, stride + HDR + 7), 1);
+        /* File 1 cut after its first block: the run ends at block k + 1, file 1's second. */
+        size_t len;
+        unsigned char *img = load(paths[1], &len);
+        assert_int_equal(ftruncate(fd, (off_t)stride), 0);
+        res = read_striped(paths, k, rs, block, pf, n, recs, n);
+        expect_format_error(&res, paths[1], UINT64_MAX, (k + 1) * per);
+        /* The same with the record count unknown: the other files' blocks past the end. */
+        res = read_striped(paths, k, rs, block, NULL, UINT64_MAX, recs, n);
+        expect_format_error(&res, paths[1], UINT64_MAX, (k + 1) * per);
+        /* File 1 emptied: the run ends after block 0. */
+        assert_int_equal(ftruncate(fd, 0), 0);
+        res = read_striped(paths, k, rs, block, pf, n, recs, n);
+        expect_format_error(&res, paths[1], UINT64_MAX, per);
+        put_file(paths[1], img, len);
+        res = read_striped(paths, k, rs, block, pf, n, recs, n);
+        expect_all(&res, n, total);
+        free(img);
+        close(fd);
+        /* A file missing is an error naming it. */
+        assert_int_equal(unlink(paths[k - 1]), 0);
+        res = read_striped(paths, k, rs, block, pf, n, recs, n);
+        assert_int_equal(res.st, DSORT_EIO);
+        assert_non_null(strstr(res.err.msg, paths[k - 1]));
+    }
+    for (size_t i = 0; i < 3; i++)
+        dsort_prefetch_destroy(pf[i]);
+    free(recs);
+}
+
+/* Framed records (a 4-byte length, then the bytes), some longer than a block (oversize blocks,
+ * written and read synchronously), striped over 3 files: each file keeps its own offsets, and
+ * the records come back in order; abort removes every file. */
+static void test_striped_framed(void **state)
+{
+    (void)state;
+    const size_t block = 8192, n = 600, k = 3;
+    char names[3][PATH_MAX];
+    const char *paths[3];
+    stripe_names(names, paths, k);
+    struct dsort_runwriter w;
+    struct dsort_error err;
+    assert_int_equal(dsort_runwriter_open_striped(&w, paths, k, 0, block, &err), DSORT_OK);
+    unsigned char *want = malloc(n * 4 * block);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len = (uint32_t)(i % 97 == 5 ? 2 * block + rng_next() % block : rng_next() % 300);
+        unsigned char *p = dsort_runwriter_reserve(&w, 4 + len, &err);
+        assert_non_null(p);
+        memcpy(p, &len, 4);
+        fill_random(p + 4, len);
+        memcpy(want + at, p, 4 + len);
+        at += 4 + len;
+        assert_int_equal(dsort_runwriter_commit(&w, &err), DSORT_OK);
+    }
+    assert_int_equal(dsort_runwriter_close(&w, &err), DSORT_OK);
+    assert_int_equal(w.records, n);
+    uint64_t total = 0;
+    for (size_t i = 0; i < k; i++) {
+        assert_true(file_size(paths[i]) > 0);
+        total += file_size(paths[i]);
+    }
+    assert_int_equal(total, w.off);
+    dsort_runwriter_free(&w);
+    struct dsort_prefetch *pf[3];
+    for (size_t i = 0; i < k; i++)
+        assert_int_equal(dsort_prefetch_create(&pf[i], &err), DSORT_OK);
+    unsigned char *buf = aligned(dsort_runreader_buf_len(0, block));
+    struct dsort_runreader r;
+    assert_int_equal(
+        dsort_runreader_open_striped(&r, paths, k, 0, block, 4 * block, buf, pf, n, &err),
+        DSORT_OK);
+    size_t got = 0, pos = 0;
+    enum dsort_status st = DSORT_OK;
+    while (r.cur.cur != r.cur.end) {
+        uint64_t in_blk = 0;
+        while (r.cur.cur < r.cur.end) {
+            uint32_t len;
+            memcpy(&len, r.cur.cur, 4);
+            assert_true(pos + 4 + len <= at);
+            assert_memory_equal(r.cur.cur, want + pos, 4 + len);
+            r.cur.cur += 4 + len;
+            pos += 4 + len;
+            got++;
+            in_blk++;
+        }
+        assert_int_equal(in_blk, r.blk_records);
+        if ((st = r.cur.refill(&r.cur, &err)))
+            break;
+    }
+    assert_int_equal(st, DSORT_OK);
+    assert_int_equal(got, n);
+    assert_int_equal(pos, at);
+    dsort_runreader_close(&r);
+    /* abort removes every file it made */
+    stripe_names(names, paths, k);
+    assert_int_equal(dsort_runwriter_open_striped(&w, paths, k, 0, block, &err), DSORT_OK);
+    for (size_t i = 0; i < k; i++)
+        assert_true(exists(paths[i]));
+    dsort_runwriter_abort(&w);
+    for (size_t i = 0; i < k; i++)
+        assert_false(exists(paths[i]));
+    for (size_t i = 0; i < k; i++)
+        dsort_prefetch_destroy(pf[i]);
+    free(buf);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1068,6 +1299,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_odirect, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_striped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_striped_framed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }

@@ -307,6 +307,91 @@ static void test_lines(void **state)
     free(frame);
 }
 
+/* Three temp directories taken as three devices (they are on one here: dev_of is set as a
+ * multi-disk machine would have it): every spill is striped over them (a file of the same name
+ * in each), plan starts one read-ahead thread per device, each file of a run is read through
+ * its own device's thread, the merge is still every record in order, and release removes
+ * every file. */
+static void test_devices(void **state)
+{
+    (void)state;
+    char base[3][64];
+    char *bases[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(base[i], sizeof base[i], "/tmp/dsort-test-runmerge-dev.XXXXXX");
+        assert_non_null(mkdtemp(base[i]));
+        bases[i] = base[i];
+    }
+    struct dsort_tempdirs td;
+    struct dsort_error err;
+    assert_int_equal(dsort_tempdirs_create(&td, bases, 3, "t", 0, &err), DSORT_OK);
+    assert_int_equal(td.ndev, 1); /* one file system */
+    for (size_t i = 0; i < 3; i++)
+        td.dev_of[i] = i;
+    td.ndev = 3;
+    struct dsort_runset runs;
+    dsort_runset_init(&runs);
+    const size_t rec = 16, n = 9000, chunks = 6;
+    struct dsort_format fmt = {.rec_size = rec, .key_off = 0, .key_len = 4};
+    struct dsort_order ord = {0};
+    struct dsort_cmp cmp;
+    dsort_cmp_init(&cmp, &fmt, &ord);
+    unsigned char *in = malloc(n * rec), *out = malloc(n * rec);
+    for (size_t i = 0; i < n * rec; i++)
+        in[i] = (unsigned char)rng_next();
+    struct dsort_recfmt_ctx fx = {.cmp = &cmp, .rec = rec};
+    struct dsort_runmerge m;
+    dsort_runmerge_init(&m, &dsort_recfmt_fixed, &fx, &runs, &td, BLOCK);
+    g_rec = rec;
+    for (size_t c = 0; c < chunks; c++) {
+        size_t lo = n * c / chunks, hi = n * (c + 1) / chunks;
+        qsort(in + lo * rec, hi - lo, rec, cmp_bytes);
+        struct dsort_cursor cur;
+        dsort_recfmt_fixed.cursor_memory(&fx, &cur, in + lo * rec, (hi - lo) * rec);
+        assert_int_equal(dsort_runmerge_spill(&m, &cur, 1, &err), DSORT_OK);
+    }
+    char why[256];
+    assert_int_equal(
+        dsort_runmerge_plan(&m, chunks * m.blen, 0, NULL, NULL, 0, why, sizeof why, &err),
+        DSORT_OK);
+    assert_int_equal(m.npf, 3);
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < i; j++)
+            assert_ptr_not_equal(m.pf[i], m.pf[j]);
+    for (size_t c = 0; c < chunks; c++) { /* file i of run c is in directory i, device i */
+        const char *paths[DSORT_RUN_MAX_STRIPES];
+        assert_int_equal(dsort_run_files(&runs.runs[c], paths), 3);
+        for (size_t i = 0; i < 3; i++) {
+            assert_true(!strncmp(paths[i], td.dirs[i], strlen(td.dirs[i])));
+            assert_string_equal(strrchr(paths[i], '/'), strrchr(paths[0], '/'));
+            assert_int_equal(access(paths[i], F_OK), 0);
+            assert_ptr_equal(dsort_runmerge_prefetch(&m, paths[i]), m.pf[i]);
+        }
+    }
+    void *cur;
+    assert_int_equal(dsort_runmerge_open(&m, 0, chunks, &cur, &err), DSORT_OK);
+    for (size_t c = 0; c < chunks; c++) {
+        assert_int_equal(m.rd[c].k, 3);
+        for (size_t i = 0; i < 3; i++)
+            assert_ptr_equal(m.rd[c].pf[i], m.pf[i]);
+    }
+    struct dsort_sink sink;
+    dsort_sink_memory(&sink, out, n * rec);
+    assert_int_equal(dsort_merge_cmp(&cmp, rec, rec, 0, cur, chunks, &sink, &err), DSORT_OK);
+    dsort_runmerge_close(&m, chunks);
+    assert_int_equal(sink.len, n * rec);
+    qsort(in, n, rec, cmp_bytes);
+    assert_memory_equal(in, out, n * rec);
+    dsort_runmerge_release(&m);
+    assert_null(m.pf);
+    dsort_runset_release(&runs);
+    dsort_tempdirs_destroy(&td); /* its rmdir fails if a file is left: base[i] is not empty */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(rmdir(base[i]), 0);
+    free(in);
+    free(out);
+}
+
 int main(void)
 {
     rng_seed();
@@ -315,6 +400,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fixed, setup_damage, teardown),
         cmocka_unit_test_setup_teardown(test_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lines, setup_damage, teardown),
+        cmocka_unit_test(test_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,6 +74,55 @@ static void test_add_drop_release(void **state)
     assert_int_equal(rmdir(dir), 0); /* nothing else was left */
 }
 
+/* Striped runs: every file is listed (dsort_run_files), kept through sorting and copying
+ * (add_run), and dropping a run removes all its files; keep leaves them. */
+static void test_striped(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dsort-test-runset.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct dsort_runset s, t;
+    dsort_runset_init(&s);
+    dsort_runset_init(&t);
+    struct dsort_error err;
+    char names[3][PATH_MAX];
+    const char *paths[3], *got[DSORT_RUN_MAX_STRIPES];
+    for (int r = 0; r < 4; r++) {
+        size_t k = (size_t)(r % 3) + 1; /* 1, 2, 3, 1 files */
+        for (size_t i = 0; i < k; i++) {
+            snprintf(names[i], sizeof names[i], "%s/run-%d-f%zu", dir, r, i);
+            make_file(names[i]);
+            paths[i] = names[i];
+        }
+        assert_int_equal(
+            dsort_runset_add_striped(&s, paths, k, 10 - (uint64_t)r, 100 - (uint64_t)r, &err),
+            DSORT_OK);
+    }
+    assert_int_equal(dsort_runset_add_striped(&s, paths, 0, 1, 1, &err), DSORT_EINVAL);
+    assert_int_equal(dsort_runset_add_striped(&s, paths, DSORT_RUN_MAX_STRIPES + 1, 1, 1, &err),
+                     DSORT_EINVAL);
+    dsort_runset_sort_smallest(&s); /* runs 3, 2, 1, 0 */
+    assert_int_equal(dsort_run_files(&s.runs[1], got), 3);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(names[i], sizeof names[i], "%s/run-2-f%zu", dir, i);
+        assert_string_equal(got[i], names[i]);
+    }
+    assert_int_equal(dsort_runset_add_run(&t, &s.runs[1], &err), DSORT_OK); /* a copy */
+    assert_int_equal(dsort_run_files(&t.runs[0], got), 3);
+    assert_string_equal(got[2], names[2]);
+    dsort_runset_keep(&t); /* frees the copy, leaves the files */
+    for (size_t i = 0; i < 3; i++)
+        assert_true(exists(names[i]));
+    dsort_runset_drop(&s, 1, 1); /* run 2: its three files */
+    for (size_t i = 0; i < 3; i++)
+        assert_false(exists(names[i]));
+    snprintf(names[0], sizeof names[0], "%s/run-1-f1", dir);
+    assert_true(exists(names[0]));
+    dsort_runset_release(&s);
+    assert_false(exists(names[0]));
+    assert_int_equal(rmdir(dir), 0); /* every file of every run was removed */
+}
+
 /* Smallest first by bytes, then records; equal sizes keep their order (stable). */
 static void test_sort_smallest(void **state)
 {
@@ -237,10 +286,10 @@ static void test_waves_assign(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_add_drop_release), cmocka_unit_test(test_sort_smallest),
-        cmocka_unit_test(test_fan_in_plan),      cmocka_unit_test(test_fan_in_now),
-        cmocka_unit_test(test_fan_in_step),      cmocka_unit_test(test_waves_allot),
-        cmocka_unit_test(test_waves_assign),
+        cmocka_unit_test(test_add_drop_release), cmocka_unit_test(test_striped),
+        cmocka_unit_test(test_sort_smallest),    cmocka_unit_test(test_fan_in_plan),
+        cmocka_unit_test(test_fan_in_now),       cmocka_unit_test(test_fan_in_step),
+        cmocka_unit_test(test_waves_allot),      cmocka_unit_test(test_waves_assign),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

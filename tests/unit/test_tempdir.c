@@ -531,6 +531,60 @@ static void test_temp_names(void **state)
                      DSORT_EINVAL);
 }
 
+/* Directories are grouped by device: equal ids share a number, numbered as first seen. */
+static void test_devices(void **state)
+{
+    (void)state;
+    const uint64_t devs[] = {5, 7, 5, 9, 7};
+    size_t of[5];
+    assert_int_equal(dsort_tempdirs_group(devs, 5, of), 3);
+    assert_int_equal(of[0], 0);
+    assert_int_equal(of[1], 1);
+    assert_int_equal(of[2], 0);
+    assert_int_equal(of[3], 2);
+    assert_int_equal(of[4], 1);
+    assert_int_equal(dsort_tempdirs_group(devs, 0, of), 0);
+
+    /* Two -T directories on one file system are one device. */
+    char b2[PATH_MAX + 8];
+    snprintf(b2, sizeof b2, "%s2", base); /* a prefix of neither's per-job directory */
+    assert_int_equal(mkdir(b2, 0755), 0);
+    char *bases[] = {base, b2};
+    struct dsort_tempdirs t;
+    struct dsort_error err;
+    assert_int_equal(dsort_tempdirs_create(&t, bases, 2, "job-d", 0, &err), DSORT_OK);
+    assert_int_equal(t.ndev, 1);
+    char run[PATH_MAX];
+    dsort_tempdirs_run_path(&t, run, sizeof run);
+    assert_int_equal(dsort_tempdirs_device_of(&t, run), 0);
+    /* As if on two devices: a run's device is its directory's; a name only sharing a prefix
+     * with a directory (dirX-other/...) is not inside it. */
+    t.dev_of[1] = 1;
+    t.ndev = 2;
+    dsort_tempdirs_run_path(&t, run, sizeof run);
+    assert_int_equal(dsort_tempdirs_device_of(&t, run), 1);
+    char other[PATH_MAX + 16];
+    snprintf(other, sizeof other, "%s-other/run-000001", t.dirs[1]);
+    assert_int_equal(dsort_tempdirs_device_of(&t, other), 0);
+    assert_int_equal(dsort_tempdirs_device_of(NULL, run), 0);
+    /* A striped run: one file per device, of one name (the next number), in each device's
+     * directory; at most max files. */
+    char names[2][PATH_MAX];
+    unsigned next = t.runs;
+    assert_int_equal(dsort_tempdirs_run_stripes(&t, names[0], PATH_MAX, 8), 2);
+    assert_int_equal(t.runs, next + 1);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(dsort_tempdirs_device_of(&t, names[i]), i);
+        assert_true(!strncmp(names[i], t.dirs[i], strlen(t.dirs[i])));
+        char want[32];
+        snprintf(want, sizeof want, "/run-%06u", next);
+        assert_string_equal(strrchr(names[i], '/'), want);
+    }
+    assert_int_equal(dsort_tempdirs_run_stripes(&t, names[0], PATH_MAX, 1), 1);
+    dsort_tempdirs_destroy(&t);
+    assert_int_equal(rmdir(b2), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +601,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outtemps, setup, teardown),
         cmocka_unit_test(test_temp_names),
+        cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
