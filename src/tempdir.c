@@ -70,6 +70,12 @@ static enum dsort_status group_devices(struct dsort_tempdirs *t, struct dsort_er
     return DSORT_OK;
 }
 
+void dsort_tempdirs_regroup(struct dsort_tempdirs *t, const uint64_t *devs)
+{
+    if (t->dev_of && devs)
+        t->ndev = dsort_tempdirs_group(devs, t->count, t->dev_of);
+}
+
 size_t dsort_tempdirs_count_devices(char *const *bases, size_t n)
 {
     uint64_t *devs = calloc(n ? n : 1, sizeof *devs);

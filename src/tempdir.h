@@ -75,6 +75,12 @@ size_t dsort_tempdirs_run_stripes(struct dsort_tempdirs *t, char *buf, size_t le
  * other path, and when t is NULL or empty. Pure. */
 size_t dsort_tempdirs_device_of(const struct dsort_tempdirs *t, const char *path);
 
+/* Group the directories again by the caller's device ids (devs[i] for dirs[i], in the order
+ * of the bases given to create or adopt): the topology knows the physical disk behind a file
+ * system (two partitions of one disk are one disk, and striping over them would only make its
+ * head seek between them). Local; cannot fail. */
+void dsort_tempdirs_regroup(struct dsort_tempdirs *t, const uint64_t *devs);
+
 /* The devices under n directories (as create would group their per-job directories, which
  * are inside them): at least 1. For planning memory before the directories are made. */
 size_t dsort_tempdirs_count_devices(char *const *bases, size_t n);

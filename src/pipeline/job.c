@@ -280,8 +280,35 @@ enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const ch
     if (!temps)
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     enum dsort_status st = dsort_tempdirs_create(td, temps, ntemps, job, rank, err);
+    if (!st)
+        dsort_job_regroup_temps(o, temps, ntemps, td);
     free(temps);
     return st;
+}
+
+void dsort_job_regroup_temps(const struct dsort_job_options *o, char *const *temps, size_t n,
+                             struct dsort_tempdirs *td)
+{
+    uint64_t *devs = calloc(n ? n : 1, sizeof *devs);
+    if (devs && dsort_job_topo_temp_devices(o->topo, temps, n, devs))
+        dsort_tempdirs_regroup(td, devs);
+    free(devs); /* (no memory: the st_dev grouping stays, which is correct, only coarser) */
+}
+
+size_t dsort_job_temp_disks(const struct dsort_job_options *o)
+{
+    size_t n = 0, ndev = 1;
+    char **temps = dsort_job_temp_order(o, &n);
+    uint64_t *devs = calloc(n ? n : 1, sizeof *devs);
+    size_t *of = calloc(n ? n : 1, sizeof *of);
+    if (temps && devs && of)
+        ndev = dsort_job_topo_temp_devices(o->topo, temps, n, devs)
+                   ? dsort_tempdirs_group(devs, n, of)
+                   : dsort_tempdirs_count_devices(temps, n);
+    free(temps);
+    free(devs);
+    free(of);
+    return ndev ? ndev : 1;
 }
 
 enum dsort_status dsort_job_output_open(const struct dsort_comm *c,

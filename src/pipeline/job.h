@@ -221,6 +221,10 @@ enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const ch
 /* Local: the -T dirs in the order this rank uses them (as dsort_job_tempdirs does): a new
  * array of *n borrowed strings, to free(); NULL when out of memory. */
 char **dsort_job_temp_order(const struct dsort_job_options *o, size_t *n);
+/* Local: after create or adopt of td over temps (dsort_job_temp_order's), group its directories
+ * by physical disk where the topology knows them (dsort_tempdirs_regroup). */
+void dsort_job_regroup_temps(const struct dsort_job_options *o, char *const *temps, size_t n,
+                             struct dsort_tempdirs *td);
 
 /* Stop and resume (job_ckpt.c; the manifest is checkpoint.h). */
 struct dsort_ckpt;
@@ -309,6 +313,14 @@ enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
                                              const struct dsort_inputs *in, uint64_t first,
                                              uint64_t count, unsigned char *dest,
                                              const unsigned char *pad, struct dsort_error *err);
+/* The physical disk of each of the n temp dirs (as dsort_job_topo_temp_dirs gives them), as a
+ * number per disk (the plan's device index), into devs. Returns 0 (devs untouched) when t is
+ * NULL or has no plan for this rank: then the file systems' st_dev decide (tempdir.h). */
+int dsort_job_topo_temp_devices(const struct dsort_job_topo *t, char *const *dirs, size_t n,
+                                uint64_t *devs);
+/* The number of disks under the job's temp dirs (at least 1), by the topology where there is
+ * one, else by st_dev: the files of a striped run (runfile.h), for planning memory. */
+size_t dsort_job_temp_disks(const struct dsort_job_options *o);
 /* This rank's temp dirs, preferred first, avoiding the devices it reads when possible. out
  * needs o->ntemp entries. t may be NULL (then: o's order). */
 void dsort_job_topo_temp_dirs(const struct dsort_job_topo *t, const struct dsort_job_options *o,

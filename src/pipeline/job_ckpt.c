@@ -134,6 +134,8 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
     }
     if (!st) /* (puts them under keep mode first) */
         st = dsort_tempdirs_adopt(td, temps, n, job, c->rank, (unsigned)k->next_run, err);
+    if (!st)
+        dsort_job_regroup_temps(o, temps, n, td);
     free(temps);
     if ((st = dsort_comm_agree(c, st, err))) {
         dsort_tempdirs_keep(td); /* as it was found */

@@ -342,10 +342,7 @@ static enum dsort_status plan_memory(struct ext *x)
     x->block = (size_t)block;
     /* The run writer's buffers: two blocks, or one more than the files of a run striped over
      * several temp devices (runfile.h). */
-    size_t ntemps = 0;
-    char **temps = dsort_job_temp_order(x->o, &ntemps);
-    size_t stripes = temps ? dsort_tempdirs_count_devices(temps, ntemps) : 1;
-    free(temps);
+    size_t stripes = dsort_job_temp_disks(x->o);
     if (stripes > DSORT_RUN_MAX_STRIPES)
         stripes = DSORT_RUN_MAX_STRIPES;
     uint64_t writer = dsort_runwriter_buf_len(x->irs, x->block, stripes);

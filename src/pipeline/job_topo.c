@@ -279,6 +279,22 @@ enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
     return st;
 }
 
+int dsort_job_topo_temp_devices(const struct dsort_job_topo *t, char *const *dirs, size_t n,
+                                uint64_t *devs)
+{
+    if (!t || !t->me || !t->node)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        devs[i] = UINT64_MAX - i; /* not in the plan: a disk of its own */
+        for (size_t k = 0; k < t->me->ntemp_dirs; k++) {
+            const struct dsort_plan_temp *tp = &t->node->temps[t->me->temp_dirs[k]];
+            if (!strcmp(tp->path, dirs[i]))
+                devs[i] = tp->device;
+        }
+    }
+    return 1;
+}
+
 void dsort_job_topo_temp_dirs(const struct dsort_job_topo *t, const struct dsort_job_options *o,
                               char **out, size_t *n)
 {

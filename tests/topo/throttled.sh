@@ -170,6 +170,25 @@ for i in 0 1 2; do
     [ -z "$left" ] || fail "out of core: left in $work/d$i/tmp: $left"
 done
 
+# Two partitions of one disk as the temp dirs: one disk, so runs are not striped over them
+# (that would only make its head seek between the partitions): stopped after two rounds with
+# a checkpoint, the two runs are one file each, one in each partition's directory (spread
+# round-robin), not two files each; resumed, the sort is the in-memory one.
+mkdir -p "$THR_MNT1/tmp" "$THR_MNT2/tmp"
+ptmps=(-T "$THR_MNT1/tmp" -T "$THR_MNT2/tmp")
+rm -f "$work/out.parts-temp"
+rc=0
+thr_run timeout -k 5 90 "$mpiexec" -q --oversubscribe -n 1 "$bin/dsort" -S 8M "${ptmps[@]}" \
+    --checkpoint --stop-after=2 "${inputs[@]}" -o "$work/out.parts-temp" 2>/dev/null || rc=$?
+[ "$rc" = 3 ] || fail "partitions as temp dirs: --stop-after=2 exited $rc, not 3"
+runs=$(find "$THR_MNT1/tmp" "$THR_MNT2/tmp" -name 'run-*' | wc -l)
+[ "$runs" = 2 ] || fail "partitions as temp dirs: $runs run files after two rounds, want 2 (one a run: not striped over one disk's partitions): $(find "$THR_MNT1/tmp" "$THR_MNT2/tmp" -name 'run-*')"
+sort_case "parts-temp" 1 "$want_n" "$want_sum" -S 8M "${ptmps[@]}" --resume -- "${inputs[@]}"
+for d in "$THR_MNT1/tmp" "$THR_MNT2/tmp"; do
+    left=$(ls -A "$d")
+    [ -z "$left" ] || fail "partitions as temp dirs: left in $d: $left"
+done
+
 # The gain, loosely: device-parallel reading may not be more than 1.5 times as slow as one
 # stream (expected: about 3 times faster at -n 1, where one stream reads the disks in turn).
 for n in 1 2; do
