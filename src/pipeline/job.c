@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 
 #include "blockdev.h"
@@ -263,12 +264,35 @@ enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort
     return DSORT_OK;
 }
 
+/* Does temps[i] name the same directory as an earlier entry (the same path given twice, or a
+ * link to it)? GNU sort takes "-T /tmp -T /tmp"; two per-job directories of one name cannot
+ * both be made, so the later one is dropped. */
+static int temp_seen(char **temps, size_t i)
+{
+    struct stat a, b;
+    if (stat(temps[i], &a))
+        return 0; /* creating it will say why it cannot be used */
+    for (size_t j = 0; j < i; j++)
+        if (!strcmp(temps[j], temps[i]) ||
+            (!stat(temps[j], &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+            return 1;
+    return 0;
+}
+
 char **dsort_job_temp_order(const struct dsort_job_options *o, size_t *n)
 {
     char **temps = calloc(o->ntemp + 1, sizeof *temps);
     *n = 0;
-    if (temps) /* spill to a device this rank does not read, where the node has one */
-        dsort_job_topo_temp_dirs(o->topo, o, temps, n);
+    if (!temps)
+        return NULL;
+    /* spill to a device this rank does not read, where the node has one */
+    dsort_job_topo_temp_dirs(o->topo, o, temps, n);
+    size_t kept = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (!temp_seen(temps, i))
+            temps[kept++] = temps[i];
+    /* (temp_seen looks at temps[0..i): each is a kept entry or the same directory as one) */
+    *n = kept;
     return temps;
 }
 

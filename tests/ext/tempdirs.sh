@@ -4,6 +4,7 @@
 # (dsort-*-rRANK, mode 0700) with run files in both, and both hold a fair share of the spilled
 # bytes; afterwards nothing is left in either, and the output is right (dsort-validate count
 # and checksum against dsort-gen -c). Without mount permission it uses the two directories.
+# Then one of them named four times (-T A -T A -T A/ -T link-to-A): the sort runs, as GNU's.
 # Usage: tempdirs.sh NRANKS
 EXT_FAST_KILL=1
 . "$(dirname "$0")/extlib.sh"
@@ -63,4 +64,13 @@ empty_dir "files left in the first temp dir" "$A"
 empty_dir "files left in the second temp dir" "$B"
 validate "$N" "" "$T/out/sorted.dat" "$COUNT" "$SUM"
 [ -f "$STATS" ] && echo "runs per rank: $(st "$STATS" ranks runs); spill bytes: $(st "$STATS" ranks spill_bytes)"
+
+# One directory named several times (as GNU sort takes it): the same path twice, with a
+# trailing slash, and through a symbolic link: one per-job directory in it, the sort right.
+ln -s "$A" "$T/link-to-A"
+rm -f "$T/out/sorted.dat"
+ok "$N" "$DSORT" -S 1M -T "$A" -T "$A" -T "$A/" -T "$T/link-to-A" -T "$B" -o "$T/out/sorted.dat" \
+    "$T/in.dat"
+validate "$N" "" "$T/out/sorted.dat" "$COUNT" "$SUM"
+empty_dir "files left in the temp dir named four times" "$A"
 ext_finish
