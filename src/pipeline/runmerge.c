@@ -88,6 +88,13 @@ enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, si
     if (nregions)
         mem = dsort_runmerge_region_mem(m->fmt->run_rec(m->fx), m->block, region_len, nregions);
     dsort_fan_in_now(mem, blen, cap, &m->fi);
+    /* A striped run holds a descriptor for each of its files, and so does an extra pass's new
+     * run: count the most files any run has, or a new one will. */
+    size_t k = dsort_runmerge_stripes(m->td);
+    for (size_t i = 0; i < m->runs->n; i++)
+        if (m->runs->runs[i].k > k)
+            k = m->runs->runs[i].k;
+    dsort_fan_in_per_run(&m->fi, k, cap);
     dsort_fan_in_explain(&m->fi, m->runs->n, why, whylen);
     m->f = m->fi.f;
     /* A merge opens at most f runs, and never more than there are now (passes only reduce). */

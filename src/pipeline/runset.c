@@ -166,6 +166,17 @@ void dsort_fan_in_plan(uint64_t files_limit, uint64_t open_now, uint64_t mem, ui
     out->f = f < 2 ? 2 : f;
 }
 
+void dsort_fan_in_per_run(struct dsort_fan_in *fi, size_t k, size_t cap)
+{
+    if (k <= 1)
+        return;
+    fi->by_files = fi->by_files > k ? (fi->by_files - k) / k : 0;
+    size_t f = fi->by_files < fi->by_mem ? fi->by_files : fi->by_mem;
+    if (cap && f > cap)
+        f = cap;
+    fi->f = f < 2 ? 2 : f;
+}
+
 void dsort_fan_in_now(uint64_t mem, uint64_t buf_len, size_t cap, struct dsort_fan_in *out)
 {
     uint64_t open_now = 64; /* a guess when /proc is not there */

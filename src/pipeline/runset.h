@@ -71,6 +71,10 @@ struct dsort_fan_in {
  * descriptors is kept for the output, a new run and directories. */
 void dsort_fan_in_plan(uint64_t files_limit, uint64_t open_now, uint64_t mem, uint64_t buf_len,
                        size_t cap, struct dsort_fan_in *out);
+/* Pure: runs of k files each (striped, runfile.h) take k descriptors apiece, and a new run
+ * written by an extra pass k more: the fan-in by files shrinks to (by_files - k) / k (k <= 1:
+ * nothing changes), and f is chosen again, at most cap (0: no cap), at least 2. */
+void dsort_fan_in_per_run(struct dsort_fan_in *fi, size_t k, size_t cap);
 /* The same with this process's limit and open descriptors (/proc/self/fd). */
 void dsort_fan_in_now(uint64_t mem, uint64_t buf_len, size_t cap, struct dsort_fan_in *out);
 /* Why nruns runs need an extra pass under fi (for --stats and -v): "" when they do not. */

@@ -10,6 +10,7 @@
 #    with the oracle's output;
 #  - stopped again, one file of a run removed from the second dir: --resume fails (exit 2)
 #    naming that file as missing;
+#  - under ulimit -n 40 (a striped run holds a descriptor for each of its files), it sorts;
 #  - SIGTERM to every rank once a run has files in all three dirs: the job exits non-zero and
 #    every file of every run is removed (the cleanup series of each directory).
 # Usage: stripes.sh NRANKS
@@ -57,6 +58,14 @@ L=(--format lines -S 2M --block-size 16K "${TS[@]}")
 ok "$N" "$DSORT" "${L[@]}" -o "$T/o/out.txt" "$T/in.txt" &&
     ok 1 cmp "$T/want.txt" "$T/o/out.txt"
 nothing_left "lines"
+
+# A low open-file limit: a striped run holds a descriptor for each of its files, and the merge's
+# fan-in must count them (it counted one a run: "Too many open files").
+rm -f "$T/o/out"
+run_ulimit "$N" 40 "$DSORT" "${ARGS[@]}" --block-size 4K -o "$T/o/out" "$T/in.dat"
+eq "ulimit -n 40: exit status (stderr: $(head -c 300 "$T/stderr"))" 0 "$RC"
+[ "$RC" = 0 ] && validate "$N" "" "$T/o/out" "$COUNT" "$SUM"
+nothing_left "ulimit -n 40"
 
 # A stop with a checkpoint: the manifest's runs and their files.
 run "$N" "$DSORT" "${ARGS[@]}" --stop-after=2 -o "$T/o/out" "$T/in.dat"

@@ -146,6 +146,35 @@ static void test_sort_smallest(void **state)
 
 /* The fan-in is the smaller of the open-file room and the buffers that fit, at least 2, at
  * most cap. */
+/* Striped runs (k files each) take k descriptors apiece, and an extra pass's new run k more. */
+static void test_fan_in_per_run(void **state)
+{
+    (void)state;
+    struct dsort_fan_in fi;
+    /* ulimit -n 56 with 19 open: 29 files; 3 stripes: (29 - 3) / 3 = 8 runs at once */
+    dsort_fan_in_plan(56, 19, 60u << 20, 256u << 10, 0, &fi);
+    assert_int_equal(fi.f, 29);
+    dsort_fan_in_per_run(&fi, 3, 0);
+    assert_int_equal(fi.by_files, 8);
+    assert_int_equal(fi.f, 8);
+    /* one file a run: unchanged */
+    dsort_fan_in_plan(56, 19, 60u << 20, 256u << 10, 0, &fi);
+    dsort_fan_in_per_run(&fi, 1, 0);
+    assert_int_equal(fi.f, 29);
+    /* too few descriptors even for one striped run: still 2 */
+    dsort_fan_in_plan(32, 19, 60u << 20, 256u << 10, 0, &fi);
+    dsort_fan_in_per_run(&fi, 8, 0);
+    assert_int_equal(fi.by_files, 0);
+    assert_int_equal(fi.f, 2);
+    /* memory still bounds it, and so does the cap */
+    dsort_fan_in_plan(0, 19, 4u << 20, 1u << 20, 0, &fi);
+    dsort_fan_in_per_run(&fi, 3, 0);
+    assert_int_equal(fi.f, 4);
+    dsort_fan_in_plan(1024, 19, 60u << 20, 256u << 10, 0, &fi);
+    dsort_fan_in_per_run(&fi, 3, 16);
+    assert_int_equal(fi.f, 16);
+}
+
 static void test_fan_in_plan(void **state)
 {
     (void)state;
@@ -288,8 +317,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_drop_release), cmocka_unit_test(test_striped),
         cmocka_unit_test(test_sort_smallest),    cmocka_unit_test(test_fan_in_plan),
-        cmocka_unit_test(test_fan_in_now),       cmocka_unit_test(test_fan_in_step),
-        cmocka_unit_test(test_waves_allot),      cmocka_unit_test(test_waves_assign),
+        cmocka_unit_test(test_fan_in_per_run),   cmocka_unit_test(test_fan_in_now),
+        cmocka_unit_test(test_fan_in_step),      cmocka_unit_test(test_waves_allot),
+        cmocka_unit_test(test_waves_assign),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
