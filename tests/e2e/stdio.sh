@@ -27,14 +27,27 @@ eq "dsort-gen made the records" 0 "$RC"
 
 # piped IN N CMD...: `cat IN | mpiexec -n N CMD...`, stdout and stderr to $T/stdout and
 # $T/stderr, the status in RC (as run does, but with IN on standard input).
+# Open MPI 4's mpirun itself can crash forwarding standard input as a job ends (exit 139, a
+# segfault in orte_iof_hnp_read_local_handler: open-mpi/ompi#7483, fixed in Open MPI 5; seen
+# in CI): that is not dsort's doing, so the command runs again (twice at most), once the dead
+# mpirun's session directory is removed from this test's $TMPDIR.
 piped() {
-    local in=$1 n=$2
+    local in=$1 n=$2 try
     shift 2
     # shellcheck disable=SC2034 # read by fail (tests/lib/check.sh)
     LAST_CMD="cat $in | $MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $n $(printf '%q ' "$@")"
-    cat "$in" | timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" \
-        -n "$n" "$@" >"$T/stdout" 2>"$T/stderr"
-    RC=$?
+    for try in 1 2 3; do
+        cat "$in" | timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" \
+            -n "$n" "$@" >"$T/stdout" 2>"$T/stderr"
+        RC=$?
+        if [ "$try" = 3 ] || [ "$RC" != 139 ] ||
+            ! grep -q orte_iof_hnp_read_local_handler "$T/stderr"; then
+            break
+        fi
+        echo "note: mpirun crashed forwarding standard input (open-mpi/ompi#7483); again: $LAST_CMD" >&2
+        sleep 1
+        rm -rf "${TMPDIR:?}"/ompi.*
+    done
 }
 
 # same WHAT EXPECTED ACTUAL: byte-identical files.
