@@ -31,26 +31,11 @@ else
     cmake --build "$top/build-bench" -j "$(nproc)" >/dev/null
     bin=$top/build-bench/src/cli
 fi
-# python3 found once (a pyenv shim costs seconds per start on a busy machine).
-PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PYTHON3=python3
 # shellcheck source=tests/lib/throttle.sh
 . "$top/tests/lib/throttle.sh"
-rc=0
-thr_init || rc=$?
-if [ "$rc" != 0 ]; then
-    [ "$rc" = "$THR_SKIP" ] && { echo "bench_throttled_lines: skipped: $THR_REASON" >&2; exit 77; }
-    exit 1
-fi
-trap thr_teardown EXIT
-trap 'exit 1' INT TERM HUP
-setup() {
-    local rc=0
-    "$@" || rc=$?
-    [ "$rc" = 0 ] && return 0
-    [ "$rc" = "$THR_SKIP" ] && { echo "bench_throttled_lines: skipped: $THR_REASON" >&2; exit 77; }
-    echo "bench_throttled_lines: $* failed" >&2
-    exit 1
-}
+thr_python3
+thr_begin bench_throttled_lines
+setup() { thr_setup "$@"; }
 bps=$((rate * 1048576))
 per=$((mb * 10000)) # 100-byte lines
 img=$((mb * 2 + 128))

@@ -27,6 +27,14 @@
 #   thr_teardown              kill what still runs in the cgroup, unmount, detach, remove the
 #                             cgroup and the work dir; safe to call twice and from a trap
 #   thr_reap_stale            tear down what a killed (SIGKILL) earlier run left behind
+#   thr_isolate ARGS...       (a test's first step) run the calling script again, with ARGS,
+#                             in a mount namespace of its own, so that no mount outlives it
+#   thr_begin WHO             thr_init, then the traps (teardown on exit; exit 1 on INT, TERM,
+#                             HUP); a skip prints "WHO: SKIP: reason" and exits 77, a failure
+#                             exits 1
+#   thr_setup CMD...          run a thr_* set-up step: exit 77 on a skip, 1 on a failure
+#   thr_python3               set PYTHON3 to python3's real path, found once (a version
+#                             manager's shim, pyenv's, costs seconds a start on a busy machine)
 #
 # Every function but thr_init returns 0 on success, THR_SKIP (77) when this machine cannot do
 # it (no free loop device, no partition nodes; THR_REASON says why) and 1 on other errors
@@ -271,4 +279,37 @@ thr_reap_stale() {
         echo "throttle: removing what an earlier run left behind: $d" >&2
         thr_undo_dir "$d"
     done
+}
+
+thr_isolate() {
+    if [ -z "${DSORT_THROTTLE_NS:-}" ] && command -v unshare >/dev/null 2>&1 &&
+        unshare --mount --propagation private true 2>/dev/null; then
+        DSORT_THROTTLE_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
+    fi
+}
+
+thr_begin() {
+    local rc=0
+    THR_WHO=$1
+    thr_init || rc=$?
+    if [ "$rc" != 0 ]; then
+        [ "$rc" = "$THR_SKIP" ] && { echo "$THR_WHO: SKIP: $THR_REASON"; exit 77; }
+        echo "$THR_WHO: FAIL: thr_init" >&2
+        exit 1
+    fi
+    trap thr_teardown EXIT
+    trap 'exit 1' INT TERM HUP
+}
+
+thr_setup() {
+    local rc=0
+    "$@" || rc=$?
+    [ "$rc" = 0 ] && return 0
+    [ "$rc" = "$THR_SKIP" ] && { echo "${THR_WHO:-throttle}: SKIP: $THR_REASON"; exit 77; }
+    echo "${THR_WHO:-throttle}: FAIL: $*" >&2
+    exit 1
+}
+
+thr_python3() {
+    PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PYTHON3=python3
 }

@@ -30,31 +30,14 @@ for tool in python3 timeout "${DSORT_MPIEXEC:-mpirun}"; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool is missing"
 done
 [ "$(id -u)" = 0 ] || skip "not running as root"
-# A mount namespace of its own, so that no mount outlives the test (loop devices and the
-# cgroup are undone by the trap, or by the next run after a SIGKILL).
-if [ -z "${DSORT_THROTTLE_NS:-}" ] && command -v unshare >/dev/null 2>&1 &&
-    unshare --mount --propagation private true 2>/dev/null; then
-    DSORT_THROTTLE_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
-fi
 # shellcheck source=tests/lib/throttle.sh
 . "$lib/throttle.sh"
-rc=0
-thr_init || rc=$?
-[ "$rc" = 0 ] || { [ "$rc" = "$THR_SKIP" ] && skip "$THR_REASON"; echo "FAIL: thr_init" >&2; exit 1; }
-trap thr_teardown EXIT
-trap 'exit 1' INT TERM HUP
-# setup CMD...: a thr_* set-up step; skip on 77, fail on anything else.
-setup() {
-    local rc=0
-    "$@" || rc=$?
-    [ "$rc" = 0 ] && return 0
-    [ "$rc" = "$THR_SKIP" ] && skip "$THR_REASON"
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-# python3 found once: a version manager's shim (pyenv) costs seconds per start on a busy machine.
-PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PYTHON3=python3
+# A mount namespace of its own, so that no mount outlives the test (loop devices and the
+# cgroup are undone by the trap, or by the next run after a SIGKILL).
+thr_isolate "$@"
+thr_begin "$(basename "$0")"
+setup() { thr_setup "$@"; }
+thr_python3
 python3() { "$PYTHON3" "$@"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpiexec=${DSORT_MPIEXEC:-mpirun}
