@@ -194,22 +194,35 @@ static enum dsort_status reopen_runs(struct lx *x, struct dsort_line_cursor *cur
                      : DSORT_ERR(&x->err, DSORT_EINTERNAL, 0, "the merge's cursors moved"));
 }
 
-/* Build the framed send buffer of the sorted chunk, cut by the splitters. */
+/* Build the framed send buffer of the sorted chunk, cut by the splitters. With -u only the
+ * first line of each run of equal keys is sent: the sort is stable, so it is the run's first
+ * in input order, the one -u keeps, and equal keys all go to one rank (by_pos is off), whose
+ * merge keeps the first of what the ranks send. A key that dominates the data then costs each
+ * rank one line a chunk, not all of them. */
 static enum dsort_status frame_chunk(struct lx *x, const struct chunk *k, unsigned char **sbuf,
                                      uint64_t *sbytes, uint64_t *scount, uint64_t *sdispl)
 {
     const struct dsort_line_ent *e = chunk_ents(k);
     const int p = x->c->size;
     const uint64_t hdr = x->with_pos ? 8 : 0;
+    const int unique = x->o->ord.unique;
     unsigned char *s = *sbuf;
     size_t lo = 0;
     uint64_t at = 0;
     for (int d = 0; d < p; d++) {
         size_t hi = d + 1 < p ? dsort_lines_job_cut_after(x, k, lo, k->n, d) : k->n;
         sdispl[d] = at;
+        const unsigned char *prev = NULL;
+        size_t prev_len = 0;
         for (size_t i = lo; i < hi; i++) {
             uint64_t off = dsort_line_off(&e[i]);
             size_t len = dsort_line_len(&e[i], k->a, x->ord.eol);
+            if (unique) {
+                if (prev && dsort_lines_cmp(&x->ord, prev, prev_len, k->a + off, len) == 0)
+                    continue; /* a later line of equal keys: -u drops it */
+                prev = k->a + off;
+                prev_len = len;
+            }
             if (hdr) {
                 uint64_t pos = dsort_lines_job_chunk_pos(x, k, off);
                 for (int b = 0; b < 8; b++)

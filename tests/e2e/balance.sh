@@ -65,6 +65,22 @@ for dopts in "" "--out-of-core -S 64K"; do
     lines_balanced all-lines-equal "" "$dopts" "$T/same.txt"
 done
 
+# -u: equal keys meet on one rank (to be made unique), but each rank sends only the first line
+# of each run of equal keys in its chunk: all keys equal, the ranks receive a few lines, not
+# the 20,000 (about 320 kB with their positions, as before).
+rm -f "$T/stats.json" "$T/sorted.out"
+LC_ALL=C sort -u -k1,1 "$T/eqkey.txt" >"$T/oracle.out"
+for dopts in "" "--out-of-core -S 64K"; do
+    # shellcheck disable=SC2086
+    ok "$N" "$DSORT" --format lines -u -k1,1 $dopts --stats "$T/stats.json" -o "$T/sorted.out" \
+        "$T/eqkey.txt" || continue
+    cmp -s "$T/oracle.out" "$T/sorted.out"
+    check $? "all keys equal (lines -u -k1,1 $dopts): the output differs from LC_ALL=C sort -u -k1,1"
+    recv=$(py st_sum "$T/stats.json" bytes_received)
+    cond "all keys equal (lines -u -k1,1 $dopts): $recv bytes received by the ranks, at most 20 a rank and round" \
+        "$recv <= 20 * $N * max(1, $(py st_max "$T/stats.json" rounds))"
+done
+
 # Shares over 2 MiB are sampled in windows, not whole: lines of 3 bytes in the first half and
 # 43 in the second, all keys equal (-s -k1,1): each line must weigh the same in the sample.
 if [ "$N" -le 3 ]; then
