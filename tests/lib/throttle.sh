@@ -35,6 +35,11 @@
 #   thr_setup CMD...          run a thr_* set-up step: exit 77 on a skip, 1 on a failure
 #   thr_python3               set PYTHON3 to python3's real path, found once (a version
 #                             manager's shim, pyenv's, costs seconds a start on a busy machine)
+#   thr_check_gain N P O WHAT (tests) device-parallel WHAT at -n N took P s, one stream O s:
+#                             prints the ratio, calls the test's fail if P > 1.5 O + 0.2 s
+#                             (a loose check: this is a test, not a benchmark); nan skips
+#   thr_finish                (tests) fail if a dsort temp dir is left under THR_WORK, then
+#                             print PASS, or FAIL and exit 1 when the test's $fails is not 0
 #
 # Every function but thr_init returns 0 on success, THR_SKIP (77) when this machine cannot do
 # it (no free loop device, no partition nodes; THR_REASON says why) and 1 on other errors
@@ -312,4 +317,23 @@ thr_setup() {
 
 thr_python3() {
     PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PYTHON3=python3
+}
+
+thr_check_gain() {
+    local n=$1 p=$2 o=$3 what=$4
+    if [ "$p" = nan ] || [ "$o" = nan ]; then return 0; fi
+    echo "  -n $n: one stream / device-parallel $what = $(awk -v p="$p" -v o="$o" 'BEGIN { printf "%.2f", o / p }')"
+    awk -v p="$p" -v o="$o" 'BEGIN { exit !(p <= 1.5 * o + 0.2) }' ||
+        fail "-n $n: device-parallel $what $p s is much slower than one stream ($o s)"
+}
+
+thr_finish() {
+    local left
+    left=$(find "$THR_WORK" -mindepth 1 -maxdepth 2 -name 'dsort-*' 2>/dev/null | head -n 5)
+    [ -z "$left" ] || fail "temp files left behind: $left"
+    if [ "${fails:?the test sets fails}" -gt 0 ]; then
+        echo "FAIL: $fails checks failed"
+        exit 1
+    fi
+    echo PASS
 }

@@ -115,16 +115,6 @@ printf '  -n 2 out of core -S 4M sample+read %6s s (sample %s, read %s)  total %
 # The gain, loosely: device-parallel reading (sample and read phases) may not be more than 1.5
 # times as slow as one stream (the sample is read with one stream in both).
 for n in 1 2; do
-    p=${rd[$n.parallel]} o=${rd[$n.one-stream]}
-    if [ "$p" = nan ] || [ "$o" = nan ]; then continue; fi
-    echo "  -n $n: one stream / device-parallel sample+read = $(awk -v p="$p" -v o="$o" 'BEGIN { printf "%.2f", o / p }')"
-    awk -v p="$p" -v o="$o" 'BEGIN { exit !(p <= 1.5 * o + 0.2) }' ||
-        fail "-n $n: device-parallel read $p s is much slower than one stream ($o s)"
+    thr_check_gain "$n" "${rd[$n.parallel]}" "${rd[$n.one-stream]}" sample+read
 done
-left=$(find "$work" -mindepth 1 -maxdepth 2 -name 'dsort-*' 2>/dev/null | head -n 5)
-[ -z "$left" ] || fail "temp files left behind: $left"
-if [ "$fails" -gt 0 ]; then
-    echo "FAIL: $fails checks failed"
-    exit 1
-fi
-echo PASS
+thr_finish
