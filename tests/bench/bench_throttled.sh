@@ -30,17 +30,9 @@ cases=${CASES:-ABC}
 mb=${2:-100}
 rate=${3:-40}
 . "$top/scripts/env.sh"
-if [ -n "${DSORT_BIN_DIR:-}" ]; then
-    bin=$DSORT_BIN_DIR
-else
-    cmake -S "$top" -B "$top/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
-    cmake --build "$top/build-bench" -j "$(nproc)" >/dev/null
-    bin=$top/build-bench/src/cli
-fi
 # shellcheck source=tests/lib/throttle.sh
 . "$top/tests/lib/throttle.sh"
-thr_python3
-thr_begin bench_throttled
+thr_bench_start "$top" bench_throttled # sets bin
 setup() { thr_setup "$@"; }
 bps=$((rate * 1048576))
 per=$((mb * 10000)) # 100-byte records

@@ -35,6 +35,8 @@
 #   thr_setup CMD...          run a thr_* set-up step: exit 77 on a skip, 1 on a failure
 #   thr_python3               set PYTHON3 to python3's real path, found once (a version
 #                             manager's shim, pyenv's, costs seconds a start on a busy machine)
+#   thr_bench_start TOP WHO   (benchmarks) the programs: DSORT_BIN_DIR, or a Release build in
+#                             TOP/build-bench (sets bin); then thr_python3 and thr_begin WHO
 #   thr_check_gain N P O WHAT (tests) device-parallel WHAT at -n N took P s, one stream O s:
 #                             prints the ratio, calls the test's fail if P > 1.5 O + 0.2 s
 #                             (a loose check: this is a test, not a benchmark); nan skips
@@ -336,4 +338,17 @@ thr_finish() {
         exit 1
     fi
     echo PASS
+}
+
+thr_bench_start() {
+    local top=$1
+    if [ -n "${DSORT_BIN_DIR:-}" ]; then
+        bin=$DSORT_BIN_DIR
+    else
+        cmake -S "$top" -B "$top/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
+        cmake --build "$top/build-bench" -j "$(nproc)" >/dev/null
+        bin=$top/build-bench/src/cli
+    fi
+    thr_python3
+    thr_begin "$2"
 }
