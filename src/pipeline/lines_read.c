@@ -90,7 +90,10 @@ struct pad_walk {
     struct dsort_error *err;
 };
 
-/* After a padded read: a seg for every file's piece, and the eol after a file's last line. */
+/* After a padded read: a seg for every file's piece, and the eol after a file's last line.
+ * The room for that eol was left from the file's last byte as file_pad saw it; the byte just
+ * read must agree (else the file changed in between, and the lines would run together or
+ * past the inputs' end). */
 static enum dsort_status pad_piece(void *ctx, const struct dsort_input_segment *seg)
 {
     struct pad_walk *w = ctx;
@@ -98,7 +101,15 @@ static enum dsort_status pad_piece(void *ctx, const struct dsort_input_segment *
     if (st)
         return st;
     w->off += seg->length;
-    if (seg->offset + seg->length == seg->file->records && w->x->pad[seg->index])
+    if (seg->offset + seg->length != seg->file->records || seg->length == 0)
+        return DSORT_OK;
+    const int lacks_eol = w->k->a[w->off - 1] != w->x->ord.eol;
+    if (lacks_eol != w->x->pad[seg->index])
+        return DSORT_ERR(w->err, DSORT_EFORMAT, 0,
+                         "'%s' changed while it was being sorted (its last byte is not what it "
+                         "was); nothing written",
+                         seg->file->path);
+    if (lacks_eol)
         w->k->a[w->off++] = w->x->ord.eol;
     return DSORT_OK;
 }
@@ -192,6 +203,8 @@ enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dso
         if (scan == k->used && (x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count))
             goto done;
         size_t f = dsort_lines_file_at(in, x->pos);
+        if (f == in->count) /* a line runs past the inputs' end: every file's ends in an eol */
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0, "the last line of the inputs has no end");
         uint64_t fend = in->files[f].first + in->files[f].records;
         uint64_t used_room = k->used + k->n * ent;
         uint64_t room = k->size > used_room ? k->size - used_room : 0;
