@@ -50,23 +50,32 @@ size_t dsort_tempdirs_group(const uint64_t *devs, size_t n, size_t *dev_of)
     return ndev;
 }
 
-/* Group t's directories by the device they are on. A directory that cannot be stat'ed (it was
- * just made or opened, so this is unlikely) counts as a device of its own: at worst one more
- * read-ahead thread. */
+/* Number the n directories by the file system they are on (st_dev) into dev_of; returns the
+ * number of file systems (-1: no memory). A directory that cannot be stat'ed counts as one of
+ * its own: at worst one more read-ahead thread. */
+static long group_by_st_dev(char *const *dirs, size_t n, size_t *dev_of)
+{
+    uint64_t *devs = calloc(n ? n : 1, sizeof *devs);
+    if (!devs)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        devs[i] = stat(dirs[i], &sb) ? UINT64_MAX - i : (uint64_t)sb.st_dev;
+    }
+    size_t ndev = dsort_tempdirs_group(devs, n, dev_of);
+    free(devs);
+    return (long)ndev;
+}
+
+/* Group t's directories by the device they are on (st_dev; the caller may regroup them). */
 static enum dsort_status group_devices(struct dsort_tempdirs *t, struct dsort_error *err)
 {
-    uint64_t *devs = calloc(t->count ? t->count : 1, sizeof *devs);
-    t->dev_of = calloc(t->count ? t->count : 1, sizeof *t->dev_of);
-    if (!devs || !t->dev_of) {
-        free(devs);
+    long ndev = -1;
+    if ((t->dev_of = calloc(t->count ? t->count : 1, sizeof *t->dev_of)))
+        ndev = group_by_st_dev(t->dirs, t->count, t->dev_of);
+    if (ndev < 0)
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    }
-    for (size_t i = 0; i < t->count; i++) {
-        struct stat sb;
-        devs[i] = stat(t->dirs[i], &sb) ? UINT64_MAX - i : (uint64_t)sb.st_dev;
-    }
-    t->ndev = dsort_tempdirs_group(devs, t->count, t->dev_of);
-    free(devs);
+    t->ndev = (size_t)ndev;
     return DSORT_OK;
 }
 
@@ -78,19 +87,10 @@ void dsort_tempdirs_regroup(struct dsort_tempdirs *t, const uint64_t *devs)
 
 size_t dsort_tempdirs_count_devices(char *const *bases, size_t n)
 {
-    uint64_t *devs = calloc(n ? n : 1, sizeof *devs);
     size_t *of = calloc(n ? n : 1, sizeof *of);
-    size_t ndev = 1;
-    if (devs && of) {
-        for (size_t i = 0; i < n; i++) {
-            struct stat sb;
-            devs[i] = stat(bases[i], &sb) ? UINT64_MAX - i : (uint64_t)sb.st_dev;
-        }
-        ndev = dsort_tempdirs_group(devs, n, of);
-    }
-    free(devs);
+    long ndev = of ? group_by_st_dev(bases, n, of) : -1;
     free(of);
-    return ndev ? ndev : 1;
+    return ndev > 0 ? (size_t)ndev : 1;
 }
 
 size_t dsort_tempdirs_device_of(const struct dsort_tempdirs *t, const char *path)

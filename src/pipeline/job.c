@@ -131,6 +131,14 @@ void dsort_job_put_be64(unsigned char *out, uint64_t v)
         out[b] = (unsigned char)(v >> (56 - 8 * b));
 }
 
+uint64_t dsort_job_get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++)
+        v = v << 8 | p[b];
+    return v;
+}
+
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p)
 {
     /* A and B hold the share; 16-byte sort entries; their scratch lives in B unless records

@@ -145,6 +145,8 @@ enum dsort_status dsort_job_share(const struct dsort_comm *c, const struct dsort
  * (a descending order); and a big-endian 64-bit number. */
 void dsort_job_put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip);
 void dsort_job_put_be64(unsigned char *out, uint64_t v);
+/* The number dsort_job_put_be64 wrote at p. */
+uint64_t dsort_job_get_be64(const unsigned char *p);
 
 /* Bytes of memory the in-memory pipeline needs for n records at p ranks. */
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p);

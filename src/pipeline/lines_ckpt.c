@@ -12,20 +12,6 @@
 #include "checkpoint.h"
 #include "lines_job.h"
 
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (56 - 8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
 /* Fill k with the job's state after `rounds` rounds (the splitters are copied into k). */
 static enum dsort_status fill_ckpt(struct lx *x, uint64_t rounds, struct dsort_ckpt *k,
                                    struct dsort_error *err)
@@ -39,11 +25,11 @@ static enum dsort_status fill_ckpt(struct lx *x, uint64_t rounds, struct dsort_c
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     uint64_t avg;
     memcpy(&avg, &x->avg_line, 8);
-    put64(k->blob, avg);
+    dsort_job_put_be64(k->blob, avg);
     size_t at = 8;
     for (int d = 0; d + 1 < p; d++) {
         k->blob[at] = (unsigned char)(x->split[d] ? 1 + (x->by_pos != 0) : 0);
-        put64(k->blob + at + 1, x->split[d] ? x->split_len[d] : 0);
+        dsort_job_put_be64(k->blob + at + 1, x->split[d] ? x->split_len[d] : 0);
         at += 9;
         if (x->split[d])
             memcpy(k->blob + at, x->split[d], x->split_len[d]);
@@ -112,7 +98,7 @@ enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
     x->by_pos = 0;
     for (int d = 0; ok && d + 1 < p; d++) {
         ok = at + 9 <= k->blob_len && b[at] <= 2;
-        uint64_t len = ok ? get64(b + at + 1) : 0;
+        uint64_t len = ok ? dsort_job_get_be64(b + at + 1) : 0;
         int has = ok && b[at];
         if (has) {
             ok = (!flag || flag == b[at]) && (b[at] == 1 || len >= 8);
@@ -133,7 +119,7 @@ enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
                          "bytes, position %" PRIu64 ", run block %" PRIu64 "); not resuming "
                          "from it",
                          x->c->rank, k->blob_len, k->consumed, k->block);
-    uint64_t avg = get64(b);
+    uint64_t avg = dsort_job_get_be64(b);
     memcpy(&x->avg_line, &avg, 8);
     for (size_t i = 0; i < k->runs.n; i++) {
         const struct dsort_run *r = &k->runs.runs[i];

@@ -285,48 +285,28 @@ done:;
 #define SAMPLE_SPAN 4096
 #define SAMPLE_READ 16384
 
-struct sample_buf {
-    unsigned char *s;
-    size_t used, cap;
-    uint64_t *offs, *poss;
-    size_t n, ncap;
-};
-
-static int sample_add(struct sample_buf *b, const unsigned char *line, size_t l, uint64_t pos)
+/* Append l bytes to the sample (k->a grows by realloc; k->size is its capacity). */
+static int sample_add(struct chunk *k, const unsigned char *line, size_t l)
 {
-    if (b->used + l > b->cap) {
-        size_t cap = b->cap * 2 > b->used + l ? b->cap * 2 : b->used + l;
-        unsigned char *t = realloc(b->s, cap);
+    if (k->used + l > k->size) {
+        uint64_t cap = k->size * 2 > k->used + l ? k->size * 2 : k->used + l;
+        unsigned char *t = realloc(k->a, (size_t)cap);
         if (!t)
             return -1;
-        b->s = t;
-        b->cap = cap;
+        k->a = t;
+        k->size = cap;
     }
-    if (b->n == b->ncap) {
-        size_t cap = b->ncap ? 2 * b->ncap : 1024;
-        uint64_t *o = realloc(b->offs, cap * sizeof *o);
-        if (o)
-            b->offs = o;
-        uint64_t *q = o ? realloc(b->poss, cap * sizeof *q) : NULL;
-        if (!q)
-            return -1;
-        b->poss = q;
-        b->ncap = cap;
-    }
-    memcpy(b->s + b->used, line, l);
-    b->offs[b->n] = b->used;
-    b->poss[b->n++] = pos;
-    b->used += l;
+    memcpy(k->a + k->used, line, l);
+    k->used += l;
     return 0;
 }
 
-/* Sample this rank's share: whole lines copied to *out (*outlen bytes), and for each line, in
- * order, its offset in *out and its job-wide input position (*offs, *poss; *nlines lines). The
+/* Sample this rank's share: whole lines copied to smp (its a and used; its segs map them to
+ * input positions as a chunk's do, one a window: dsort_lines_job_chunk_pos). The
  * sample stays on this rank (dsort_splitters_select), so its size does not shrink with p: at
  * most 256 windows of SAMPLE_READ bytes, 4 MiB. A share under 2 MiB is taken whole (every
  * line): its splitters are exact. */
-static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outlen, uint64_t **offs,
-                                uint64_t **poss, size_t *nlines, struct dsort_error *err)
+static enum dsort_status sample(struct lx *x, struct chunk *smp, struct dsort_error *err)
 {
     const unsigned char eol = x->ord.eol;
     const uint64_t first = x->sh.first, n = x->sh.n;
@@ -334,7 +314,6 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
     const uint64_t win = whole ? n : SAMPLE_READ;
     const size_t windows = whole ? 1 : n / win + 1 > 256 ? 256 : (size_t)(n / win + 1);
     unsigned char *buf = malloc(win + 1);
-    struct sample_buf b = {0};
     uint64_t lo = first;
     enum dsort_status st = DSORT_OK;
     if (!buf)
@@ -360,12 +339,14 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
         if (start + len == fend && (len == 0 || buf[len - 1] != eol))
             buf[len++] = eol;
         size_t p = 0;
+        if ((st = add_seg(smp, smp->used, start, err)))
+            break;
         while (p < len && start + p < first + n && start + p < span_end) {
             const unsigned char *e = memchr(buf + p, eol, len - p);
             if (!e)
                 break;
             size_t l = (size_t)(e - (buf + p)) + 1;
-            if (sample_add(&b, buf + p, l, x->sh.g0 + (start + p - first))) {
+            if (sample_add(smp, buf + p, l)) {
                 st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
                 break;
             }
@@ -376,18 +357,7 @@ static enum dsort_status sample(struct lx *x, unsigned char **out, size_t *outle
             break;
     }
     free(buf);
-    if (st) {
-        free(b.s);
-        free(b.offs);
-        free(b.poss);
-        return st;
-    }
-    *out = b.s;
-    *outlen = b.used;
-    *offs = b.offs;
-    *poss = b.poss;
-    *nlines = b.n;
-    return DSORT_OK;
+    return st;
 }
 
 /* The rank's sorted sample lines as dsort_splitters_select's items: the line, and with by_pos
@@ -397,8 +367,8 @@ struct sample_items {
     const unsigned char *buf;
     const struct dsort_line_ent *ents;
     int by_pos;
-    const uint64_t *offs, *poss; /* the sample's lines in input order: offset, position */
-    size_t nlines;
+    const struct lx *x;
+    const struct chunk *smp; /* the sample's data and segs (buf is smp->a) */
 };
 
 static size_t item_len(const struct sample_items *s, uint64_t i)
@@ -406,27 +376,10 @@ static size_t item_len(const struct sample_items *s, uint64_t i)
     return dsort_line_len(&s->ents[i], s->buf, s->ord->eol);
 }
 
-static uint64_t get_be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int b = 0; b < 8; b++)
-        v = v << 8 | p[b];
-    return v;
-}
-
-/* The position of sample item i (its offset found among the offsets, which increase). */
+/* The job-wide input position of sample item i. */
 static uint64_t item_pos(const struct sample_items *s, uint64_t i)
 {
-    const uint64_t off = dsort_line_off(&s->ents[i]);
-    size_t lo = 0, hi = s->nlines;
-    while (hi - lo > 1) {
-        size_t m = lo + (hi - lo) / 2;
-        if (s->offs[m] <= off)
-            lo = m;
-        else
-            hi = m;
-    }
-    return s->poss[lo];
+    return dsort_lines_job_chunk_pos(s->x, s->smp, dsort_line_off(&s->ents[i]));
 }
 
 static size_t item_key_at(const void *ctx, uint64_t i, unsigned char *out)
@@ -450,7 +403,7 @@ static int item_cmp_at(const void *ctx, uint64_t i, const unsigned char *key, si
     const struct sample_items *s = ctx;
     const size_t kl = s->by_pos ? len - 8 : len;
     int r = dsort_lines_cmp(s->ord, s->buf + dsort_line_off(&s->ents[i]), item_len(s, i), key, kl);
-    return r || !s->by_pos ? r : pos_cmp(item_pos(s, i), get_be64(key + kl));
+    return r || !s->by_pos ? r : pos_cmp(item_pos(s, i), dsort_job_get_be64(key + kl));
 }
 
 static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
@@ -460,7 +413,7 @@ static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const 
     if (!s->by_pos)
         return dsort_lines_cmp(s->ord, a, alen, b, blen);
     int r = dsort_lines_cmp(s->ord, a, alen - 8, b, blen - 8);
-    return r ? r : pos_cmp(get_be64(a + alen - 8), get_be64(b + blen - 8));
+    return r ? r : pos_cmp(dsort_job_get_be64(a + alen - 8), dsort_job_get_be64(b + blen - 8));
 }
 
 /* Tolerance of the selection, as a fraction of a bucket's sample lines (see job_ext.c). */
@@ -469,11 +422,12 @@ static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const 
 enum dsort_status dsort_lines_job_splitters(struct lx *x)
 {
     const struct dsort_comm *c = x->c;
-    unsigned char *mine = NULL;
-    uint64_t *offs = NULL, *poss = NULL;
-    size_t mlen = 0, nlines = 0;
+    struct chunk smp;
+    memset(&smp, 0, sizeof smp);
     x->by_pos = !x->o->keys->unique;
-    enum dsort_status st = sample(x, &mine, &mlen, &offs, &poss, &nlines, &x->err);
+    enum dsort_status st = sample(x, &smp, &x->err);
+    const unsigned char *mine = smp.a;
+    const size_t mlen = (size_t)smp.used;
     struct dsort_line_ent *ents = NULL, *tmp = NULL;
     struct dsort_sampled sel = {0};
     size_t lines = 1; /* sample() keeps whole lines: one entry per eol */
@@ -502,7 +456,7 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
     uint64_t here[2] = {mlen, n}, all[2] = {0, 0};
     MPI_Allreduce(here, all, 2, MPI_UINT64_T, MPI_SUM, c->comm);
     x->avg_line = all[1] ? (double)all[0] / (double)all[1] : 100.0;
-    struct sample_items si = {&x->ord, mine, ents, x->by_pos, offs, poss, nlines};
+    struct sample_items si = {&x->ord, mine, ents, x->by_pos, x, &smp};
     struct dsort_sample_items it = {
         n, longest + (x->by_pos ? 8 : 0), item_key_at, item_cmp_at, item_cmp, &si};
     /* Lines that go to rank d are those up to and including split[d] (cut_after). */
@@ -523,9 +477,8 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
     sel.keys = NULL;
 out:
     dsort_sampled_free(&sel);
-    free(mine);
-    free(offs);
-    free(poss);
+    free(smp.a);
+    free(smp.segs);
     free(ents);
     free(tmp);
     return st;
@@ -540,7 +493,7 @@ size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size
         return n;
     const struct dsort_line_ent *e = chunk_ents(k);
     const size_t kl = x->by_pos ? x->split_len[d] - 8 : x->split_len[d];
-    const uint64_t at = x->by_pos ? get_be64(x->split[d] + kl) : 0;
+    const uint64_t at = x->by_pos ? dsort_job_get_be64(x->split[d] + kl) : 0;
     size_t hi = n;
     while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
