@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "keysort.h"
 #include "output.h"
+#include "runfile.h"
 #include "splitters.h"
 #include "tempdir.h"
 
@@ -340,7 +341,7 @@ size_t dsort_job_temp_disks(const struct dsort_job_options *o)
     free(temps);
     free(devs);
     free(of);
-    return ndev ? ndev : 1;
+    return ndev < 1 ? 1 : ndev > DSORT_RUN_MAX_STRIPES ? DSORT_RUN_MAX_STRIPES : ndev;
 }
 
 enum dsort_status dsort_job_output_open(const struct dsort_comm *c,

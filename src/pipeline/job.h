@@ -321,7 +321,8 @@ enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
 int dsort_job_topo_temp_devices(const struct dsort_job_topo *t, char *const *dirs, size_t n,
                                 uint64_t *devs);
 /* The number of disks under the job's temp dirs (at least 1), by the topology where there is
- * one, else by st_dev: the files of a striped run (runfile.h), for planning memory. */
+ * one, else by st_dev, at most DSORT_RUN_MAX_STRIPES: the files of a run striped over them
+ * (runfile.h), for planning memory. */
 size_t dsort_job_temp_disks(const struct dsort_job_options *o);
 /* This rank's temp dirs, preferred first, avoiding the devices it reads when possible. out
  * needs o->ntemp entries. t may be NULL (then: o's order). */

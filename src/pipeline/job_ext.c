@@ -342,10 +342,7 @@ static enum dsort_status plan_memory(struct ext *x)
     x->block = (size_t)block;
     /* The run writer's buffers: two blocks, or one more than the files of a run striped over
      * several temp devices (runfile.h). */
-    size_t stripes = dsort_job_temp_disks(x->o);
-    if (stripes > DSORT_RUN_MAX_STRIPES)
-        stripes = DSORT_RUN_MAX_STRIPES;
-    uint64_t writer = dsort_runwriter_buf_len(x->irs, x->block, stripes);
+    uint64_t writer = dsort_runwriter_buf_len(x->irs, x->block, dsort_job_temp_disks(x->o));
     uint64_t per = 2 * x->irs + x->irs / 16 + sizeof(struct dsort_sortent) +
                    (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
     uint64_t chunk = budget > writer ? (budget - writer) / per : 0;

@@ -69,9 +69,7 @@ static void choose_run_block(struct lx *x, uint64_t need)
     /* The run writer holds two blocks, or k + 1 for runs striped over k temp disks (runfile.h):
      * the block shrinks with k so that the writer takes an eighth of the budget, as two
      * blocks of a 16th did before runs were striped. */
-    uint64_t k = dsort_comm_max(x->c, (uint64_t)dsort_job_temp_disks(x->o));
-    if (k > DSORT_RUN_MAX_STRIPES)
-        k = DSORT_RUN_MAX_STRIPES;
+    const uint64_t k = dsort_comm_max(x->c, (uint64_t)dsort_job_temp_disks(x->o));
     const uint64_t cap = k > 1 ? x->budget / (8 * (k + 1)) : x->budget / 16;
     uint64_t b = x->o->block < cap ? x->o->block : cap;
     uint64_t fit = read_mem(x) / (2 * runs) / 4096 * 4096;
