@@ -17,30 +17,8 @@ set -euo pipefail
 bin=${1:?usage: throttled.sh BIN_DIR}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lib=$here/../lib
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-fails=0
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
-for tool in python3 timeout "${DSORT_MPIEXEC:-mpirun}"; do
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool is missing"
-done
-[ "$(id -u)" = 0 ] || skip "not running as root"
-# shellcheck source=tests/lib/throttle.sh
-. "$lib/throttle.sh"
-# A mount namespace of its own, so that no mount outlives the test (loop devices and the
-# cgroup are undone by the trap, or by the next run after a SIGKILL).
-thr_isolate "$@"
-thr_begin "$(basename "$0")"
-setup() { thr_setup "$@"; }
-thr_python3
-python3() { "$PYTHON3" "$@"; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpiexec=${DSORT_MPIEXEC:-mpirun}
+# shellcheck source=tests/lib/throttle_test.sh
+. "$lib/throttle_test.sh"
 bps=$((10 * 1048576)) # 10 MiB/s, read and write, per disk
 per=100000            # records per disk: 10 MB
 work=$THR_WORK
