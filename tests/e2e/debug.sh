@@ -22,6 +22,11 @@ for prof in numbers human months csv mixed versions binary; do
         die "lines_gen.py --profile $prof failed"
 done
 grep -a -v -i nan "$D/numbers" >"$D/nonan"
+# -g and NaNs: GNU sort 9.1 orders NaNs that differ only in spelling ("-NAN", "-nan()") by a
+# memcmp of long doubles that includes their padding bytes, so its order of such ties is not
+# even the same with and without --debug (seen: seed 864323747). The -g cases use inputs
+# without NaNs.
+grep -a -v -i nan "$D/csv" >"$D/csvnonan"
 tr '\n' '\0' <"$D/mixed" >"$D/mixed.z"
 
 # PROFILE|OPTIONS
@@ -40,7 +45,7 @@ specs=(
     "mixed|-f -d"
     "binary|-i -k2"
     "csv|-t, -k2,2n -k1,1"
-    "csv|-t, -k3,3g -s"
+    "csvnonan|-t, -k3,3g -s"
     "human|-k1,1h -u"
     "numbers|-k1.2n,1.4"
     "months|-k1,1M -r"
