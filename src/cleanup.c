@@ -287,6 +287,74 @@ void dsort_cleanup_forget(const char *path)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Watched mappings: base, length, the file's path. A slot is filled before `used` is set and
+ * emptied by clearing `used`, so that the handler never reads half a slot. */
+static struct {
+    volatile sig_atomic_t used;
+    const unsigned char *base;
+    size_t len;
+    char path[DSORT_CLEANUP_PATH_MAX];
+} maps[DSORT_CLEANUP_MAPS];
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    const unsigned char *a = si->si_addr;
+    for (size_t i = 0; i < DSORT_CLEANUP_MAPS; i++) {
+        if (!maps[i].used || a < maps[i].base || a >= maps[i].base + maps[i].len)
+            continue;
+        caught = sig;
+        run_cleanup(0);
+        char line[DSORT_CLEANUP_PATH_MAX + 512];
+        size_t n = 0;
+        append(line, sizeof line, &n, prefix[0] ? prefix : "dsort: ");
+        append(line, sizeof line, &n, "'");
+        append(line, sizeof line, &n, maps[i].path);
+        append(line, sizeof line, &n,
+               "' changed while it was being sorted (reading it through its mapping failed: it "
+               "was truncated, or its disk failed); temp files removed, no output written\n");
+        ssize_t w = write(2, line, n);
+        (void)w;
+        _exit(2);
+    }
+    /* Not a watched file: a bug. Let the default action (a core dump) happen. */
+    signal(sig, SIG_DFL);
+}
+
+enum dsort_status dsort_cleanup_watch_map(const void *base, size_t len, const char *path,
+                                          struct dsort_error *err)
+{
+    static int installed;
+    if (strlen(path) >= DSORT_CLEANUP_PATH_MAX)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "path too long: %.64s...", path);
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, NULL);
+        installed = 1;
+    }
+    for (size_t i = 0; i < DSORT_CLEANUP_MAPS; i++) {
+        if (maps[i].used)
+            continue;
+        maps[i].base = base;
+        maps[i].len = len;
+        strcpy(maps[i].path, path);
+        __atomic_store_n(&maps[i].used, 1, __ATOMIC_RELEASE);
+        return DSORT_OK;
+    }
+    return DSORT_ERR(err, DSORT_ENOMEM, 0, "too many mapped files watched");
+}
+
+void dsort_cleanup_unwatch_map(const void *base)
+{
+    for (size_t i = 0; i < DSORT_CLEANUP_MAPS; i++)
+        if (maps[i].used && maps[i].base == base)
+            __atomic_store_n(&maps[i].used, 0, __ATOMIC_RELEASE);
+}
+
 int dsort_cleanup_signal(void)
 {
     return caught;

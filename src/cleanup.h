@@ -76,6 +76,18 @@ int dsort_cleanup_stop_requested(void);
 #define DSORT_CLEANUP_KEEP_MAX 16
 enum dsort_status dsort_cleanup_keep_dirs(char *const *dirs, size_t n, struct dsort_error *err);
 
+/* Mapped input files (mapin.h). A read through a file's shared mapping beyond the file's end
+ * raises SIGBUS: the file shrank while it was mapped (or its disk failed). While a mapping is
+ * watched, a SIGBUS at an address inside it removes everything registered, prints
+ * "<prefix>'PATH' changed while it was being sorted (...)" in one line and ends the process
+ * with exit status 2; a SIGBUS anywhere else takes its default action. At most
+ * DSORT_CLEANUP_MAPS watched at once (DSORT_ENOMEM beyond); path is copied. */
+#define DSORT_CLEANUP_MAPS 8
+enum dsort_status dsort_cleanup_watch_map(const void *base, size_t len, const char *path,
+                                          struct dsort_error *err);
+/* Stop watching the mapping at base (before it is unmapped). Unknown bases are ignored. */
+void dsort_cleanup_unwatch_map(const void *base);
+
 /* The signal that interrupted us, or 0. Set before the handler cleans up. */
 int dsort_cleanup_signal(void);
 

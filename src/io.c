@@ -1,5 +1,7 @@
 #include "io.h"
 
+#include "cleanup.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -328,6 +331,79 @@ enum dsort_status dsort_inputs_check_unchanged(const struct dsort_inputs *in,
                              f->path);
     }
     return DSORT_OK;
+}
+
+enum dsort_status dsort_inputs_map(struct dsort_input_map *m, const struct dsort_input *f,
+                                   struct dsort_error *err)
+{
+    *m = (struct dsort_input_map){NULL, 0, f};
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return DSORT_ERR(err, errno == ENOENT ? DSORT_EFORMAT : DSORT_EIO, errno,
+                         "cannot open '%s'", f->path);
+    struct stat sb;
+    enum dsort_status st = DSORT_OK;
+    if (fstat(fd, &sb))
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot examine '%s'", f->path);
+    else if (sb.st_dev != f->dev || sb.st_ino != f->ino || (uint64_t)sb.st_size != f->size)
+        st = DSORT_ERR(err, DSORT_EFORMAT, 0,
+                       "'%s' changed while it was being sorted (it is not the file that was "
+                       "opened, or its size changed); nothing written",
+                       f->path);
+    else if (f->size > SIZE_MAX)
+        st = DSORT_ERR(err, DSORT_EIO, EFBIG, "cannot map '%s'", f->path);
+    if (!st && f->size) {
+        void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            st = DSORT_ERR(err, DSORT_EIO, errno, "cannot map '%s'", f->path);
+        } else {
+            m->base = p;
+            m->len = (size_t)f->size;
+            if ((st = dsort_cleanup_watch_map(p, m->len, f->path, err))) {
+                munmap(p, m->len);
+                m->base = NULL;
+                m->len = 0;
+            }
+        }
+    }
+    close(fd);
+    return st;
+}
+
+enum dsort_status dsort_inputs_populate(const struct dsort_input_map *m, uint64_t off, uint64_t len,
+                                        struct dsort_error *err)
+{
+    if (!m->base || !len)
+        return DSORT_OK;
+    const uint64_t page = 4096;
+    uint64_t from = off / page * page, to = off + len;
+    if (to > m->len)
+        to = m->len;
+    if (from >= to)
+        return DSORT_OK;
+#ifdef MADV_POPULATE_READ
+    if (!madvise((void *)(m->base + from), (size_t)(to - from), MADV_POPULATE_READ))
+        return DSORT_OK;
+    if (errno == EFAULT)
+        return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                         "'%s' changed while it was being sorted (it is shorter than when it was "
+                         "opened); nothing written",
+                         m->file->path);
+    if (errno != EINVAL) /* EINVAL: a kernel before 5.14; fault the pages in as they come */
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot read '%s'", m->file->path);
+#endif
+    madvise((void *)(m->base + from), (size_t)(to - from), MADV_WILLNEED);
+    return DSORT_OK;
+}
+
+void dsort_inputs_unmap(struct dsort_input_map *m)
+{
+    if (m->base) {
+        dsort_cleanup_unwatch_map(m->base);
+        munmap((void *)m->base, m->len);
+    }
+    m->base = NULL;
+    m->len = 0;
 }
 
 int dsort_inputs_contains(const struct dsort_inputs *in, const char *path)

@@ -93,6 +93,28 @@ void dsort_inputs_advise(const struct dsort_inputs *in, uint64_t first, uint64_t
 enum dsort_status dsort_inputs_check_unchanged(const struct dsort_inputs *in,
                                                struct dsort_error *err);
 
+/* One input read through a shared, read-only mapping of the page cache instead of a copy in
+ * fresh memory (the in-memory pipeline of ranks on one node, docs/design.md). The mapping
+ * shows the file as it was opened; it is watched (dsort_cleanup_watch_map), so that a read
+ * beyond the end of a file that shrank meanwhile ends the process with a line naming it
+ * instead of a crash. Local. */
+struct dsort_input_map {
+    const unsigned char *base; /* the file's first byte (NULL for an empty file) */
+    size_t len;
+    const struct dsort_input *file;
+};
+/* Map f whole. A file that is no longer what was opened is DSORT_EFORMAT naming it; a file
+ * system that cannot map files gives DSORT_EIO (the caller may read instead). */
+enum dsort_status dsort_inputs_map(struct dsort_input_map *m, const struct dsort_input *f,
+                                   struct dsort_error *err);
+/* Fault in bytes [off, off + len) of the mapping at once (reading what the page cache lacks),
+ * instead of a page fault per page later. Where the file has become shorter: DSORT_EFORMAT
+ * naming it. */
+enum dsort_status dsort_inputs_populate(const struct dsort_input_map *m, uint64_t off, uint64_t len,
+                                        struct dsort_error *err);
+/* Unmap (m may be unmapped already). */
+void dsort_inputs_unmap(struct dsort_input_map *m);
+
 /* Does path name one of the inputs (same device and inode)? A path that does not exist is
  * not an input. */
 int dsort_inputs_contains(const struct dsort_inputs *in, const char *path);

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "losertree.h"
+#include "merge.h"
+
 /* Buckets up to this many entries (512 KiB) are finished with LSD passes in cache. */
 #define LSD_MAX (1u << 15)
 #define SMALL_MAX 24
@@ -105,6 +108,20 @@ static inline uint64_t load_be64(const unsigned char *p)
     return __builtin_bswap64(v);
 }
 
+/* The entry of the key at k (klen bytes), index 0: its first 10 bytes, zero-padded, normalised
+ * (complemented for a descending order). */
+static inline void prefix_of(const unsigned char *k, size_t klen, uint64_t flip,
+                             struct dsort_sortent *e)
+{
+    unsigned char pad[16] = {0};
+    if (klen < DSORT_KEYSORT_PREFIX) {
+        memcpy(pad, k, klen);
+        k = pad;
+    }
+    e->k0 = load_be64(k) ^ flip;
+    e->k1 = ((uint64_t)k[8] << 56 | (uint64_t)k[9] << 48) ^ (flip << 48);
+}
+
 struct tie_ctx {
     struct dsort_cmp cmp;
     size_t rec_size;
@@ -129,16 +146,8 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
     const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
     /* Entries are made in index order, which the stable radix sort keeps for equal keys. */
     for (size_t i = 0; i < n; i++) {
-        const unsigned char *k = recs + i * rs + fmt->key_off;
-        unsigned char pad[16] = {0};
-        if (klen < DSORT_KEYSORT_PREFIX) {
-            memcpy(pad, k, klen);
-            k = pad;
-        }
-        uint64_t hi = load_be64(k) ^ flip;
-        uint64_t lo = ((uint64_t)k[8] << 56 | (uint64_t)k[9] << 48) ^ (flip << 48);
-        ents[i].k0 = hi;
-        ents[i].k1 = lo | (uint64_t)i;
+        prefix_of(recs + i * rs + fmt->key_off, klen, flip, &ents[i]);
+        ents[i].k1 |= (uint64_t)i;
     }
     if (n > 1)
         msd_sort(ents, tmp, n, 0);
@@ -177,4 +186,118 @@ void dsort_keysort_gather(const struct dsort_format *fmt, const unsigned char *r
             __builtin_prefetch(recs + dsort_sortent_index(&ents[i + ahead]) * rs);
         memcpy(out + i * rs, recs + dsort_sortent_index(&ents[i]) * rs, rs);
     }
+}
+
+/* The merge's state: k runs, each at cur[i] of end[i]. */
+struct ent_merge {
+    const struct dsort_sortent **cur, **end;
+    struct dsort_cmp cmp;
+    const unsigned char *recs;
+    size_t rs;
+    int full; /* compare records where the prefix ties (as dsort_keysort_sort does) */
+};
+
+/* Is run a's current entry before run b's? Exhausted runs are after everything; indices are
+ * unique, so ties end there. */
+static inline int ent_before(const void *ctx, size_t a, size_t b)
+{
+    const struct ent_merge *m = ctx;
+    if (m->cur[a] == m->end[a])
+        return 0;
+    if (m->cur[b] == m->end[b])
+        return 1;
+    const struct dsort_sortent *x = m->cur[a], *y = m->cur[b];
+    if (x->k0 != y->k0)
+        return x->k0 < y->k0;
+    uint64_t px = x->k1 >> DSORT_KEYSORT_IDX_BITS, py = y->k1 >> DSORT_KEYSORT_IDX_BITS;
+    if (px != py)
+        return px < py;
+    size_t ia = dsort_sortent_index(x), ib = dsort_sortent_index(y);
+    if (m->full) {
+        int r = dsort_cmp_records(&m->cmp, m->recs + ia * m->rs, m->recs + ib * m->rs);
+        if (r)
+            return r < 0;
+    }
+    return ia < ib;
+}
+
+enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
+                                      const unsigned char *recs,
+                                      const struct dsort_sortent *const *runs, const size_t *lens,
+                                      const uint64_t *lo, const uint64_t *hi, size_t k,
+                                      struct dsort_sink *sink, struct dsort_error *err)
+{
+    const size_t rs = fmt->rec_size, ahead = 16;
+    struct ent_merge m = {.recs = recs, .rs = rs};
+    m.full = fmt->key_len > DSORT_KEYSORT_PREFIX || dsort_order_last_resort(ord);
+    dsort_cmp_init(&m.cmp, fmt, ord);
+    m.cur = malloc((k ? k : 1) * sizeof *m.cur);
+    m.end = malloc((k ? k : 1) * sizeof *m.end);
+    enum dsort_status st = DSORT_OK;
+    struct dsort_losertree lt = {0};
+    if (!m.cur || !m.end)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
+    const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
+    for (size_t i = 0; !st && i < k; i++) {
+        m.cur[i] = runs[i];
+        m.end[i] = runs[i] + lens[i];
+        for (size_t j = 0; j < lens[i]; j++) /* every index first: prefetches are loads too */
+            if (dsort_sortent_index(&runs[i][j]) < lo[i] ||
+                dsort_sortent_index(&runs[i][j]) >= hi[i]) {
+                st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                               "entry %zu from rank %zu names record %zu, which that rank did "
+                               "not sort (corrupted in the exchange?); nothing written",
+                               j, i, dsort_sortent_index(&runs[i][j]));
+                break;
+            }
+        for (size_t j = 0; !st && j < ahead && j < lens[i]; j++)
+            __builtin_prefetch(recs + dsort_sortent_index(&runs[i][j]) * rs);
+    }
+    struct dsort_sortent prev = {0, 0};
+    if (!st && k)
+        st = dsort_losertree_init(&lt, k, ent_before, &m, err);
+    while (!st && k) {
+        size_t w = lt.w;
+        const struct dsort_sortent *e = m.cur[w];
+        if (e == m.end[w])
+            break; /* the winner is exhausted, so all are */
+        if (sink->len + rs > sink->cap) {
+            if (!sink->flush)
+                st = DSORT_ERR(err, DSORT_ENOMEM, 0, "merge output buffer of %zu bytes is full",
+                               sink->cap);
+            else if (!(st = sink->flush(sink, err)) && sink->len + rs > sink->cap)
+                st = DSORT_ERR(err, DSORT_EINTERNAL, 0, "a sink has no room for a %zu-byte record",
+                               rs);
+            if (st)
+                break;
+        }
+        if (e + ahead < m.end[w])
+            __builtin_prefetch(recs + dsort_sortent_index(e + ahead) * rs);
+        const unsigned char *rec = recs + dsort_sortent_index(e) * rs;
+        struct dsort_sortent p;
+        prefix_of(rec + fmt->key_off, fmt->key_len, flip, &p);
+        if (p.k0 != e->k0 || p.k1 != (e->k1 & ~DSORT_KEYSORT_IDX_MASK) || p.k0 < prev.k0 ||
+            (p.k0 == prev.k0 && p.k1 < prev.k1)) {
+            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                           "an entry from rank %zu does not match record %zu, or is out of "
+                           "order (corrupted in the exchange?); nothing written",
+                           w, dsort_sortent_index(e));
+            break;
+        }
+        prev = p;
+        if (rs == 100) /* gensort: a constant size lets the compiler inline the copy */
+            memcpy(sink->buf + sink->len, rec, 100);
+        else
+            memcpy(sink->buf + sink->len, rec, rs);
+        sink->len += rs;
+        sink->records++;
+        m.cur[w] = e + 1;
+        dsort_losertree_replay(&lt, ent_before, &m);
+    }
+    if (!st && sink->flush && sink->len)
+        st = sink->flush(sink, err);
+    dsort_losertree_free(&lt);
+    free(m.cur);
+    free(m.end);
+    return st;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "format.h"
 
 #define DSORT_KEYSORT_PREFIX 10
@@ -43,5 +44,22 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
 /* Copy the records into out in the order of ents (out must not overlap recs). */
 void dsort_keysort_gather(const struct dsort_format *fmt, const unsigned char *recs,
                           const struct dsort_sortent *ents, size_t n, unsigned char *out);
+
+/* Merge k sorted runs of entries (runs[i]: lens[i] entries from dsort_keysort_sort, whose
+ * indices all name records at recs: runs sorted on different ranks carry global record
+ * numbers) and copy the records, in merged order, into sink (flushed when full and once at the
+ * end). Entries compare as in dsort_keysort_sort: prefix, then the full comparison where the
+ * sort used it, then index; so the result is what sorting all the records at once gives.
+ * Entries that came over a network are checked as they are used: run i's indices must lie in
+ * [lo[i], hi[i]) (the records its sorter had), each entry's prefix must be its record's, and
+ * the prefixes must not go down; a failure is DSORT_EINTERNAL naming the run and the record
+ * (a corrupted exchange: the conservation check sees records, not entries). Otherwise the
+ * first error of a flush, or DSORT_ENOMEM. Local. */
+struct dsort_sink;
+enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
+                                      const unsigned char *recs,
+                                      const struct dsort_sortent *const *runs, const size_t *lens,
+                                      const uint64_t *lo, const uint64_t *hi, size_t k,
+                                      struct dsort_sink *sink, struct dsort_error *err);
 
 #endif

@@ -120,8 +120,9 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
     fprintf(f,
             "  \"records\": %" PRIu64 ",\n  \"bytes\": %" PRIu64
             ",\n  \"seconds\": %.6f,\n  \"balance\": %.6f,\n  \"out_of_core\": %s,\n"
-            "  \"per_rank\": [\n",
-            recs, bytes, total_time, balance, all[0].external ? "true" : "false");
+            "  \"mapped\": %s,\n  \"per_rank\": [\n",
+            recs, bytes, total_time, balance, all[0].external ? "true" : "false",
+            all[0].mapped ? "true" : "false");
     for (int r = 0; r < c->size; r++) {
         const struct dsort_job_stats *s = &all[r];
         fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", ", r, s->host);
@@ -143,12 +144,13 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
                 ", \"extra_merge_bytes\": %" PRIu64 ", \"fan_in\": %d"
                 ", \"extra_pass_reason\": \"%s\""
                 ", \"splitter_rounds\": %d, \"exchange_rounds\": %d, \"exchanges\": %d"
-                ", \"exchanges_by_node\": %d, \"rounds\": %" PRIu64 "}%s\n",
+                ", \"exchanges_by_node\": %d, \"rounds\": %" PRIu64 ", \"rss_peak_kb\": %" PRIu64
+                ", \"rss_file_kb\": %" PRIu64 "}%s\n",
                 s->records_in, s->records_out, s->bytes_read, s->bytes_written, s->bytes_sent,
                 s->bytes_received, s->budget, s->budget_why, s->needed, s->runs, s->merge_passes,
                 s->spill_bytes, s->extra_merge_bytes, s->fan_in, s->merge_why, s->splitter_rounds,
-                s->exchange_rounds, s->exchange_moves, s->exchange_node, s->rounds,
-                r + 1 < c->size ? "," : "");
+                s->exchange_rounds, s->exchange_moves, s->exchange_node, s->rounds, s->rss_peak_kb,
+                s->rss_file_kb, r + 1 < c->size ? "," : "");
     }
     fprintf(f, "  ],\n  \"plan\": ");
     return f;
@@ -188,7 +190,9 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
     if (o->verbose) {
         char b1[32], b2[32];
         fprintf(stderr, "dsort: %d ranks, format %s, %s\n", c->size, o->fmt.name,
-                mine->external ? "out of core" : "in memory");
+                mine->external ? "out of core"
+                : mine->mapped ? "in memory, input mapped (records stay in the page cache)"
+                               : "in memory");
         fprintf(stderr, "dsort: records %" PRIu64 ", bytes %" PRIu64 " (%s)\n", recs, bytes,
                 dsort_mem_format(bytes, b1, sizeof b1));
         fprintf(stderr, "dsort: memory budget per rank %s (%s); in-memory sort needs %s\n",
@@ -449,8 +453,12 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         int fits =
             stats.needed <= stats.budget && !o->force_external && !o->resume && !o->stdin_rank0;
         stats.external = !dsort_comm_all_ok(c, fits);
-        code = stats.external ? dsort_job_sort_external(c, o, in, &sh, &stats)
-                              : dsort_job_sort_memory(c, o, in, &sh, &stats);
+        if (stats.external)
+            code = dsort_job_sort_external(c, o, in, &sh, &stats);
+        else if (dsort_job_map_usable(c, o, in))
+            code = dsort_job_sort_mapped(c, o, in, &sh, &stats);
+        else
+            code = dsort_job_sort_memory(c, o, in, &sh, &stats);
     }
     dsort_progress_finish(code == 0);
     stats.exchange_moves = (int)xch.moves;
@@ -510,9 +518,9 @@ static char *job_shape(int argc, char **argv)
                                            "--batch-size",
                                            "--compress-program",
                                            "--exchange"};
-    static const char *const skip[] = {"-v",           "--verbose",   "--checkpoint",
-                                       "--resume",     "--progress",  "--bind",
-                                       "--one-stream", "--no-direct", "--verify"};
+    static const char *const skip[] = {"-v",         "--verbose", "--checkpoint", "--resume",
+                                       "--progress", "--bind",    "--one-stream", "--no-direct",
+                                       "--verify",   "--no-map"};
     size_t len = 1;
     for (int i = 1; i < argc; i++)
         len += 2 * strlen(argv[i]) + 1;

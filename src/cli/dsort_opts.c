@@ -36,6 +36,7 @@ enum {
     OPT_STREAMS,
     OPT_BIND,
     OPT_ONE_STREAM,
+    OPT_NO_MAP,
     OPT_CHECK,
     OPT_PARALLEL,
     OPT_DEBUG,
@@ -73,6 +74,7 @@ static const struct option long_opts[] = {
     {"streams-per-device", required_argument, NULL, OPT_STREAMS},
     {"bind", no_argument, NULL, OPT_BIND},
     {"one-stream", no_argument, NULL, OPT_ONE_STREAM},
+    {"no-map", no_argument, NULL, OPT_NO_MAP},
     {"verbose", no_argument, NULL, 'v'},
     {"stats", required_argument, NULL, OPT_STATS},
     {"verify", no_argument, NULL, OPT_VERIFY},
@@ -155,6 +157,8 @@ static void usage(void)
            "      --one-stream        read each rank's share with one stream in input order,\n"
            "                          ignoring devices (to measure what device-parallel\n"
            "                          reading gains)\n"
+           "      --no-map            in memory, copy the input into memory instead of\n"
+           "                          reading it through a mapping (to measure the mapping)\n"
            "Node-local data:\n"
            "      --local-inputs      each node reads the INPUTs it has (same paths, other\n"
            "                          data per node; a directory means its part-* files)\n"
@@ -322,6 +326,9 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             break;
         case OPT_ONE_STREAM:
             o->one_stream = 1;
+            break;
+        case OPT_NO_MAP:
+            o->no_map = 1;
             break;
         case OPT_STREAMS: {
             uint64_t v;

@@ -363,11 +363,28 @@ void dsort_job_name(const struct dsort_comm *c, char *job, size_t len)
                        "sharing the job's name (MPI_Bcast)");
 }
 
+void dsort_job_note_rss(struct dsort_job_stats *stats)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return;
+    char line[256];
+    unsigned long long v;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "VmHWM: %llu", &v) == 1)
+            stats->rss_peak_kb = v;
+        else if (sscanf(line, "RssFile: %llu", &v) == 1 && v > stats->rss_file_kb)
+            stats->rss_file_kb = v;
+    }
+    fclose(f);
+}
+
 int dsort_job_finish(const struct dsort_comm *c, const struct dsort_job_options *o,
                      const struct dsort_inputs *in, struct dsort_output *out,
                      const struct dsort_job_sums *s, struct dsort_job_stats *stats,
                      struct dsort_error *err)
 {
+    dsort_job_note_rss(stats);
     enum dsort_status st =
         dsort_job_conserve(c, o, &s->con_in, s->n_in, &s->con_out, s->n_out, err);
     if (!st && o->verify)

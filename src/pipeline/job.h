@@ -6,6 +6,9 @@
  *
  *   in memory (job_mem.c): read share -> radix sort -> exact splitters -> one exchange
  *                          -> merge -> write -> commit
+ *   in memory on one node (job_map.c): map the input -> radix sort of entries -> exact
+ *                          splitters -> exchange of entries -> merge, copying records from
+ *                          the mapping to the writer thread -> commit
  *   out of core (job_ext.c): sample -> splitters; per memory-sized chunk: read -> sort -> cut
  *                          -> exchange -> merge received pieces into a spilled run;
  *                          then merge runs (extra passes only beyond the fan-in) -> write
@@ -72,6 +75,7 @@ struct dsort_job_options {
     int local_output;         /* -O DIR is node-local: each node has its own DIR */
     int plan, plan_json, bind;
     int one_stream; /* read each share with one stream, ignoring devices (for comparison) */
+    int no_map;     /* in memory: copy the input, never map it (for comparison) */
     uint32_t streams_per_device; /* for SSD/NVMe; rotational disks get 1 */
     struct dsort_job_topo *topo; /* the node's plan (set by the program before sorting) */
     char **inputs;
@@ -104,6 +108,10 @@ struct dsort_job_stats {
     uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
     uint64_t rounds; /* out of core: the rounds done (a resumed job's earlier ones too) */
     int external, splitter_rounds, exchange_rounds, fan_in;
+    int mapped; /* in memory, the input read through a mapping (job_map.c) */
+    /* peak resident set (VmHWM) and, of what is resident before the commit, the part that is
+     * mapped files (RssFile: a mapped input is the page cache, shared by the node's ranks) */
+    uint64_t rss_peak_kb, rss_file_kb;
     int exchange_node; /* exchanges that took the node path (of exchange_moves) */
     int exchange_moves;
     char budget_why[200];
@@ -156,6 +164,14 @@ uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p)
 int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_options *o,
                           const struct dsort_inputs *in, const struct dsort_share *sh,
                           struct dsort_job_stats *stats);
+/* In memory over a mapped input (job_map.c): when every rank is on one node and reads one
+ * input file (dsort_job_map_usable, collective, every rank the same answer), the records stay
+ * in the page cache and only 16-byte entries are sorted and exchanged. */
+int dsort_job_map_usable(const struct dsort_comm *c, const struct dsort_job_options *o,
+                         const struct dsort_inputs *in);
+int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_options *o,
+                          const struct dsort_inputs *in, const struct dsort_share *sh,
+                          struct dsort_job_stats *stats);
 int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
                             const struct dsort_inputs *in, const struct dsort_share *sh,
                             struct dsort_job_stats *stats);
@@ -202,6 +218,9 @@ struct dsort_job_sums {
     uint64_t n_in, n_out;                /* records (lines) read and written */
     uint64_t bytes_out;                  /* bytes of this rank's output */
 };
+/* Local: note the resident set in stats (rss_peak_kb, and the largest rss_file_kb seen). */
+void dsort_job_note_rss(struct dsort_job_stats *stats);
+
 /* Collective: the end of every pipeline. Conservation, --verify, the inputs unchanged since
  * they were opened, then the commit; on any failure the output is abandoned (nothing
  * committed). Returns the exit code: 0, or 2 after an agreed error. */
@@ -315,6 +334,13 @@ enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
                                              const struct dsort_inputs *in, uint64_t first,
                                              uint64_t count, unsigned char *dest,
                                              const unsigned char *pad, struct dsort_error *err);
+/* The mapped input file i: fault in bytes [off, off + len) of map (dsort_inputs_populate),
+ * taking the turn on the file's device that a read would take, so that ranks mapping one
+ * disk do not read it with more streams than its limit when the page cache lacks the data.
+ * Local. */
+enum dsort_status dsort_job_topo_populate(struct dsort_job_topo *t, size_t i,
+                                          const struct dsort_input_map *map, uint64_t off,
+                                          uint64_t len, struct dsort_error *err);
 /* The physical disk of each of the n temp dirs (as dsort_job_topo_temp_dirs gives them), as a
  * number per disk (the plan's device index), into devs. Returns 0 (devs untouched) when t is
  * NULL or has no plan for this rank: then the file systems' st_dev decide (tempdir.h). */

@@ -279,6 +279,38 @@ enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
     return st;
 }
 
+enum dsort_status dsort_job_topo_populate(struct dsort_job_topo *t, size_t i,
+                                          const struct dsort_input_map *map, uint64_t off,
+                                          uint64_t len, struct dsort_error *err)
+{
+    struct dsort_devread_tokens *tok = NULL;
+    enum dsort_status st = DSORT_OK;
+    if (t && !t->one_stream &&
+        (st = dsort_devread_tokens_create(NULL, -1, token_slot, t, &tok, err)))
+        return st;
+    const char *key = t && i < t->nfiles ? t->file_key[i] : "unplanned";
+    struct dsort_devread_hooks hooks = dsort_devread_tokens_hooks(tok);
+    struct dsort_error terr = {0};
+    double t0 = dsort_clock_now();
+    /* The hook never fails (no turn after the bound: it reads anyway, with terr saying so). */
+    if (tok)
+        hooks.before(key, hooks.arg, &terr);
+    st = dsort_inputs_populate(map, off, len, err);
+    if (tok)
+        hooks.after(key, st == DSORT_OK, hooks.arg);
+    if (t) {
+        int d = dsort_plan_device_find(t->node, key);
+        if (d >= 0) {
+            t->dev_bytes[d] += len;
+            t->dev_seconds[d] += dsort_clock_now() - t0;
+        }
+        if (terr.msg[0] && !t->token_note[0])
+            snprintf(t->token_note, sizeof t->token_note, "%s", terr.msg);
+    }
+    dsort_devread_tokens_destroy(tok);
+    return st;
+}
+
 int dsort_job_topo_temp_devices(const struct dsort_job_topo *t, char *const *dirs, size_t n,
                                 uint64_t *devs)
 {

@@ -31,6 +31,8 @@ flip_case() {
     check_prompt
     if [ "$pipe" = lines ]; then
         check_rank_line "(conservation check failed|piece received in the exchange ends inside a line)"
+    elif [ "$pipe" = map ]; then # entries on the wire: the merge checks them against the records
+        check_rank_line "(conservation check failed|corrupted in the exchange)"
     else
         check_rank_line "conservation check failed"
     fi
@@ -40,6 +42,7 @@ flip_case() {
 }
 
 flip_case mem
+flip_case map
 flip_case ext
 flip_case lines
 ext_finish

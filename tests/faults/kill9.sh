@@ -9,12 +9,12 @@
 #   - a next run with the same -T and the same output (the same pipeline, on a small input)
 #     succeeds and leaves nothing behind: no dsort-* temp directory of the dead rank, no hidden
 #     .NAME.dsort-* output temp.
-# Usage: kill9.sh NRANKS PIPELINE (mem, ext or lines; see faultlib.sh)
+# Usage: kill9.sh NRANKS PIPELINE (mem, map, ext or lines; see faultlib.sh)
 FAULTS_SUFFIX=.${2:-}
 . "$(dirname "$0")/faultlib.sh"
 faults_init "$1"
 PIPE=${2:-}
-case $PIPE in mem | ext | lines) ;; *) die "usage: $0 NRANKS mem|ext|lines" ;; esac
+case $PIPE in mem | map | ext | lines) ;; *) die "usage: $0 NRANKS mem|map|ext|lines" ;; esac
 data "$PIPE"
 
 # kill_case PHASE NTH IO VICTIM OUTKIND
@@ -53,6 +53,7 @@ kill_case() {
 next_run() {
     local args=("$SMALL")
     case $PIPE in
+    mem) args=(--no-map "$SMALL") ;;
     ext) args=(--out-of-core -S 8M "$SMALL") ;;
     lines) args=(--format lines --out-of-core -S 8M "$SMALL") ;;
     esac
@@ -77,6 +78,13 @@ mem)
     kill_case merge 1 0 0 o-old
     kill_case write 1 1 0 o-new
     kill_case commit 1 0 0 o-old
+    ;;
+map) # the merge writes the output as it goes: its first write is in the merge
+    kill_case read 1 0 1 o-new
+    kill_case sort 1 0 0 O
+    kill_case exchange 1 0 1 o-old
+    kill_case merge 1 1 0 o-new
+    kill_case commit 1 0 1 o-old
     ;;
 ext)
     kill_case read 2 0 0 o-new

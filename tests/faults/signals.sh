@@ -1,7 +1,7 @@
 #!/bin/bash
 # SIGTERM, SIGINT, SIGHUP and SIGUSR1, to mpirun and to one rank, in chosen phases (issue 9):
 # out of core in a spill (the second run, at its start) and in the final merge (at its third
-# read or write); in memory in the merge. The shim's phase hook stops the ranks there: every
+# read or write); in memory in the merge (and with the input mapped, in its merge and sort). The shim's phase hook stops the ranks there: every
 # rank when the signal goes to mpirun, the target rank when it goes to a rank (rank 0, which
 # owns the output's temp, for TERM and HUP; rank 1 for INT and USR1). What must hold:
 #   - the job ends within 10 s of the signal, non-zero (or dies by the signal);
@@ -61,6 +61,12 @@ if [ "$PIPE" = mem ]; then
         sig_case merge 1 0 "$s" mpirun
         sig_case merge 1 0 "$s" "${rank_of[$s]}"
     done
+    # the mapped input: in its merge, which writes the output as it goes (its second write)
+    PIPE=map
+    sig_case merge 1 2 TERM mpirun
+    sig_case merge 1 2 USR1 1
+    sig_case sort 1 0 INT 0
+    PIPE=mem
 else
     for s in "${sigs[@]}"; do
         sig_case spill 2 0 "$s" mpirun

@@ -23,6 +23,7 @@
 
 #include "format.h"
 #include "keysort.h"
+#include "merge.h"
 
 enum keymode {
     KEY_RANDOM,    /* every key random: few ties */
@@ -122,6 +123,63 @@ static const char *order_name(const struct dsort_order *o, char *buf, size_t len
     return buf;
 }
 
+/* dsort_keysort_merge: the records cut into k contiguous parts (as ranks hold them), each
+ * sorted alone and its indices made global, merged: the output must be `want` (the sort of
+ * all of them). Then damaged entries: an index outside its part, and a prefix that is not its
+ * record's, must be refused. */
+static void check_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
+                        const unsigned char *recs, size_t n, const unsigned char *want)
+{
+    const size_t rs = fmt->rec_size;
+    struct dsort_sortent *ents = malloc(n * sizeof *ents + 1), *tmp = malloc(n * sizeof *tmp + 1);
+    unsigned char *got = malloc(n * rs + 1);
+    assert_true(ents && tmp && got);
+    for (size_t k = 1; k <= 3; k++) {
+        const struct dsort_sortent *runs[3];
+        size_t lens[3];
+        uint64_t lo[3], hi[3];
+        for (size_t p = 0; p < k; p++) {
+            size_t a = n * p / k, b = n * (p + 1) / k;
+            dsort_keysort_sort(fmt, ord, recs + a * rs, b - a, ents + a, tmp);
+            for (size_t i = a; i < b; i++)
+                ents[i].k1 += a;
+            runs[p] = ents + a;
+            lens[p] = b - a;
+            lo[p] = a;
+            hi[p] = b;
+        }
+        struct dsort_sink sink;
+        struct dsort_error err = {0};
+        dsort_sink_memory(&sink, got, n * rs);
+        assert_int_equal(dsort_keysort_merge(fmt, ord, recs, runs, lens, lo, hi, k, &sink, &err),
+                         DSORT_OK);
+        assert_int_equal(sink.records, n);
+        if (n && memcmp(got, want, n * rs)) {
+            print_error("seed %" PRIu64 ": merge of %zu parts, %s n=%zu: output differs\n",
+                        rng_seed_value, k, fmt->name, n);
+            fail();
+        }
+        if (k == 2 && lens[1] > 0) {
+            struct dsort_sortent *e = ents + n / 2, keep = *e;
+            e->k1 = (e->k1 & ~DSORT_KEYSORT_IDX_MASK) | (uint64_t)n; /* outside its part */
+            dsort_sink_memory(&sink, got, n * rs);
+            assert_int_equal(
+                dsort_keysort_merge(fmt, ord, recs, runs, lens, lo, hi, k, &sink, &err),
+                DSORT_EINTERNAL);
+            *e = keep;
+            e->k0 ^= UINT64_C(1) << 40; /* a prefix byte that is not its record's */
+            dsort_sink_memory(&sink, got, n * rs);
+            assert_int_equal(
+                dsort_keysort_merge(fmt, ord, recs, runs, lens, lo, hi, k, &sink, &err),
+                DSORT_EINTERNAL);
+            *e = keep;
+        }
+    }
+    free(ents);
+    free(tmp);
+    free(got);
+}
+
 static void check_case(const struct dsort_format *fmt, const struct dsort_order *ord,
                        enum keymode mode, size_t n)
 {
@@ -167,6 +225,7 @@ static void check_case(const struct dsort_format *fmt, const struct dsort_order 
                         rng_seed_value, fmt->name, n, i);
             fail();
         }
+    check_merge(fmt, ord, recs, n, out);
     free(copy);
     free(recs);
     free(out);
