@@ -430,6 +430,113 @@ static enum dsort_status sink_put(struct dsort_sink *s, const unsigned char *p, 
     return DSORT_OK;
 }
 
+struct emerge {
+    const struct dsort_lines_order *o;
+    const unsigned char *buf;
+    const struct dsort_line_ent **cur, **end;
+    const unsigned char **line; /* the current line of each run */
+    size_t *len;
+};
+
+/* Is run a's current line before run b's? As line_before, over entries. */
+static inline int ent_before(const void *ctx, size_t a, size_t b)
+{
+    const struct emerge *m = ctx;
+    if (m->cur[a] == m->end[a])
+        return 0;
+    if (m->cur[b] == m->end[b])
+        return 1;
+    const struct dsort_line_ent *x = m->cur[a], *y = m->cur[b];
+    if (x->prefix != y->prefix)
+        return x->prefix < y->prefix;
+    int r =
+        dsort_lines_cmp_same_prefix(m->o, x->prefix, m->line[a], m->len[a], m->line[b], m->len[b]);
+    if (r)
+        return r < 0;
+    if (m->o->tie_pos && dsort_line_off(x) != dsort_line_off(y))
+        return dsort_line_off(x) < dsort_line_off(y);
+    return a < b;
+}
+
+/* Position run i on its current entry: its line, checked against the run's range. */
+static enum dsort_status ent_load(struct emerge *m, size_t i, uint64_t lo, uint64_t hi,
+                                  struct dsort_error *err)
+{
+    if (m->cur[i] == m->end[i])
+        return DSORT_OK;
+    const struct dsort_line_ent *e = m->cur[i];
+    uint64_t off = dsort_line_off(e);
+    size_t len = 0;
+    int ok = off >= lo && off < hi;
+    if (ok) {
+        len = (size_t)(e->ol & DSORT_LINE_LONG);
+        if (len == DSORT_LINE_LONG) { /* measured: the eol is before hi (checked by the caller) */
+            const unsigned char *q = memchr(m->buf + off, m->o->eol, (size_t)(hi - off));
+            len = q ? (size_t)(q - (m->buf + off)) : 0;
+            ok = q && len >= DSORT_LINE_LONG;
+        } else {
+            ok = off + len < hi && m->buf[off + len] == m->o->eol;
+        }
+    }
+    if (ok)
+        ok = dsort_lines_prefix(m->o, m->buf + off, len) == e->prefix;
+    if (!ok)
+        return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                         "an entry from rank %zu does not match a line at offset %" PRIu64
+                         " (corrupted in the exchange?); nothing written",
+                         i, off);
+    m->line[i] = m->buf + off;
+    m->len[i] = len;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_lines_merge_ents(const struct dsort_lines_order *o,
+                                         const unsigned char *buf,
+                                         const struct dsort_line_ent *const *runs,
+                                         const size_t *lens, const uint64_t *lo, const uint64_t *hi,
+                                         size_t k, struct dsort_line_sink *sink,
+                                         struct dsort_error *err)
+{
+    struct emerge m = {o, buf, NULL, NULL, NULL, NULL};
+    const size_t kk = k ? k : 1;
+    m.cur = malloc(kk * sizeof *m.cur);
+    m.end = malloc(kk * sizeof *m.end);
+    m.line = malloc(kk * sizeof *m.line);
+    m.len = malloc(kk * sizeof *m.len);
+    enum dsort_status st = DSORT_OK;
+    struct dsort_losertree lt = {0};
+    if (!m.cur || !m.end || !m.line || !m.len)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
+    for (size_t i = 0; !st && i < k; i++) {
+        m.cur[i] = runs[i];
+        m.end[i] = runs[i] + lens[i];
+        st = ent_load(&m, i, lo[i], hi[i], err);
+    }
+    if (!st && k)
+        st = dsort_losertree_init(&lt, k, ent_before, &m, err);
+    while (!st && k) {
+        size_t w = lt.w;
+        if (m.cur[w] == m.end[w])
+            break; /* the winner is exhausted, so all are */
+        st = sink->emit(sink->ctx, m.line[w], m.len[w], dsort_line_off(m.cur[w]), err);
+        sink->lines++;
+        sink->bytes += m.len[w] + 1;
+        m.cur[w]++;
+        if (!st && m.cur[w] + 8 < m.end[w])
+            __builtin_prefetch(buf + dsort_line_off(m.cur[w] + 8));
+        if (!st)
+            st = ent_load(&m, w, lo[w], hi[w], err);
+        if (!st)
+            dsort_losertree_replay(&lt, ent_before, &m);
+    }
+    dsort_losertree_free(&lt);
+    free(m.cur);
+    free(m.end);
+    free(m.line);
+    free(m.len);
+    return st;
+}
+
 enum dsort_status dsort_line_writer_emit(void *ctx, const unsigned char *line, size_t len,
                                          uint64_t pos, struct dsort_error *err)
 {

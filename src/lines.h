@@ -182,6 +182,20 @@ enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
                                     struct dsort_line_cursor *cur, size_t n, int unique,
                                     struct dsort_line_sink *sink, struct dsort_error *err);
 
+/* Merge k sorted runs of entries that index one buffer (runs[i]: lens[i] entries, sorted by
+ * dsort_lines_sort; their offsets are into buf, and are the lines' input positions for ties
+ * under o->tie_pos) into sink, in the order o (ties: position under tie_pos, else run order).
+ * Entries that came over a network are checked as they are used: run i's lines must lie in
+ * [lo[i], hi[i]) of buf and end with the eol there, and each prefix must be its line's; else
+ * DSORT_EINTERNAL naming the run ("corrupted in the exchange"). buf's data must end with an
+ * eol at hi[i] - 1 for every run (long lines are measured by looking for it). */
+enum dsort_status dsort_lines_merge_ents(const struct dsort_lines_order *o,
+                                         const unsigned char *buf,
+                                         const struct dsort_line_ent *const *runs,
+                                         const size_t *lens, const uint64_t *lo, const uint64_t *hi,
+                                         size_t k, struct dsort_line_sink *sink,
+                                         struct dsort_error *err);
+
 /* A writer of merged lines: into a run file (framed, open: each line one framed record, with
  * its position when frame_pos), or into a merge sink (e.g. the output's, with its writer
  * thread: plain lines as a byte stream into sink->buf, flushed when full; a line may span

@@ -411,6 +411,191 @@ static enum dsort_status make_tempdirs(struct lx *x)
     return dsort_comm_agree(x->c, st, &x->err);
 }
 
+/* ---- in memory on one node: the input mapped ---- */
+
+/* Collective: can the job read its one input through a mapping (dsort_job_map_usable), in one
+ * round, with offsets that fit an entry? */
+static int map_usable(const struct lx *x, int direct)
+{
+    const struct dsort_job_options *o = x->o;
+    if (!direct || o->checkpoint || o->resume || o->force_external || x->in->count != 1 ||
+        x->in->files[0].size == 0 || x->in->files[0].size >= DSORT_LINE_MAX_BUFFER)
+        return 0; /* the same on every rank */
+    return dsort_job_map_usable(x->c, o, x->in);
+}
+
+/* The line and eol checksums of n entries' lines in buf (conservation; --verify). */
+static void sum_lines(struct lx *x, const unsigned char *buf, const struct dsort_line_ent *e,
+                      size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t len = dsort_line_len(&e[i], buf, x->ord.eol);
+        const unsigned char *line = buf + dsort_line_off(&e[i]);
+        dsort_sum128_add(&x->con_in, dsort_crc32c(dsort_crc32c(0, line, len), &x->ord.eol, 1));
+        if (x->o->verify)
+            dsort_sum128_add(&x->sum_in, dsort_crc32(dsort_crc32(0, line, len), &x->ord.eol, 1));
+    }
+}
+
+/* Collective: the whole in-memory job over the mapped input, as job_map.c does it for fixed
+ * records: the lines stay in the page cache; the ranks sort 16-byte entries (prefix, the line's
+ * offset in the file, its length), cut them by the splitters, exchange the entries, and each
+ * merges what it received, copying lines from the mapping to the output's writer. *taken is 0
+ * (and nothing done) when the file's last line lacks its eol: the copying path adds it. */
+static enum dsort_status sort_mapped(struct lx *x, struct dsort_output *out, int *taken)
+{
+    const struct dsort_comm *c = x->c;
+    const int p = c->size;
+    const size_t es = sizeof(struct dsort_line_ent);
+    struct dsort_phase_clock pc;
+    struct dsort_input_map map = {NULL, 0, NULL};
+    struct dsort_line_ent *ents = NULL, *tmp = NULL, *rbuf = NULL;
+    size_t n = 0, rn = 0;
+    uint64_t *v = calloc((size_t)p * 4, sizeof *v), range[2] = {0, 0};
+    const struct dsort_line_ent **runs = calloc((size_t)p, sizeof *runs);
+    size_t *lens = calloc((size_t)p, sizeof *lens);
+    *taken = 0;
+    dsort_job_phase_begin(&pc, PH_READ);
+    enum dsort_status st =
+        v && runs && lens ? DSORT_OK : DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st)
+        st = dsort_inputs_map(&map, &x->in->files[0], &x->err);
+    const int eol_end = !st && map.len && map.base[map.len - 1] == x->ord.eol;
+    if ((st = dsort_comm_agree(c, st, &x->err)) || !dsort_comm_all_ok(c, eol_end))
+        goto out;
+    *taken = 1;
+    x->stats->mapped = 1;
+    x->stats->external = 0;
+    uint64_t *scount = v, *rcount = v + p, *lo = v + 2 * p, *hi = v + 3 * p;
+    /* This rank's lines: those that start in [x->pos, x->end). */
+    uint64_t start = x->pos, end = start;
+    st = dsort_lines_range_start(x->in, x->end, x->ord.eol, &end, &x->err);
+    if (!st && end < start)
+        end = start;
+    if (!st)
+        st = dsort_job_topo_populate(x->o->topo, 0, &map, start, end - start, &x->err);
+    for (const unsigned char *q = map.base + start, *qe = map.base + end; !st && q < qe; n++) {
+        const unsigned char *e = memchr(q, x->ord.eol, (size_t)(qe - q));
+        q = e ? e + 1 : qe;
+    }
+    if (!st && (!(ents = dsort_mem_alloc(n * es)) || !(tmp = dsort_mem_alloc(n * es))))
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate %zu line entries", 2 * n);
+    if (!st) {
+        n = dsort_lines_index(&x->ord, map.base + start, (size_t)(end - start), ents);
+        for (size_t i = 0; i < n; i++)
+            ents[i].ol += start << 24;
+        sum_lines(x, map.base, ents, n);
+    }
+    x->stats->bytes_read = end - start;
+    x->stats->records_in = n;
+    dsort_job_phase_end(x->stats, PH_READ, &pc);
+    if ((st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+    dsort_progress_step(c, "sort", x->sh.n / 2);
+
+    dsort_job_phase_begin(&pc, PH_SORT);
+    if (n > 1)
+        dsort_lines_sort(&x->ord, map.base, ents, n, tmp);
+    for (size_t d = 0, l = 0; d < (size_t)p; d++) {
+        size_t h =
+            d + 1 < (size_t)p ? dsort_lines_job_cut_after_file(x, ents, map.base, l, n, (int)d) : n;
+        scount[d] = (h - l) * es;
+        l = h;
+    }
+    dsort_job_phase_end(x->stats, PH_SORT, &pc);
+
+    /* Exchange the entries; what arrives from rank s names lines of s's range. */
+    dsort_job_phase_begin(&pc, PH_EXCHANGE);
+    if ((st = dsort_exchange_counts(c->comm, scount, rcount, &x->err)) ||
+        (st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+    uint64_t rbytes = 0;
+    for (int r = 0; r < p; r++)
+        rbytes += rcount[r];
+    rn = (size_t)(rbytes / es);
+    rbuf = rn <= n ? tmp : dsort_mem_alloc(rn * es); /* the sort's scratch, free now */
+    if (!rbuf)
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate %zu line entries", rn);
+    if ((st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+    int rounds = 0;
+    st = dsort_exchange_move(x->o->exchange, (const unsigned char *)ents, scount, NULL,
+                             (unsigned char *)rbuf, rcount, NULL, &rounds, &x->err);
+    x->stats->exchange_rounds += rounds;
+    x->stats->bytes_sent += n * es - scount[c->rank];
+    x->stats->bytes_received += rbytes - rcount[c->rank];
+    range[0] = start;
+    range[1] = end;
+    uint64_t *ranges = malloc(2 * (size_t)p * sizeof *ranges);
+    if (!st && !ranges)
+        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, &x->err))) {
+        free(ranges);
+        goto out;
+    }
+    MPI_Allgather(range, 2, MPI_UINT64_T, ranges, 2, MPI_UINT64_T, c->comm);
+    /* The output's size: the received lines with their eols (offsets checked first: a line is
+     * measured by looking for its eol). */
+    uint64_t bytes = 0, at = 0;
+    for (int r = 0; r < p; r++) {
+        lo[r] = ranges[2 * r];
+        hi[r] = ranges[2 * r + 1];
+        runs[r] = rbuf + at;
+        lens[r] = (size_t)(rcount[r] / es);
+        at += lens[r];
+        for (size_t i = 0; i < lens[r] && !st; i++) {
+            if (dsort_line_off(&runs[r][i]) < lo[r] || dsort_line_off(&runs[r][i]) >= hi[r])
+                st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
+                               "an entry from rank %d names offset %" PRIu64
+                               ", outside its lines (corrupted in the exchange?); nothing written",
+                               r, dsort_line_off(&runs[r][i]));
+            else
+                bytes += dsort_line_len(&runs[r][i], map.base, x->ord.eol) + 1;
+        }
+    }
+    free(ranges);
+    if ((st = dsort_comm_agree(c, st, &x->err)))
+        goto out;
+    dsort_job_phase_end(x->stats, PH_EXCHANGE, &pc);
+    dsort_progress_step(c, "merge", x->sh.n);
+
+    /* Merge the entries; their lines go from the mapping to the output's writer thread. */
+    if ((st = dsort_output_set_share(c, out, bytes, &x->err)))
+        goto out;
+    dsort_job_phase_begin(&pc, PH_WRITE);
+    struct dsort_output_sink os;
+    st = dsort_output_sink_open(&os, out, ((size_t)8 << 20) + DSORT_RUN_ALIGN, out_progress, x,
+                                &x->err);
+    struct dsort_line_writer w = {.sink = &os.sink,
+                                  .eol = x->ord.eol,
+                                  .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
+                                  .sum_c = &x->con_out};
+    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
+    if (!st) {
+        st = dsort_lines_merge_ents(&x->ord, map.base, runs, lens, lo, hi, (size_t)p, &sink,
+                                    &x->err);
+        st = dsort_output_sink_finish(&os, st, &x->err);
+    }
+    if (!st && sink.bytes != bytes)
+        st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
+                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, sink.bytes, bytes);
+    x->stats->records_out = sink.lines;
+    x->stats->bytes_written = sink.bytes;
+    dsort_job_phase_end(x->stats, PH_WRITE, &pc);
+    dsort_job_note_rss(x->stats); /* with the mapping: the page cache this rank used */
+    st = dsort_comm_agree(c, st, &x->err);
+out:
+    dsort_inputs_unmap(&map);
+    if (rbuf != tmp)
+        dsort_mem_free(rbuf, rn * es);
+    dsort_mem_free(ents, n * es);
+    dsort_mem_free(tmp, n * es);
+    free(v);
+    free(runs);
+    free(lens);
+    return st;
+}
+
 static void release(struct lx *x)
 {
     dsort_runmerge_release(&x->rm);
@@ -491,6 +676,19 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     if (o->checkpoint) {
         x.rm.on_pass = dsort_lines_job_ckpt_pass;
         x.rm.on_pass_ctx = &x;
+    }
+    if (map_usable(&x, direct)) {
+        int taken = 0;
+        if ((st = sort_mapped(&x, &out, &taken)))
+            goto fail;
+        if (taken) {
+            struct dsort_job_sums sums = {
+                x.sum_in,           x.sum_out,           x.con_in, x.con_out, stats->records_in,
+                stats->records_out, stats->bytes_written};
+            int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &x.err);
+            release(&x);
+            return rc;
+        }
     }
     k.size = direct ? (need > 65536 ? need : 65536) : x.third;
     k.size = (k.size + 15) / 16 * 16;

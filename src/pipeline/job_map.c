@@ -33,8 +33,8 @@
 int dsort_job_map_usable(const struct dsort_comm *c, const struct dsort_job_options *o,
                          const struct dsort_inputs *in)
 {
-    if (o->no_map || o->lines || o->ord.unique || o->stdin_rank0 || o->local_inputs ||
-        in->count != 1 || in->total_records >= DSORT_KEYSORT_MAX_RECORDS)
+    if (o->no_map || o->ord.unique || o->stdin_rank0 || o->local_inputs || in->count != 1 ||
+        in->total_records >= DSORT_KEYSORT_MAX_RECORDS)
         return 0; /* the same on every rank: options and the shared input set */
     /* One node: the ranks that share memory with us are all of them. */
     MPI_Comm node;

@@ -109,4 +109,9 @@ enum dsort_status dsort_lines_job_resume_state(void *x, struct dsort_ckpt *k);
 size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
                                  int d);
 
+/* The same over sorted entries e of lines of the one input file, mapped at file (offsets
+ * into the file: the mapped path of job_lines.c). */
+size_t dsort_lines_job_cut_after_file(const struct lx *x, const struct dsort_line_ent *e,
+                                      const unsigned char *file, size_t lo, size_t n, int d);
+
 #endif

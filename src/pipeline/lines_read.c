@@ -484,28 +484,60 @@ out:
     return st;
 }
 
-/* Number of the chunk's sorted entries [lo, n) that belong at or before splitter d. Equal
- * lines sit in input order (the sort is stable), so with by_pos their positions increase. */
-size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
-                                 int d)
+/* Number of the sorted entries e[lo, n) of lines in buf that belong at or before splitter d;
+ * pos(ctx, off): the job-wide input position of the line at offset off. Equal lines sit in
+ * input order (the sort is stable), so with by_pos their positions increase. */
+static size_t cut_after(const struct lx *x, const struct dsort_line_ent *e,
+                        const unsigned char *buf, uint64_t (*pos)(const void *, uint64_t),
+                        const void *ctx, size_t lo, size_t n, int d)
 {
     if (!x->split[d])
         return n;
-    const struct dsort_line_ent *e = chunk_ents(k);
     const size_t kl = x->by_pos ? x->split_len[d] - 8 : x->split_len[d];
     const uint64_t at = x->by_pos ? dsort_job_get_be64(x->split[d] + kl) : 0;
     size_t hi = n;
     while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
         const uint64_t off = dsort_line_off(&e[m]);
-        int r = dsort_lines_cmp(&x->ord, k->a + off, dsort_line_len(&e[m], k->a, x->ord.eol),
+        int r = dsort_lines_cmp(&x->ord, buf + off, dsort_line_len(&e[m], buf, x->ord.eol),
                                 x->split[d], kl);
         if (!r && x->by_pos)
-            r = pos_cmp(dsort_lines_job_chunk_pos(x, k, off), at);
+            r = pos_cmp(pos(ctx, off), at);
         if (r <= 0)
             lo = m + 1;
         else
             hi = m;
     }
     return lo;
+}
+
+struct chunk_at {
+    const struct lx *x;
+    const struct chunk *k;
+};
+
+static uint64_t chunk_pos_at(const void *ctx, uint64_t off)
+{
+    const struct chunk_at *c = ctx;
+    return dsort_lines_job_chunk_pos(c->x, c->k, off);
+}
+
+size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
+                                 int d)
+{
+    const struct chunk_at c = {x, k};
+    return cut_after(x, chunk_ents(k), k->a, chunk_pos_at, &c, lo, n, d);
+}
+
+/* Offsets into the one input file (a mapped input) are input positions. */
+static uint64_t file_pos_at(const void *ctx, uint64_t off)
+{
+    const struct lx *x = ctx;
+    return x->sh.g0 + (off - x->sh.first);
+}
+
+size_t dsort_lines_job_cut_after_file(const struct lx *x, const struct dsort_line_ent *e,
+                                      const unsigned char *file, size_t lo, size_t n, int d)
+{
+    return cut_after(x, e, file, file_pos_at, x, lo, n, d);
 }

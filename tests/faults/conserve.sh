@@ -31,7 +31,7 @@ flip_case() {
     check_prompt
     if [ "$pipe" = lines ]; then
         check_rank_line "(conservation check failed|piece received in the exchange ends inside a line)"
-    elif [ "$pipe" = map ]; then # entries on the wire: the merge checks them against the records
+    elif [ "$pipe" = map ] || [ "$pipe" = mlines ]; then # entries on the wire: checked against the data
         check_rank_line "(conservation check failed|corrupted in the exchange)"
     else
         check_rank_line "conservation check failed"
@@ -43,6 +43,7 @@ flip_case() {
 
 flip_case mem
 flip_case map
+flip_case mlines
 flip_case ext
 flip_case lines
 ext_finish

@@ -84,7 +84,7 @@ data() {
     flock 9
     data_make "$SMALL" "$SMALL_REF" 1 1000000 2000
     for p in "$@"; do
-        if [ "$p" = mem ] || [ "$p" = map ]; then
+        if [ "$p" = mem ] || [ "$p" = map ] || [ "$p" = mlines ]; then
             data_make "$MEM" "$MEM_REF" 2 2000000 50000
         else
             data_make "$IN" "$IN_REF" 2 3000000 300000
@@ -108,12 +108,14 @@ data_make() {
 # pipeline_args PIPE: PARGS, the options and input of a pipeline; PREF its oracle.
 #   mem    fixed records in memory (5 MB, default budget), the input copied (--no-map)
 #   map    the same, the input read through a mapping (the default on one node)
+#   mlines --format lines in memory on the same 5 MB, the input mapped
 #   ext    fixed records out of core (30 MB at -S 8M: 5-6 runs per rank at 2 ranks)
 #   lines  --format lines out of core (the same 30 MB as lines, -S 8M: about 7 runs per rank)
 pipeline_args() {
     case $1 in
     mem) PARGS=(--no-map "$MEM") PREF=$MEM_REF ;;
     map) PARGS=("$MEM") PREF=$MEM_REF ;;
+    mlines) PARGS=(--format lines "$MEM") PREF=$MEM_REF ;;
     ext) PARGS=(-S 8M "$IN") PREF=$IN_REF ;;
     lines) PARGS=(--format lines -S 8M "$IN") PREF=$IN_REF ;;
     *) die "unknown pipeline $1" ;;

@@ -13,7 +13,7 @@ data mem ext
 # change_case PIPE HOW KIND
 change_case() {
     local pipe=$1 how=$2 kind=$3 phase nth rank ranks=() r
-    if [ "$pipe" = mem ] || [ "$pipe" = map ]; then
+    if [ "$pipe" = mem ] || [ "$pipe" = map ] || [ "$pipe" = mlines ]; then
         phase=sort nth=1 rank=all
         for ((r = 0; r < N; r++)); do ranks+=("$r"); done
     else
@@ -56,6 +56,7 @@ change_case mem truncate o-new
 change_case mem append o-old
 change_case map truncate O
 change_case map append o-new
+change_case mlines truncate o-old
 change_case ext truncate O
 change_case ext append o-new
 change_case lines truncate o-old

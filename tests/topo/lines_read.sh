@@ -105,7 +105,7 @@ done
 # rank's reads that reach the file's end: its sample's and its bulk read's, the only reads as
 # long as that; nothing on disk changes, so the checks before the commit cannot see it):
 # exit 2, a line naming the input as changed, nothing written. (It said "read past the end of
-# the inputs", naming nothing.)
+# the inputs", naming nothing.) The copying reader: --no-map (a mapped input is not read(2)).
 if [ -n "${DSORT_FAULT_SHIM:-}" ] && [ -f "$DSORT_FAULT_SHIM" ]; then
     awk 'BEGIN { for (i = 0; i < 20000; i++) printf "line %d\n", (i * 7919) % 20000 }' >"$T/flipme.txt"
     # the last rank's lines: from the first line start at or after its share's first byte
@@ -121,7 +121,7 @@ print(len(d) - start)' "$T/flipme.txt" "$N") || die "python3 could not measure t
     run "$N" env LD_PRELOAD="$DSORT_FAULT_SHIM" \
         ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" FAULT_MODE=flip FAULT_PATH=flipme.txt \
         FAULT_OP=read FAULT_MINLEN="$tail_len" FAULT_RANK=$((N - 1)) \
-        "$DSORT" --format lines "$T/flipme.txt" -o "$T/never.txt"
+        "$DSORT" --format lines --no-map "$T/flipme.txt" -o "$T/never.txt"
     eq "last byte changed under the read: exit status" 2 "$RC"
     contains "last byte changed under the read: the error names the input" "$T/stderr" \
         "^dsort: rank $((N - 1))/$N .*'.*flipme.txt' changed while it was being sorted"
