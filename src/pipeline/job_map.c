@@ -44,7 +44,15 @@ int dsort_job_map_usable(const struct dsort_comm *c, const struct dsort_job_opti
         MPI_Comm_size(node, &on_node);
         MPI_Comm_free(&node);
     }
-    return dsort_comm_all_ok(c, on_node == c->size);
+    /* And the file system maps files (every rank tries: a failure means the copying path). */
+    int maps = 0;
+    if (on_node == c->size) {
+        struct dsort_input_map m;
+        struct dsort_error err = {0};
+        maps = dsort_inputs_map(&m, &in->files[0], &err) == DSORT_OK;
+        dsort_inputs_unmap(&m);
+    }
+    return dsort_comm_all_ok(c, on_node == c->size && maps);
 }
 
 /* The composite key of the i-th entry of the sorted run, as job_mem.c's run_key_at makes it
