@@ -380,11 +380,126 @@ static void crc_message(void **state)
     free_lines(l, n);
 }
 
+/* dsort_lines_merge_ents: a buffer of lines cut into k contiguous ranges (as ranks hold them),
+ * each range's entries sorted alone, merged: the lines must come out as one sort of all the
+ * entries gives them, under the plain order, a numeric key with -s (ties by position: the
+ * offsets), and -r. Then damaged entries (an offset outside the run's range, a length that does
+ * not end at the eol, a prefix that is not the line's) are DSORT_EINTERNAL. */
+struct collect {
+    unsigned char *out;
+    size_t len;
+};
+
+static enum dsort_status collect_emit(void *ctx, const unsigned char *line, size_t len,
+                                      uint64_t pos, struct dsort_error *err)
+{
+    (void)pos;
+    (void)err;
+    struct collect *c = ctx;
+    memcpy(c->out + c->len, line, len);
+    c->out[c->len + len] = '\n';
+    c->len += len + 1;
+    return DSORT_OK;
+}
+
+static void merge_ents_case(const char *const *opts, size_t nopts)
+{
+    struct dsort_keys keys;
+    struct dsort_error err = {0};
+    dsort_keys_init(&keys);
+    for (size_t i = 0; i < nopts; i++) {
+        if (opts[i][0] == 'k')
+            assert_int_equal(dsort_keys_add(&keys, opts[i] + 1, &err), DSORT_OK);
+        else if (opts[i][0] == 's')
+            keys.stable = 1;
+        else
+            assert_int_equal(dsort_keys_set_global(&keys, opts[i][0], &err), DSORT_OK);
+    }
+    assert_int_equal(dsort_keys_finish(&keys, &err), DSORT_OK);
+    struct dsort_lines_order ord;
+    dsort_lines_order_init(&ord, &keys, '\n');
+    const size_t nl = 3000;
+    unsigned char *buf = malloc(nl * 40), *want = malloc(nl * 40), *got = malloc(nl * 40);
+    assert_true(buf && want && got);
+    size_t size = 0;
+    for (size_t i = 0; i < nl; i++) /* few distinct keys: many ties */
+        size += (size_t)sprintf((char *)buf + size, "%d %c%u\n", (int)(rng_next() % 50) - 25,
+                                (char)('a' + rng_next() % 3), (unsigned)(rng_next() % 1000));
+    struct dsort_line_ent *all = calloc(nl, sizeof *all), *ents = calloc(nl, sizeof *ents),
+                          *tmp = calloc(nl, sizeof *tmp);
+    assert_true(all && ents && tmp);
+    assert_int_equal(dsort_lines_index(&ord, buf, size, all), nl);
+    memcpy(ents, all, nl * sizeof *all);
+    dsort_lines_sort(&ord, buf, all, nl, tmp);
+    struct collect cw = {want, 0};
+    for (size_t i = 0; i < nl; i++)
+        collect_emit(&cw, buf + dsort_line_off(&all[i]), dsort_line_len(&all[i], buf, '\n'), 0,
+                     &err);
+    for (size_t k = 1; k <= 4; k++) {
+        const struct dsort_line_ent *runs[4];
+        size_t lens[4];
+        uint64_t lo[4], hi[4];
+        for (size_t p = 0; p < k; p++) {
+            size_t a = nl * p / k, b = nl * (p + 1) / k;
+            memcpy(all + a, ents + a, (b - a) * sizeof *all);
+            dsort_lines_sort(&ord, buf, all + a, b - a, tmp);
+            runs[p] = all + a;
+            lens[p] = b - a;
+            lo[p] = a < nl ? dsort_line_off(&ents[a]) : size;
+            hi[p] = b < nl ? dsort_line_off(&ents[b]) : size;
+        }
+        struct collect cg = {got, 0};
+        struct dsort_line_sink sink = {collect_emit, &cg, 0, 0};
+        assert_int_equal(dsort_lines_merge_ents(&ord, buf, runs, lens, lo, hi, k, &sink, &err),
+                         DSORT_OK);
+        assert_int_equal(cg.len, cw.len);
+        assert_memory_equal(got, want, cw.len);
+        if (k == 3) {
+            struct dsort_line_ent *e = all + nl / 3 + 1, keep = *e;
+            const struct dsort_line_ent bad[3] = {
+                {keep.prefix, (uint64_t)0 << 24 | (keep.ol & DSORT_LINE_LONG)}, /* outside */
+                {keep.prefix, keep.ol + 1},                                     /* length */
+                {keep.prefix ^ 1, keep.ol},                                     /* prefix */
+            };
+            for (int b = 0; b < 3; b++) {
+                if (b == 2 && !ord.has_prefix)
+                    continue; /* no prefix to check */
+                *e = bad[b];
+                cg.len = 0;
+                sink = (struct dsort_line_sink){collect_emit, &cg, 0, 0};
+                assert_int_equal(
+                    dsort_lines_merge_ents(&ord, buf, runs, lens, lo, hi, k, &sink, &err),
+                    DSORT_EINTERNAL);
+                *e = keep;
+            }
+        }
+    }
+    free(buf);
+    free(want);
+    free(got);
+    free(all);
+    free(ents);
+    free(tmp);
+}
+
+static void merge_ents(void **state)
+{
+    (void)state;
+    rng_seed();
+    static const char *const plain[] = {NULL};
+    static const char *const num[] = {"k1,1n", "s"};
+    static const char *const rev[] = {"k2,2", "r"};
+    merge_ents_case(plain, 0);
+    merge_ents_case(num, 2);
+    merge_ents_case(rev, 2);
+}
+
 int main(void)
 {
     rng_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
+        cmocka_unit_test(merge_ents),
         cmocka_unit_test_setup_teardown(block_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(every_flip, setup, teardown),
         cmocka_unit_test_setup_teardown(truncated_or_longer, setup, teardown),
