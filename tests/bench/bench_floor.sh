@@ -7,7 +7,8 @@
 # alternating. Prints a markdown table: phase, dsort's median, the floor, the ratio, and what
 # the floor is made of.
 #   tests/bench/bench_floor.sh [RECORDS] [RUNS]      (default 10000000 records = 1 GB, 5 runs)
-# Environment: DSORT_BENCH_DIR (data; default ./data/bench), DSORT_BENCH_RANKS (default 2).
+# Environment: DSORT_BENCH_DIR (data; default ./data/bench), DSORT_BENCH_RANKS (default 2),
+# DSORT_BENCH_OPTS (more dsort options, e.g. --no-map for the copying path).
 # Not part of ctest.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,6 +28,7 @@ in=$dir/ascii-$records.txt
 res=$(mktemp -d "${TMPDIR:-/tmp}/dsort-floor.XXXXXX")
 trap 'rm -rf "$res"' EXIT
 mpi=(mpirun -q --oversubscribe -n "$ranks")
+read -r -a opts <<<"${DSORT_BENCH_OPTS:-}"
 
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -35,7 +37,7 @@ cat "$in" >/dev/null # into the page cache, as for every run below
 for ((i = 1; i <= runs; i++)); do
     rm -f "$dir/floor.out"
     t0=$(now)
-    "${mpi[@]}" "$bin/dsort" "$in" -o "$dir/floor.out" --stats "$res/stats.$i.json"
+    "${mpi[@]}" "$bin/dsort" "${opts[@]}" "$in" -o "$dir/floor.out" --stats "$res/stats.$i.json"
     t1=$(now)
     echo "$t1 - $t0" | bc -l >>"$res/dsort_wall"
     "${mpi[@]}" "$probe" "$in" "$dir" >"$res/probe.$i"
@@ -52,8 +54,10 @@ import json, statistics, sys
 res, runs, wall, startup, records, ranks = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), \
     float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 phase = {}
+mapped = False
 for i in range(1, runs + 1):
     s = json.load(open(f"{res}/stats.{i}.json"))
+    mapped = s.get('mapped', False)
     for p in s['per_rank'][0]['phases']:
         phase.setdefault(p, []).append(max(r['phases'][p] for r in s['per_rank']))
 probe = {}
@@ -64,7 +68,7 @@ for i in range(1, runs + 1):
 m = {k: statistics.median(v) for k, v in probe.items()}
 d = {k: statistics.median(v) for k, v in phase.items()}
 share = records * 100 / ranks / 1e6
-rows = [
+rows_common = [
     ("start-up (mpirun, MPI_Init)", None, startup, "mpirun of a program that only calls MPI_Init"),
     ("read", d.get('read'), m['read_cached'],
      f"read_cached: {share:.0f} MB a rank from the page cache into touched memory"),
@@ -74,12 +78,21 @@ rows = [
     ("splitters", d.get('splitters'), None, "no floor: rounds of small collectives"),
     ("exchange", d.get('exchange'), m['alltoall'] * (ranks - 1) / ranks if ranks > 1 else 0,
      "alltoall of the share, times (p-1)/p (the part that leaves the rank)"),
+]
+rows = rows_common + [
     ("merge", d.get('merge'), m['memcpy'], "memcpy of the share (a streaming pass)"),
     ("write", d.get('write'), m['write_direct'], "O_DIRECT writes of the share, all ranks at once"),
+] if not mapped else rows_common + [
+    # the mapped input: the merge copies records from the page cache into the writer's
+    # buffers while the writer thread writes: one phase, whose floor is the slower of the two
+    ("merge + write", d.get('merge'), max(m['memcpy'], m['write_direct']),
+     "the slower of a memcpy of the share and its O_DIRECT writes (they overlap)"),
+]
+rows = rows + [
     ("commit", d.get('commit'), m['fsync'], "fsync after the direct writes"),
 ]
 print(f"{records} records ({records * 100 / 1e9:.1f} GB), {ranks} ranks, medians of {runs}; "
-      f"dsort wall {wall:.2f} s")
+      f"dsort wall {wall:.2f} s; input {'mapped' if mapped else 'copied'}")
 print()
 print("| phase | dsort (s) | floor (s) | dsort / floor | the floor |")
 print("|---|---|---|---|---|")
