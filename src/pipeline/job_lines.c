@@ -114,6 +114,52 @@ static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t
     return DSORT_OK;
 }
 
+/* Collective: set this rank's share of the output to bytes, then stream merge(x, ctx, sink)'s
+ * lines into it through the output's writer thread (O_DIRECT, page-carry: outsink.h); with
+ * exact, the bytes written must be `bytes`. */
+static enum dsort_status
+merge_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes, int exact,
+                enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *),
+                void *ctx)
+{
+    enum dsort_status st;
+    struct dsort_phase_clock pc;
+    if ((st = dsort_output_set_share(x->c, out, bytes, &x->err)))
+        return st;
+    dsort_job_phase_begin(&pc, PH_WRITE);
+    /* A page more than a block: room for a block after a carried partial page. */
+    struct dsort_output_sink os;
+    st = dsort_output_sink_open(&os, out, io_block(x, 1) + DSORT_RUN_ALIGN, out_progress, x,
+                                &x->err);
+    struct dsort_line_writer w = {.sink = &os.sink,
+                                  .eol = x->ord.eol,
+                                  .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
+                                  .sum_c = &x->con_out};
+    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
+    if (!st) {
+        st = merge(x, ctx, &sink);
+        st = dsort_output_sink_finish(&os, st, &x->err);
+    }
+    if (!st && exact && sink.bytes != bytes)
+        st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
+                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, sink.bytes, bytes);
+    x->stats->records_out = sink.lines;
+    x->stats->bytes_written = sink.bytes;
+    dsort_job_phase_end(x->stats, PH_WRITE, &pc);
+    return st;
+}
+
+struct cursor_merge {
+    struct dsort_line_cursor *cur;
+    size_t n;
+};
+
+static enum dsort_status merge_cursors(struct lx *x, void *ctx, struct dsort_line_sink *sink)
+{
+    const struct cursor_merge *m = ctx;
+    return dsort_lines_merge(&x->ord, m->cur, m->n, x->o->ord.unique, sink, &x->err);
+}
+
 /* Merge cursors into the output at this rank's offset 0; sets the share first (collective).
  * cursors are re-opened by reopen() for the second pass that -u needs. */
 static enum dsort_status
@@ -137,32 +183,9 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
     }
     if ((st = dsort_comm_agree(c, st, &x->err)))
         return st;
-    if ((st = dsort_output_set_share(c, out, bytes, &x->err)))
-        return st;
-    dsort_job_phase_begin(&pc, PH_WRITE);
-    /* Through the output's writer thread (O_DIRECT, page-carry: outsink.h) while merging; a
-     * page more than a block: room for a block after a carried partial page. */
-    struct dsort_output_sink os;
-    st = dsort_output_sink_open(&os, out, io_block(x, 1) + DSORT_RUN_ALIGN, out_progress, x,
-                                &x->err);
-    struct dsort_line_writer w = {.sink = &os.sink,
-                                  .eol = x->ord.eol,
-                                  .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
-                                  .sum_c = &x->con_out};
-    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
-    if (!st) {
-        st = dsort_lines_merge(&x->ord, cur, n, x->o->ord.unique, &sink, &x->err);
-        st = dsort_output_sink_finish(&os, st, &x->err);
-    }
-    /* -u into parts (-O): the size was not counted beforehand */
-    int exact = !(x->o->ord.unique && !x->o->output);
-    if (!st && exact && sink.bytes != bytes)
-        st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
-                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, sink.bytes, bytes);
-    x->stats->records_out = sink.lines;
-    x->stats->bytes_written = sink.bytes;
-    dsort_job_phase_end(x->stats, PH_WRITE, &pc);
-    return st;
+    int exact = !(x->o->ord.unique && !x->o->output); /* -u into parts (-O): not counted */
+    struct cursor_merge cm = {cur, n};
+    return merge_to_output(x, out, bytes, exact, merge_cursors, &cm);
 }
 
 struct mem_pieces {
@@ -437,6 +460,21 @@ static void sum_lines(struct lx *x, const unsigned char *buf, const struct dsort
     }
 }
 
+struct ent_merge {
+    const unsigned char *file;
+    const struct dsort_line_ent **runs;
+    const size_t *lens;
+    const uint64_t *lo, *hi;
+    size_t k;
+};
+
+static enum dsort_status merge_ents(struct lx *x, void *ctx, struct dsort_line_sink *sink)
+{
+    const struct ent_merge *m = ctx;
+    return dsort_lines_merge_ents(&x->ord, m->file, m->runs, m->lens, m->lo, m->hi, m->k, sink,
+                                  &x->err);
+}
+
 /* Collective: the whole in-memory job over the mapped input, as job_map.c does it for fixed
  * records: the lines stay in the page cache; the ranks sort 16-byte entries (prefix, the line's
  * offset in the file, its length), cut them by the splitters, exchange the entries, and each
@@ -560,28 +598,8 @@ static enum dsort_status sort_mapped(struct lx *x, struct dsort_output *out, int
     dsort_progress_step(c, "merge", x->sh.n);
 
     /* Merge the entries; their lines go from the mapping to the output's writer thread. */
-    if ((st = dsort_output_set_share(c, out, bytes, &x->err)))
-        goto out;
-    dsort_job_phase_begin(&pc, PH_WRITE);
-    struct dsort_output_sink os;
-    st = dsort_output_sink_open(&os, out, ((size_t)8 << 20) + DSORT_RUN_ALIGN, out_progress, x,
-                                &x->err);
-    struct dsort_line_writer w = {.sink = &os.sink,
-                                  .eol = x->ord.eol,
-                                  .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
-                                  .sum_c = &x->con_out};
-    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
-    if (!st) {
-        st = dsort_lines_merge_ents(&x->ord, map.base, runs, lens, lo, hi, (size_t)p, &sink,
-                                    &x->err);
-        st = dsort_output_sink_finish(&os, st, &x->err);
-    }
-    if (!st && sink.bytes != bytes)
-        st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
-                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, sink.bytes, bytes);
-    x->stats->records_out = sink.lines;
-    x->stats->bytes_written = sink.bytes;
-    dsort_job_phase_end(x->stats, PH_WRITE, &pc);
+    struct ent_merge em = {map.base, runs, lens, lo, hi, (size_t)p};
+    st = merge_to_output(x, out, bytes, 1, merge_ents, &em);
     dsort_job_note_rss(x->stats); /* with the mapping: the page cache this rank used */
     st = dsort_comm_agree(c, st, &x->err);
 out:
@@ -681,14 +699,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         int taken = 0;
         if ((st = sort_mapped(&x, &out, &taken)))
             goto fail;
-        if (taken) {
-            struct dsort_job_sums sums = {
-                x.sum_in,           x.sum_out,           x.con_in, x.con_out, stats->records_in,
-                stats->records_out, stats->bytes_written};
-            int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &x.err);
-            release(&x);
-            return rc;
-        }
+        if (taken)
+            goto finish;
     }
     k.size = direct ? (need > 65536 ? need : 65536) : x.third;
     k.size = (k.size + 15) / 16 * 16;
@@ -777,6 +789,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     dsort_job_ckpt_end(&x.td, &x.runs); /* the checks and the commit keep nothing */
     if (st)
         goto fail;
+finish:;
     struct dsort_job_sums sums = {
         x.sum_in,           x.sum_out,           x.con_in, x.con_out, stats->records_in,
         stats->records_out, stats->bytes_written};

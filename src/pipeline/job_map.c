@@ -102,6 +102,7 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
 {
     struct dsort_error err = {0};
     enum dsort_status st = DSORT_OK;
+    int rc = 2;
     const size_t rs = o->fmt.rec_size, es = sizeof(struct dsort_sortent);
     struct dsort_phase_clock pc;
     const struct dsort_share sh = *share;
@@ -241,7 +242,15 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_mem_free(tmp, n * es);
     ents = tmp = NULL;
     struct dsort_job_sums sums = {sum_in, mo.sum, con_in, mo.con, n, nout, nout * rs};
-    int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &err);
+    rc = dsort_job_finish(c, o, in, &out, &sums, stats, &err);
+    goto done;
+
+fail:
+    dsort_output_abandon(&out);
+    dsort_inputs_unmap(&map);
+    dsort_mem_free(ents, n * es);
+    dsort_mem_free(tmp, n * es);
+done:
     free(cuts);
     free(scount);
     free(rcount);
@@ -250,18 +259,4 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     free(lo);
     free(hi);
     return rc;
-
-fail:
-    dsort_output_abandon(&out);
-    dsort_inputs_unmap(&map);
-    dsort_mem_free(ents, n * es);
-    dsort_mem_free(tmp, n * es);
-    free(cuts);
-    free(scount);
-    free(rcount);
-    free(runs);
-    free(lens);
-    free(lo);
-    free(hi);
-    return 2;
 }
