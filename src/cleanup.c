@@ -296,11 +296,13 @@ static struct {
     char path[DSORT_CLEANUP_PATH_MAX];
 } maps[DSORT_CLEANUP_MAPS];
 
+static struct sigaction old_sigbus; /* the handler before ours (MPI's, a sanitizer's) */
+
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-    (void)uc;
-    const unsigned char *a = si->si_addr;
-    for (size_t i = 0; i < DSORT_CLEANUP_MAPS; i++) {
+    /* A fault (not a kill -BUS, whose si_addr means nothing) inside a watched mapping. */
+    const unsigned char *a = si->si_code > 0 ? si->si_addr : NULL;
+    for (size_t i = 0; a && i < DSORT_CLEANUP_MAPS; i++) {
         if (!maps[i].used || a < maps[i].base || a >= maps[i].base + maps[i].len)
             continue;
         caught = sig;
@@ -317,8 +319,20 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
         (void)w;
         _exit(2);
     }
-    /* Not a watched file: a bug. Let the default action (a core dump) happen. */
+    /* Not ours: the handler before ours, or the default action (a core dump), as if we had
+     * never been here. */
+    if ((old_sigbus.sa_flags & SA_SIGINFO) && old_sigbus.sa_sigaction) {
+        old_sigbus.sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (old_sigbus.sa_handler != SIG_DFL && old_sigbus.sa_handler != SIG_IGN &&
+        old_sigbus.sa_handler) {
+        old_sigbus.sa_handler(sig);
+        return;
+    }
     signal(sig, SIG_DFL);
+    if (si->si_code <= 0) /* sent: it would not come again by returning */
+        raise(sig);
 }
 
 enum dsort_status dsort_cleanup_watch_map(const void *base, size_t len, const char *path,
@@ -332,8 +346,10 @@ enum dsort_status dsort_cleanup_watch_map(const void *base, size_t len, const ch
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_sigbus;
         sa.sa_flags = SA_SIGINFO;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGBUS, &sa, NULL);
+        sigemptyset(&sa.sa_mask); /* the other handlers' signals wait until it is done */
+        for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+            sigaddset(&sa.sa_mask, handled[i]);
+        sigaction(SIGBUS, &sa, &old_sigbus);
         installed = 1;
     }
     for (size_t i = 0; i < DSORT_CLEANUP_MAPS; i++) {

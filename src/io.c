@@ -375,7 +375,8 @@ enum dsort_status dsort_inputs_populate(const struct dsort_input_map *m, uint64_
 {
     if (!m->base || !len)
         return DSORT_OK;
-    const uint64_t page = 4096;
+    long ps = sysconf(_SC_PAGESIZE);
+    const uint64_t page = ps > 0 ? (uint64_t)ps : 4096;
     uint64_t from = off / page * page, to = off + len;
     if (to > m->len)
         to = m->len;

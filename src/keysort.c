@@ -246,7 +246,8 @@ enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const stru
                 dsort_sortent_index(&runs[i][j]) >= hi[i]) {
                 st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
                                "entry %zu from rank %zu names record %zu, which that rank did "
-                               "not sort (corrupted in the exchange?); nothing written",
+                               "not sort (the input changed while it was being sorted, or the "
+                               "entry was corrupted in the exchange); nothing written",
                                j, i, dsort_sortent_index(&runs[i][j]));
                 break;
             }
@@ -280,7 +281,8 @@ enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const stru
             (p.k0 == prev.k0 && p.k1 < prev.k1)) {
             st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
                            "an entry from rank %zu does not match record %zu, or is out of "
-                           "order (corrupted in the exchange?); nothing written",
+                           "order (the input changed while it was being sorted, or the entry was "
+                           "corrupted in the exchange); nothing written",
                            w, dsort_sortent_index(e));
             break;
         }

@@ -483,7 +483,8 @@ static enum dsort_status ent_load(struct emerge *m, size_t i, uint64_t lo, uint6
     if (!ok)
         return DSORT_ERR(err, DSORT_EINTERNAL, 0,
                          "an entry from rank %zu does not match a line at offset %" PRIu64
-                         " (corrupted in the exchange?); nothing written",
+                         " (the input changed while it was being sorted, or the entry was "
+                         "corrupted in the exchange); nothing written",
                          i, off);
     m->line[i] = m->buf + off;
     m->len[i] = len;

@@ -585,7 +585,8 @@ static enum dsort_status sort_mapped(struct lx *x, struct dsort_output *out, int
             if (dsort_line_off(&runs[r][i]) < lo[r] || dsort_line_off(&runs[r][i]) >= hi[r])
                 st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
                                "an entry from rank %d names offset %" PRIu64
-                               ", outside its lines (corrupted in the exchange?); nothing written",
+                               ", outside its lines (the input changed while it was being sorted, "
+                               "or the entry was corrupted in the exchange); nothing written",
                                r, dsort_line_off(&runs[r][i]));
             else
                 bytes += dsort_line_len(&runs[r][i], map.base, x->ord.eol) + 1;

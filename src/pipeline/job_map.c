@@ -175,8 +175,10 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     if (c->size > 1) {
         ranges = malloc(2 * (size_t)c->size * sizeof *ranges);
         st = ranges ? DSORT_OK : DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
-        if ((st = dsort_comm_agree(c, st, &err)))
+        if ((st = dsort_comm_agree(c, st, &err))) {
+            free(ranges);
             goto fail;
+        }
         MPI_Allgather(range, 2, MPI_UINT64_T, ranges, 2, MPI_UINT64_T, c->comm);
     }
     for (int r = 0; r < c->size; r++) {
@@ -224,10 +226,13 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_job_phase_begin(&pc, PH_MERGE);
     struct map_out mo = {o, {0, 0}, {0, 0}, 3 * (uint64_t)bytes, 0};
     struct dsort_output_sink os;
-    st = dsort_output_sink_open(&os, &out, MAP_OUT_BUF + 4096, count_out, &mo, &err);
-    if (!st && nout != n)
+    /* two buffers, each with room for two records and the O_DIRECT lead and carry */
+    const size_t buf_len = MAP_OUT_BUF > 2 * rs ? MAP_OUT_BUF + 4096 : 2 * rs + 2 * 4096;
+    if (nout != n)
         st = DSORT_ERR(&err, DSORT_EINTERNAL, 0,
                        "received %" PRIu64 " records for a share of %" PRIu64, nout, n);
+    else
+        st = dsort_output_sink_open(&os, &out, buf_len, count_out, &mo, &err);
     if (!st) {
         st = dsort_keysort_merge(&o->fmt, &o->ord, map.base, runs, lens, lo, hi, k, &os.sink, &err);
         st = dsort_output_sink_finish(&os, st, &err);
