@@ -383,7 +383,16 @@ enum dsort_status dsort_inputs_populate(const struct dsort_input_map *m, uint64_
     if (from >= to)
         return DSORT_OK;
 #ifdef MADV_POPULATE_READ
-    if (!madvise((void *)(m->base + from), (size_t)(to - from), MADV_POPULATE_READ))
+    /* In pieces of 64 MiB: a signal's handler runs between them (a populate of a cold share
+     * on a slow disk would otherwise hold off SIGTERM until the whole share is read). */
+    const uint64_t piece = (uint64_t)64 << 20;
+    int r = 0;
+    for (uint64_t at = from; at < to && !r; at += piece) {
+        size_t n = (size_t)(to - at < piece ? to - at : piece);
+        while ((r = madvise((void *)(m->base + at), n, MADV_POPULATE_READ)) && errno == EINTR)
+            ;
+    }
+    if (!r)
         return DSORT_OK;
     if (errno == EFAULT)
         return DSORT_ERR(err, DSORT_EFORMAT, 0,
