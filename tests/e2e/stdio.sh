@@ -30,10 +30,12 @@ eq "dsort-gen made the records" 0 "$RC"
 # Open MPI 4's mpirun itself can crash forwarding standard input as a job ends (exit 139, a
 # segfault in orte_iof_hnp_read_local_handler: open-mpi/ompi#7483, fixed in Open MPI 5; seen
 # in CI): that is not dsort's doing, so the command runs again (twice at most), once the dead
-# mpirun's session directory is removed from this test's $TMPDIR.
+# mpirun's session directory, and the copy of standard input that its killed ranks left (which
+# a later job's sweep would remove), are removed from this test's $TMPDIR.
 piped() {
-    local in=$1 n=$2 try
+    local in=$1 n=$2 try f before
     shift 2
+    before=$(cd "$TMPDIR" && ls -A)
     # shellcheck disable=SC2034 # read by fail (tests/lib/check.sh)
     LAST_CMD="cat $in | $MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $n $(printf '%q ' "$@")"
     for try in 1 2 3; do
@@ -47,6 +49,9 @@ piped() {
         echo "note: mpirun crashed forwarding standard input (open-mpi/ompi#7483); again: $LAST_CMD" >&2
         sleep 1
         rm -rf "${TMPDIR:?}"/ompi.*
+        for f in "$TMPDIR"/.dsort_stdin.*; do
+            [ -e "$f" ] && ! grep -qxF "$(basename "$f")" <<<"$before" && rm -f "$f"
+        done
     done
 }
 
