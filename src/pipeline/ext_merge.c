@@ -21,9 +21,8 @@
 static void count_out(void *ctx, const unsigned char *p, size_t len)
 {
     struct ext *x = ctx;
-    if (x->o->output_dir || x->o->verify)
-        dsort_checksum_records(&x->sum_out, p, len / x->rs, x->rs);
-    dsort_checksum_records_c(&x->con_out, p, len / x->rs, x->rs);
+    dsort_job_sum_records(x->o->output_dir || x->o->verify, p, len / x->rs, x->rs, &x->sum_out,
+                          &x->con_out);
     x->out_done += len;
     dsort_progress_local("merge", x->n * x->rs + x->out_done);
 }

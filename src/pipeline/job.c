@@ -363,6 +363,25 @@ void dsort_job_name(const struct dsort_comm *c, char *job, size_t len)
                        "sharing the job's name (MPI_Bcast)");
 }
 
+void dsort_job_sum_records(int valsort, const unsigned char *recs, uint64_t n, size_t rec_size,
+                           struct dsort_sum128 *sum, struct dsort_sum128 *con)
+{
+    if (valsort)
+        dsort_checksum_records(sum, recs, n, rec_size);
+    dsort_checksum_records_c(con, recs, n, rec_size);
+}
+
+void dsort_job_run_key(const struct dsort_cmp *c, const unsigned char *rec, uint64_t g0, uint64_t i,
+                       unsigned char *out)
+{
+    dsort_job_put_bytes(out, rec + c->key_off, c->key_len, c->reverse);
+    out += c->key_len;
+    dsort_job_put_bytes(out, rec + c->tie_off, c->tie_len, c->tie_reverse);
+    out += c->tie_len;
+    dsort_job_put_be64(out, g0);
+    dsort_job_put_be64(out + 8, i);
+}
+
 void dsort_job_note_rss(struct dsort_job_stats *stats)
 {
     FILE *f = fopen("/proc/self/status", "r");

@@ -156,6 +156,17 @@ void dsort_job_put_be64(unsigned char *out, uint64_t v);
 /* The number dsort_job_put_be64 wrote at p. */
 uint64_t dsort_job_get_be64(const unsigned char *p);
 
+/* The checksums of n records of rec_size bytes: the conservation sum (CRC32C) into con, and
+ * with `valsort` (--verify on inputs; --verify or -O on outputs) valsort's CRC-32 into sum. */
+void dsort_job_sum_records(int valsort, const unsigned char *recs, uint64_t n, size_t rec_size,
+                           struct dsort_sum128 *sum, struct dsort_sum128 *con);
+/* The exact splitters' composite key of rec, the i-th record of a rank's sorted run whose share
+ * starts at g0 in the job's input order: normalised key, normalised tie bytes (the whole record
+ * for the default order), g0, i (c->key_len + c->tie_len + 16 bytes). Unique across the job,
+ * and memcmp order is the output order. */
+void dsort_job_run_key(const struct dsort_cmp *c, const unsigned char *rec, uint64_t g0, uint64_t i,
+                       unsigned char *out);
+
 /* Bytes of memory the in-memory pipeline needs for n records at p ranks. */
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p);
 

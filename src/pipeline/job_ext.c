@@ -296,10 +296,8 @@ static enum dsort_status form_runs(struct ext *x)
         if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
             dsort_inputs_advise(x->in, x->first + at + m,
                                 x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
-        if (!st && x->o->verify)
-            dsort_checksum_records(&x->sum_in, x->a, m, x->rs);
         if (!st)
-            dsort_checksum_records_c(&x->con_in, x->a, m, x->rs);
+            dsort_job_sum_records(x->o->verify, x->a, m, x->rs, &x->sum_in, &x->con_in);
         x->stats->bytes_read += m * x->rs;
         dsort_job_phase_end(x->stats, PH_READ, &pc);
         if ((st = dsort_comm_agree(c, st, &x->err)))

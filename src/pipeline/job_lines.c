@@ -727,18 +727,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         st = dsort_lines_job_fill(&x, &k, &x.err);
         stats->bytes_read += k.used;
         stats->records_in += k.n;
-        if (!st) {
-            const struct dsort_line_ent *e = chunk_ents(&k);
-            for (size_t i = 0; i < k.n; i++) {
-                size_t len = dsort_line_len(&e[i], k.a, x.ord.eol);
-                const unsigned char *line = k.a + dsort_line_off(&e[i]);
-                dsort_sum128_add(&x.con_in,
-                                 dsort_crc32c(dsort_crc32c(0, line, len), &x.ord.eol, 1));
-                if (o->verify)
-                    dsort_sum128_add(&x.sum_in,
-                                     dsort_crc32(dsort_crc32(0, line, len), &x.ord.eol, 1));
-            }
-        }
+        if (!st)
+            sum_lines(&x, k.a, chunk_ents(&k), k.n);
         dsort_job_phase_end(stats, PH_READ, &pc);
         if ((st = dsort_comm_agree(c, st, &x.err)))
             goto fail;

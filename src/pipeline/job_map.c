@@ -68,14 +68,8 @@ struct map_keys {
 static void map_key_at(const void *ctx, uint64_t i, unsigned char *out)
 {
     const struct map_keys *k = ctx;
-    const struct dsort_cmp *c = k->cmp;
-    const unsigned char *rec = k->recs + dsort_sortent_index(&k->ents[i]) * k->rec_size;
-    dsort_job_put_bytes(out, rec + c->key_off, c->key_len, c->reverse);
-    out += c->key_len;
-    dsort_job_put_bytes(out, rec + c->tie_off, c->tie_len, c->tie_reverse);
-    out += c->tie_len;
-    dsort_job_put_be64(out, k->g0);
-    dsort_job_put_be64(out + 8, i);
+    dsort_job_run_key(k->cmp, k->recs + dsort_sortent_index(&k->ents[i]) * k->rec_size, k->g0, i,
+                      out);
 }
 
 /* The output sink's view of the records written: their checksums and the progress. */
@@ -89,9 +83,7 @@ static void count_out(void *ctx, const unsigned char *p, size_t len)
 {
     struct map_out *m = ctx;
     const size_t rs = m->o->fmt.rec_size;
-    if (m->o->output_dir || m->o->verify)
-        dsort_checksum_records(&m->sum, p, len / rs, rs);
-    dsort_checksum_records_c(&m->con, p, len / rs, rs);
+    dsort_job_sum_records(m->o->output_dir || m->o->verify, p, len / rs, rs, &m->sum, &m->con);
     m->done += len;
     dsort_progress_local("merge", m->base + m->done);
 }
@@ -138,10 +130,8 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     const unsigned char *mine = map.base ? map.base + sh.first * rs : NULL;
     if (!st)
         st = dsort_job_topo_populate(o->topo, 0, &map, sh.first * rs, bytes, &err);
-    if (!st && o->verify)
-        dsort_checksum_records(&sum_in, mine, n, rs);
     if (!st)
-        dsort_checksum_records_c(&con_in, mine, n, rs);
+        dsort_job_sum_records(o->verify, mine, n, rs, &sum_in, &con_in);
     stats->bytes_read = bytes;
     dsort_job_phase_end(stats, PH_READ, &pc);
     if ((st = dsort_comm_agree(c, st, &err)))

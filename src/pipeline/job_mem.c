@@ -20,10 +20,7 @@
 #include "progress.h"
 #include "splitters.h"
 
-/* The composite key of the i-th record of the sorted run: normalised key, normalised tie
- * bytes (the whole record, for the default order), the global position of the rank's first
- * record (which orders the ranks' shares as the input is ordered), and i. Unique across the
- * job, and memcmp order is the output order. */
+/* The composite key (dsort_job_run_key) of the i-th record of the sorted run. */
 struct run_keys {
     const struct dsort_cmp *cmp;
     const unsigned char *run;
@@ -34,14 +31,7 @@ struct run_keys {
 static void run_key_at(const void *ctx, uint64_t i, unsigned char *out)
 {
     const struct run_keys *k = ctx;
-    const struct dsort_cmp *c = k->cmp;
-    const unsigned char *rec = k->run + i * k->rec_size;
-    dsort_job_put_bytes(out, rec + c->key_off, c->key_len, c->reverse);
-    out += c->key_len;
-    dsort_job_put_bytes(out, rec + c->tie_off, c->tie_len, c->tie_reverse);
-    out += c->tie_len;
-    dsort_job_put_be64(out, k->g0);
-    dsort_job_put_be64(out + 8, i);
+    dsort_job_run_key(k->cmp, k->run + i * k->rec_size, k->g0, i, out);
 }
 
 struct source {
@@ -166,10 +156,8 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_job_phase_begin(&pc, PH_READ);
     if (!st)
         st = dsort_job_topo_read(o->topo, in, first, n, a, &err);
-    if (!st && o->verify)
-        dsort_checksum_records(&sum_in, a, n, rs);
     if (!st)
-        dsort_checksum_records_c(&con_in, a, n, rs);
+        dsort_job_sum_records(o->verify, a, n, rs, &sum_in, &con_in);
     stats->bytes_read = bytes;
     dsort_job_phase_end(stats, PH_READ, &pc);
     if ((st = dsort_comm_agree(c, st, &err)))
@@ -220,9 +208,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 
     dsort_job_phase_begin(&pc, PH_WRITE);
     struct dsort_part_info info = {nout, nout * rs, {0, 0}, ""};
-    if (o->output_dir || o->verify)
-        dsort_checksum_records(&info.checksum, b, nout, rs);
-    dsort_checksum_records_c(&con_out, b, nout, rs);
+    dsort_job_sum_records(o->output_dir || o->verify, b, nout, rs, &info.checksum, &con_out);
     st = dsort_output_write(&out, b, nout * rs, 0, &err);
     stats->bytes_written = nout * rs;
     dsort_job_phase_end(stats, PH_WRITE, &pc);
