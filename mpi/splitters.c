@@ -41,8 +41,25 @@ enum {
     DEC_RIGHT,      /* the target is above the pivot: keep the part above it */
     DEC_AT_LESS,    /* settled: cut before the pivot */
     DEC_AT_LESS_EQ, /* settled: cut after the pivot */
-    DEC_FAIL        /* no proposals where the target must be: the keys are not unique */
+    DEC_FAIL        /* no proposals where the target must be: the keys are not unique, or
+                     * changed under the selection (an input rewritten while it is sorted) */
 };
+
+/* The most rounds a selection over total elements can take, with a margin: every round after
+ * the first keeps at most three quarters of each window, so 2 + log_{4/3}(total) rounds settle
+ * every splitter, and 3 * log2 exceeds log_{4/3}. Keys that change under the selection (an input
+ * rewritten in place while it is sorted, read through its mapping) break that invariant: a
+ * window may then never shrink, and without this bound every rank would spin forever. All ranks
+ * take the same rounds, so all reach the bound together. */
+static int max_rounds(uint64_t total)
+{
+    int bits = 0;
+    while (total) {
+        bits++;
+        total >>= 1;
+    }
+    return 4 + 3 * bits;
+}
 
 /* A report of one rank to the owner of a splitter: its elements below and up to the pivot,
  * and the size and median of its window's part below the pivot and of its part above it (the
@@ -209,10 +226,18 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
         put_report(src, out + (j + 1) * rs, 0, n, n, n);
     }
     cand_key_size = ks;
+    const int most = max_rounds(total);
     /* A round: every rank reports to every owner (Alltoall of one report each way), the owners
      * decide, and every rank gets every decision with the next pivot (Allgather). Every rank
      * sees the same decisions, so all take the same number of rounds. */
-    while (active > 0) {
+    for (int round = 0; active > 0; round++) {
+        if (round == most) {
+            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                           "splitter selection did not settle in %d rounds (the keys changed "
+                           "while it ran, or are not unique)",
+                           most);
+            goto out;
+        }
         if (rounds)
             (*rounds)++;
         MPI_Alltoall(out, (int)rs, MPI_BYTE, in, (int)rs, MPI_BYTE, comm);
@@ -250,7 +275,8 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
         }
         if (failed) {
             st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter selection lost its target (are composite keys unique?)");
+                           "splitter selection lost its target (the keys changed while it "
+                           "ran, or are not unique)");
             goto out;
         }
     }
@@ -258,7 +284,8 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
     for (int j = 0; j < p; j++)
         if (cuts[j] > cuts[j + 1]) {
             st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter cuts are not monotone (are composite keys unique?)");
+                           "splitter cuts are not monotone (the keys changed while they were "
+                           "chosen, or are not unique)");
             break;
         }
 out:
@@ -437,9 +464,17 @@ enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sampl
     }
     sel_src = src;
     size_t active = m;
+    const int most = max_rounds(total);
     /* A round: every rank reports to every owner (Alltoall), the owners decide, and every rank
      * gets every decision with its pivot (Allgather): all ranks take the same rounds. */
     for (int first = 1; active > 0; first = 0) {
+        if (out->rounds == most) {
+            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                           "splitter selection over the samples did not settle in %d "
+                           "rounds",
+                           most);
+            goto done;
+        }
         out->rounds++;
         MPI_Alltoall(rep_out, (int)rs, MPI_BYTE, rep_in, (int)rs, MPI_BYTE, comm);
         dec[0] = SEL_NONE;

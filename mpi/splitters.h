@@ -23,9 +23,11 @@
  * O(p log p) sort of p proposals included), O(p * key_size) memory (dsort_splitters_memory).
  *
  * Collective over comm. Returns DSORT_OK; DSORT_ENOMEM on every rank if any rank cannot
- * allocate its state; DSORT_EINTERNAL if the composite keys turn out not to be unique (on
- * every rank when the selection finds it, else where the cuts are not monotone: callers agree
- * afterwards).
+ * allocate its state; DSORT_EINTERNAL if the composite keys turn out not to be unique, or
+ * change while the rounds run (key_at reading an input that is rewritten meanwhile): on every
+ * rank when the selection finds it or has not settled after 4 + 3 * bits(N) rounds (a bound
+ * no selection over unchanging unique keys reaches: then no rank spins forever), else where
+ * the cuts are not monotone (callers agree afterwards).
  */
 #ifndef DSORT_SPLITTERS_H
 #define DSORT_SPLITTERS_H
@@ -70,7 +72,9 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
  * Collective over comm. Returns DSORT_OK with out->keys = p-1 slots (slot j-1: an 8-byte
  * length, then the key of splitter j), the same on every rank, or out->keys NULL when there are
  * no sample items anywhere (or p = 1); DSORT_ENOMEM on every rank if any rank cannot allocate;
- * DSORT_EINVAL on every rank if a key is longer than 1 GiB. */
+ * DSORT_EINVAL on every rank if a key is longer than 1 GiB; DSORT_EINTERNAL on every rank if
+ * the selection has not settled after 4 + 3 * bits(M) rounds (it cannot, unless cmp is not a
+ * consistent order: a bound, so that no rank ever spins). */
 struct dsort_sample_items {
     uint64_t n;     /* local sample items, sorted by cmp */
     size_t key_max; /* the longest key (bytes) of this rank's items */

@@ -333,6 +333,18 @@ enum dsort_status dsort_inputs_check_unchanged(const struct dsort_inputs *in,
     return DSORT_OK;
 }
 
+/* The bytes mapped for a file of len bytes: its pages and one more, wholly beyond its end. A
+ * scan for a line's end that runs off the file (its last eol overwritten while it is sorted)
+ * then reads that page and gets SIGBUS inside the watched mapping, which ends the job as a
+ * truncation does (naming the file), where it would otherwise run into unmapped memory
+ * (SIGSEGV) or into another mapping. */
+static size_t map_span(size_t len)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    const size_t page = ps > 0 ? (size_t)ps : 4096;
+    return (len + page - 1) / page * page + page;
+}
+
 enum dsort_status dsort_inputs_map(struct dsort_input_map *m, const struct dsort_input *f,
                                    struct dsort_error *err)
 {
@@ -350,17 +362,18 @@ enum dsort_status dsort_inputs_map(struct dsort_input_map *m, const struct dsort
                        "'%s' changed while it was being sorted (it is not the file that was "
                        "opened, or its size changed); nothing written",
                        f->path);
-    else if (f->size > SIZE_MAX)
+    else if (f->size > SIZE_MAX / 2)
         st = DSORT_ERR(err, DSORT_EIO, EFBIG, "cannot map '%s'", f->path);
     if (!st && f->size) {
-        void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, fd, 0);
+        const size_t span = map_span((size_t)f->size);
+        void *p = mmap(NULL, span, PROT_READ, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED) {
             st = DSORT_ERR(err, DSORT_EIO, errno, "cannot map '%s'", f->path);
         } else {
             m->base = p;
             m->len = (size_t)f->size;
-            if ((st = dsort_cleanup_watch_map(p, m->len, f->path, err))) {
-                munmap(p, m->len);
+            if ((st = dsort_cleanup_watch_map(p, span, f->path, err))) {
+                munmap(p, span);
                 m->base = NULL;
                 m->len = 0;
             }
@@ -410,7 +423,7 @@ void dsort_inputs_unmap(struct dsort_input_map *m)
 {
     if (m->base) {
         dsort_cleanup_unwatch_map(m->base);
-        munmap((void *)m->base, m->len);
+        munmap((void *)m->base, map_span(m->len));
     }
     m->base = NULL;
     m->len = 0;

@@ -97,7 +97,8 @@ enum dsort_status dsort_inputs_check_unchanged(const struct dsort_inputs *in,
  * fresh memory (the in-memory pipeline of ranks on one node, docs/design.md). The mapping
  * shows the file as it was opened; it is watched (dsort_cleanup_watch_map), so that a read
  * beyond the end of a file that shrank meanwhile ends the process with a line naming it
- * instead of a crash. Local. */
+ * instead of a crash. A page beyond the file's end is mapped and watched too, so that a scan
+ * that runs off the end (for a line's eol that was overwritten) ends the same way. Local. */
 struct dsort_input_map {
     const unsigned char *base; /* the file's first byte (NULL for an empty file) */
     size_t len;

@@ -467,17 +467,7 @@ static enum dsort_status ent_load(struct emerge *m, size_t i, uint64_t lo, uint6
     const struct dsort_line_ent *e = m->cur[i];
     uint64_t off = dsort_line_off(e);
     size_t len = 0;
-    int ok = off >= lo && off < hi;
-    if (ok) {
-        len = (size_t)(e->ol & DSORT_LINE_LONG);
-        if (len == DSORT_LINE_LONG) { /* measured: the eol is before hi (checked by the caller) */
-            const unsigned char *q = memchr(m->buf + off, m->o->eol, (size_t)(hi - off));
-            len = q ? (size_t)(q - (m->buf + off)) : 0;
-            ok = q && len >= DSORT_LINE_LONG;
-        } else {
-            ok = off + len < hi && m->buf[off + len] == m->o->eol;
-        }
-    }
+    int ok = dsort_line_len_in(e, m->buf, m->o->eol, lo, hi, &len);
     if (ok)
         ok = dsort_lines_prefix(m->o, m->buf + off, len) == e->prefix;
     if (!ok)

@@ -105,6 +105,28 @@ static inline size_t dsort_line_len(const struct dsort_line_ent *e, const unsign
     return len;
 }
 
+/* The length of e's line when the line lies in [lo, hi) of buf and ends with its eol there:
+ * 1 and *len; else 0 (the entry names no line of that range, or the buffer changed under it: a
+ * mapped input rewritten while it is sorted). Never reads buf beyond hi. */
+static inline int dsort_line_len_in(const struct dsort_line_ent *e, const unsigned char *buf,
+                                    unsigned char eol, uint64_t lo, uint64_t hi, size_t *len)
+{
+    const uint64_t off = dsort_line_off(e);
+    size_t l = (size_t)(e->ol & DSORT_LINE_LONG);
+    if (off < lo || off >= hi)
+        return 0;
+    if (l == DSORT_LINE_LONG) {
+        const unsigned char *q = memchr(buf + off, eol, (size_t)(hi - off));
+        if (!q || (size_t)(q - (buf + off)) < DSORT_LINE_LONG)
+            return 0;
+        l = (size_t)(q - (buf + off));
+    } else if (off + l >= hi || buf[off + l] != eol) {
+        return 0;
+    }
+    *len = l;
+    return 1;
+}
+
 static inline void dsort_line_set(struct dsort_line_ent *e, uint64_t off, size_t len,
                                   uint64_t prefix)
 {
@@ -187,8 +209,8 @@ enum dsort_status dsort_lines_merge(const struct dsort_lines_order *o,
  * under o->tie_pos) into sink, in the order o (ties: position under tie_pos, else run order).
  * Entries that came over a network are checked as they are used: run i's lines must lie in
  * [lo[i], hi[i]) of buf and end with the eol there, and each prefix must be its line's; else
- * DSORT_EINTERNAL naming the run ("corrupted in the exchange"). buf's data must end with an
- * eol at hi[i] - 1 for every run (long lines are measured by looking for it). */
+ * DSORT_EINTERNAL naming the run ("corrupted in the exchange"). Long lines are measured by
+ * looking for their eol, never beyond hi[i] (dsort_line_len_in). */
 enum dsort_status dsort_lines_merge_ents(const struct dsort_lines_order *o,
                                          const unsigned char *buf,
                                          const struct dsort_line_ent *const *runs,

@@ -382,6 +382,17 @@ void dsort_job_run_key(const struct dsort_cmp *c, const unsigned char *rec, uint
     dsort_job_put_be64(out + 8, i);
 }
 
+enum dsort_status dsort_job_blame_input(const struct dsort_inputs *in, enum dsort_status st,
+                                        struct dsort_error *err)
+{
+    struct dsort_error changed = {0};
+    /* (DSORT_EIO, an input that cannot be examined, proves nothing: the first finding stays) */
+    if (st != DSORT_EINTERNAL || dsort_inputs_check_unchanged(in, &changed) != DSORT_EFORMAT)
+        return st;
+    *err = changed;
+    return changed.status;
+}
+
 void dsort_job_note_rss(struct dsort_job_stats *stats)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -404,12 +415,11 @@ int dsort_job_finish(const struct dsort_comm *c, const struct dsort_job_options 
                      struct dsort_error *err)
 {
     dsort_job_note_rss(stats);
-    enum dsort_status st =
-        dsort_job_conserve(c, o, &s->con_in, s->n_in, &s->con_out, s->n_out, err);
+    enum dsort_status st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, err), err);
+    if (!st)
+        st = dsort_job_conserve(c, o, &s->con_in, s->n_in, &s->con_out, s->n_out, err);
     if (!st && o->verify)
         st = dsort_job_verify(c, o, &s->sum_in, s->n_in, &s->sum_out, s->n_out, err);
-    if (!st)
-        st = dsort_comm_agree(c, dsort_inputs_check_unchanged(in, err), err);
     if (st) {
         dsort_output_abandon(out);
         return 2;

@@ -229,12 +229,22 @@ struct dsort_job_sums {
     uint64_t n_in, n_out;                /* records (lines) read and written */
     uint64_t bytes_out;                  /* bytes of this rank's output */
 };
+/* Local: the mapped pipelines read the input through its mapping to the end, so an input
+ * rewritten meanwhile shows up as data that contradicts what was read before (splitters that do
+ * not settle, an entry that no longer matches its record or line: DSORT_EINTERNAL). When st is
+ * DSORT_EINTERNAL and an input changed since it was opened (dsort_inputs_check_unchanged), err
+ * gets that finding instead, which names the file and says that it changed, and its status is
+ * returned; else st, err unchanged. Call before agreeing, so that the line printed is this one. */
+enum dsort_status dsort_job_blame_input(const struct dsort_inputs *in, enum dsort_status st,
+                                        struct dsort_error *err);
+
 /* Local: note the resident set in stats (rss_peak_kb, and the largest rss_file_kb seen). */
 void dsort_job_note_rss(struct dsort_job_stats *stats);
 
-/* Collective: the end of every pipeline. Conservation, --verify, the inputs unchanged since
- * they were opened, then the commit; on any failure the output is abandoned (nothing
- * committed). Returns the exit code: 0, or 2 after an agreed error. */
+/* Collective: the end of every pipeline. The inputs unchanged since they were opened (first:
+ * a changed input is why the checks after it would fail), conservation, --verify, then the
+ * commit; on any failure the output is abandoned (nothing committed). Returns the exit code:
+ * 0, or 2 after an agreed error. */
 int dsort_job_finish(const struct dsort_comm *c, const struct dsort_job_options *o,
                      const struct dsort_inputs *in, struct dsort_output *out,
                      const struct dsort_job_sums *s, struct dsort_job_stats *stats,

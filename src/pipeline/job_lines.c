@@ -572,8 +572,9 @@ static enum dsort_status sort_mapped(struct lx *x, struct dsort_output *out, int
         goto out;
     }
     MPI_Allgather(range, 2, MPI_UINT64_T, ranges, 2, MPI_UINT64_T, c->comm);
-    /* The output's size: the received lines with their eols (offsets checked first: a line is
-     * measured by looking for its eol). */
+    /* The output's size: the received lines with their eols, each of which must lie in the
+     * sender's lines and end there (a long line is measured by looking for its eol: never past
+     * the range, whose last eol a rewrite of the input may have taken). */
     uint64_t bytes = 0, at = 0;
     for (int r = 0; r < p; r++) {
         lo[r] = ranges[2 * r];
@@ -581,19 +582,19 @@ static enum dsort_status sort_mapped(struct lx *x, struct dsort_output *out, int
         runs[r] = rbuf + at;
         lens[r] = (size_t)(rcount[r] / es);
         at += lens[r];
-        for (size_t i = 0; i < lens[r] && !st; i++) {
-            if (dsort_line_off(&runs[r][i]) < lo[r] || dsort_line_off(&runs[r][i]) >= hi[r])
-                st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
-                               "an entry from rank %d names offset %" PRIu64
-                               ", outside its lines (the input changed while it was being sorted, "
-                               "or the entry was corrupted in the exchange); nothing written",
-                               r, dsort_line_off(&runs[r][i]));
+        for (size_t i = 0, len = 0; i < lens[r] && !st; i++) {
+            if (dsort_line_len_in(&runs[r][i], map.base, x->ord.eol, lo[r], hi[r], &len))
+                bytes += len + 1;
             else
-                bytes += dsort_line_len(&runs[r][i], map.base, x->ord.eol) + 1;
+                st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
+                               "an entry from rank %d names no line of its range at offset %" PRIu64
+                               " (the input changed while it was being sorted, or the entry was "
+                               "corrupted in the exchange); nothing written",
+                               r, dsort_line_off(&runs[r][i]));
         }
     }
     free(ranges);
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+    if ((st = dsort_comm_agree(c, dsort_job_blame_input(x->in, st, &x->err), &x->err)))
         goto out;
     dsort_job_phase_end(x->stats, PH_EXCHANGE, &pc);
     dsort_progress_step(c, "merge", x->sh.n);
@@ -602,7 +603,7 @@ static enum dsort_status sort_mapped(struct lx *x, struct dsort_output *out, int
     struct ent_merge em = {map.base, runs, lens, lo, hi, (size_t)p};
     st = merge_to_output(x, out, bytes, 1, merge_ents, &em);
     dsort_job_note_rss(x->stats); /* with the mapping: the page cache this rank used */
-    st = dsort_comm_agree(c, st, &x->err);
+    st = dsort_comm_agree(c, dsort_job_blame_input(x->in, st, &x->err), &x->err);
 out:
     dsort_inputs_unmap(&map);
     if (rbuf != tmp)

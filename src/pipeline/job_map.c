@@ -151,8 +151,9 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_cmp_init(&cmp, &o->fmt, &o->ord);
     struct map_keys mk = {&cmp, map.base, ents, rs, sh.g0};
     struct dsort_splitter_keys sk = {n, cmp.key_len + cmp.tie_len + 16, map_key_at, &mk};
+    /* (the keys are read from the mapping: an input rewritten meanwhile shows here first) */
     st = dsort_splitters_cut(c->comm, &sk, cuts, &stats->splitter_rounds, &err);
-    if ((st = dsort_comm_agree(c, st, &err)))
+    if ((st = dsort_comm_agree(c, dsort_job_blame_input(in, st, &err), &err)))
         goto fail;
     dsort_job_phase_end(stats, PH_SPLIT, &pc);
     dsort_progress_step(c, "exchange", 2 * (uint64_t)bytes);
@@ -230,7 +231,7 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     }
     dsort_job_phase_end(stats, PH_MERGE, &pc);
     dsort_job_note_rss(stats); /* with the mapping: the page cache this rank used */
-    if ((st = dsort_comm_agree(c, st, &err)))
+    if ((st = dsort_comm_agree(c, dsort_job_blame_input(in, st, &err), &err)))
         goto fail;
     dsort_inputs_unmap(&map);
     dsort_mem_free(ents, n * es);

@@ -6,8 +6,20 @@
 # content sorted, so it must be detected: exit 2 within 10 s of the change, a line naming the
 # rank and the input, nothing under the output's final name, nothing left. (Detection of a
 # change after the data was read is probably not implemented yet.) Usage: inputchange.sh NRANKS
+#
+# With GROUP inplace (issue 25): the mapped input rewritten in place, same size, other data
+# (every rank stopped at the start of the splitters, the exchange or the merge: exact splitters
+# over keys that change under them spun forever, or blamed dsort, naming no file), and a mapped
+# text input's final newline overwritten during the exchange (its last line 20 MiB long, so
+# measured by looking for the newline: a rank died of SIGSEGV). Every one must end as a
+# truncation does: exit 2 within 10 s with a line naming the input and saying that it changed.
+# A hang is caught by the case's own deadline (HANG_S), well within ctest's timeout.
+# Usage: inputchange.sh NRANKS [inplace]
+FAULTS_SUFFIX=${2:+.$2}
 . "$(dirname "$0")/faultlib.sh"
 faults_init "$1"
+GROUP=${2:-}
+case $GROUP in "" | inplace) ;; *) die "usage: $0 NRANKS [inplace]" ;; esac
 data mem ext
 
 # change_case PIPE HOW KIND
@@ -51,6 +63,82 @@ change_case() {
     fi
     case_end
 }
+
+# HANG_S: a job still running this long after the change hangs (a normal end takes 1-2 s; the
+# deadline is generous for a loaded machine, and well within ctest's timeout of the test).
+HANG_S=40
+
+# inplace_case PIPE HOW PHASE KIND: HOW is rewrite (other records of the same size written over
+# the input in place: same inode, same size), sorted (its own records in sorted order written
+# over it, as a sort into the input itself would leave it) or eol (the final newline
+# overwritten); every rank stopped at the start of PHASE meanwhile. (At 2 ranks, sorted in the
+# splitters phase made the old exact splitters spin forever, rewrite made them "lose their
+# target".)
+inplace_case() {
+    local pipe=$1 how=$2 phase=$3 kind=$4 ranks=() r what
+    for ((r = 0; r < N; r++)); do ranks+=("$r"); done
+    case $how in
+    rewrite) what="the input rewritten in place (same size, other data)" ;;
+    sorted) what="the input rewritten in place with its records sorted" ;;
+    *) what="the final newline of a 20 MiB last line overwritten" ;;
+    esac
+    case_begin "$what in the $phase phase" "$pipe" \
+        "exit 2 within 10 s; error naming the input and saying it changed; nothing committed"
+    if need_phase_hook; then
+        pipeline_args "$pipe"
+        local src=${PARGS[-1]}
+        if [ "$how" = eol ]; then
+            # the long line last, so that its newline is the file's last byte
+            { cat "$src" && head -c $((20 << 20)) /dev/zero | tr '\0' z && echo; } >"$C/input.dat"
+        else
+            cp "$src" "$C/input.dat"
+        fi
+        PARGS[-1]=$C/input.dat
+        out_setup "$kind"
+        note "output $kind"
+        phase_hook "$phase" 1 0 all
+        start_job "$N" -T "$C/tmp" "${OUTARGS[@]}" "${PARGS[@]}"
+        if wait_ready "${ranks[@]}"; then
+            local size ino
+            size=$(stat -c %s "$C/input.dat")
+            ino=$(stat -c %i "$C/input.dat")
+            if [ "$how" = rewrite ]; then
+                head -c "$size" "$IN" | dd of="$C/input.dat" bs=1M iflag=fullblock conv=notrunc \
+                    status=none
+            elif [ "$how" = sorted ]; then
+                dd if="$PREF" of="$C/input.dat" bs=1M conv=notrunc status=none
+            else
+                printf z | dd of="$C/input.dat" bs=1 seek=$((size - 1)) conv=notrunc status=none
+            fi
+            eq "the input's inode and size after the change" "$ino $size" \
+                "$(stat -c '%i %s' "$C/input.dat")"
+            local t0 reach=$REACH_S
+            t0=$(date +%s%N)
+            resume "${ranks[@]}"
+            REACH_S=$HANG_S
+            wait_end "$t0"
+            REACH_S=$reach
+            check_exit 2
+            check_prompt
+            check_rank_line "input\.dat' changed while it was being sorted"
+            check_final
+            check_no_temps
+        fi
+    fi
+    case_end
+}
+
+if [ "$GROUP" = inplace ]; then
+    inplace_case map sorted splitters o-new
+    inplace_case map rewrite splitters O
+    inplace_case map rewrite exchange O
+    inplace_case map rewrite merge o-old
+    inplace_case mlines rewrite write o-new
+    inplace_case mlines eol sort o-new
+    inplace_case mlines eol exchange o-old
+    inplace_case mlines eol write O
+    ext_finish
+fi
 
 change_case mem truncate o-new
 change_case mem append o-old

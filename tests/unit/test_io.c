@@ -1,5 +1,6 @@
 /* Unit tests for io.h: the input set (checks, messages, reading across files), the
- * pread/pwrite loops, directory fsync, dsort_io_split and dsort_inputs_contains.
+ * pread/pwrite loops, directory fsync, dsort_io_split, dsort_inputs_contains and a scan off
+ * the end of a mapped input (dsort_inputs_map).
  * Files live in a fresh directory under $TMPDIR (or /tmp) that the test removes. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -443,13 +444,81 @@ static void test_contains(void **state)
     assert_false(dsort_inputs_contains(&in, a));
 }
 
+/* ---- dsort_inputs_map: a scan that runs off the file's end ---- */
+
+/* A mapped text input whose last eol is overwritten while it is sorted: a scan for that line's
+ * end (a line of 16 MiB or more is measured by looking for its eol) runs off the file. It must
+ * end as a truncation does (the watch: exit 2, a line naming the file), not die of SIGSEGV in
+ * unmapped memory (issue 25). A child scans; its stderr goes to a file. */
+static void scan_off_end(size_t size)
+{
+    char path[PATH_MAX], errpath[PATH_MAX];
+    path_of(path, sizeof path, "no-eol");
+    path_of(errpath, sizeof errpath, "no-eol.stderr");
+    unsigned char *data = malloc(size);
+    assert_non_null(data);
+    memset(data, 'z', size); /* no eol anywhere */
+    write_file(path, data, size);
+    free(data);
+    struct dsort_format fmt;
+    parse("fixed:1:0:1", &fmt);
+    char *paths[] = {path};
+    struct dsort_inputs in;
+    struct dsort_error err;
+    assert_int_equal(dsort_inputs_open(&in, paths, 1, &fmt, &err), DSORT_OK);
+    struct dsort_input_map m;
+    assert_int_equal(dsort_inputs_map(&m, &in.files[0], &err), DSORT_OK);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            _exit(10);
+        const volatile unsigned char *q = m.base;
+        while (*q != '\n')
+            q++;
+        _exit(11); /* found an eol that is not in the file */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    dsort_inputs_unmap(&m);
+    dsort_inputs_destroy(&in);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
+        print_error("a scan off the end of a %zu-byte mapping: %s %d, expected exit 2\n", size,
+                    WIFSIGNALED(status) ? "signal" : "exit",
+                    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    char line[PATH_MAX + 512] = "";
+    FILE *f = fopen(errpath, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_non_null(strstr(line, path));
+    assert_non_null(strstr(line, "changed while it was being sorted"));
+}
+
+static void test_map_scan_off_end(void **state)
+{
+    (void)state;
+    long ps = sysconf(_SC_PAGESIZE);
+    const size_t page = ps > 0 ? (size_t)ps : 4096;
+    scan_off_end(3 * page);       /* the file ends at a page's end */
+    scan_off_end(3 * page - 100); /* in a page, whose tail reads as zeros */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_open_good),    cmocka_unit_test(test_open_errors),
-        cmocka_unit_test(test_open_fifo),    cmocka_unit_test(test_read_ranges),
-        cmocka_unit_test(test_pread_pwrite), cmocka_unit_test(test_fsync_dir),
-        cmocka_unit_test(test_split),        cmocka_unit_test(test_contains),
+        cmocka_unit_test(test_open_good),
+        cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_open_fifo),
+        cmocka_unit_test(test_read_ranges),
+        cmocka_unit_test(test_pread_pwrite),
+        cmocka_unit_test(test_fsync_dir),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_contains),
+        cmocka_unit_test(test_map_scan_off_end),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
