@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "splitters.h"
 
@@ -757,6 +758,56 @@ static void run_not_unique(void)
     free(K.k);
 }
 
+/* Keys that are no longer in the order they were sorted in (an input rewritten in place under
+ * a mapped sort, whose keys key_at reads from the mapping): as after the input was rewritten
+ * with its own records sorted, rank r's sorted entries now read rank r's slice of the sorted
+ * keys, in a shuffled order. The selection's windows then need not shrink: the cut must still
+ * return on every rank, within its bound of rounds (EINTERNAL, or OK by chance), never spin.
+ * An alarm catches a spin (the old code's, issue 25) long before ctest's timeout. */
+static void run_changed(void)
+{
+    enum scenario sc = SC_RANDOM;
+    int rep = -1, bad = 0;
+    struct keys K;
+    K.n = 5000;
+    K.k = calloc(K.n, KEY_SIZE);
+    uint64_t *perm = malloc(K.n * sizeof *perm);
+    uint64_t *cuts = malloc(((size_t)nranks + 1) * sizeof *cuts);
+    if (!K.k || !perm || !cuts)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    rng = mix(seed ^ (uint64_t)rank ^ 0x5eedu);
+    for (uint64_t i = 0; i < K.n; i++)
+        perm[i] = i;
+    for (uint64_t i = K.n - 1; i > 0; i--) { /* Fisher-Yates */
+        uint64_t j = rnd() % (i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (uint64_t i = 0; i < K.n; i++)
+        put_be(K.k + i * KEY_SIZE, (uint64_t)rank * K.n + perm[i], 8);
+    free(perm);
+    struct dsort_splitter_keys src = {K.n, KEY_SIZE, key_at, &K};
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    int rounds = 0;
+    alarm(60);
+    enum dsort_status st = dsort_splitters_cut(MPI_COMM_WORLD, &src, cuts, &rounds, &err);
+    alarm(0);
+    uint64_t N = 0;
+    MPI_Allreduce(&K.n, &N, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    int bits = 0;
+    for (uint64_t t = N; t; t >>= 1)
+        bits++;
+    CHECK(st == DSORT_OK || st == DSORT_EINTERNAL, "changed keys: status %d: %s", (int)st, err.msg);
+    CHECK(rounds <= 4 + 3 * bits, "changed keys: %d rounds for %" PRIu64 " keys", rounds, N);
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any)
+        failures++;
+    free(cuts);
+    free(K.k);
+}
+
 /* Without the rounds pointer, and with a communicator that is not MPI_COMM_WORLD (the
  * reversed order of a split), the cut still works. */
 static void run_subcomm(void)
@@ -828,6 +879,7 @@ int main(int argc, char **argv)
         }
     }
     run_subcomm();
+    run_changed();
     run_not_unique();
     cases += 2;
     for (int sc = 0; sc < SC_COUNT; sc++, cases++)
