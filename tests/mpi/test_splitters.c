@@ -732,6 +732,18 @@ static void run_select_ties(enum scenario sc, int rep, int after, double tol)
     free(v), free(cnt), free(g), free(sv), free(sv0), free(K.k);
 }
 
+/* The end of a case of keys that break the contract: a failure anywhere counts once (every
+ * rank agrees); cuts and K's keys are freed. */
+static void end_bad_keys(int bad, uint64_t *cuts, struct keys *K)
+{
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any)
+        failures++;
+    free(cuts);
+    free(K->k);
+}
+
 /* Composite keys that are not unique (every rank holds the same keys): a caller's bug, but
  * the cut must still return on every rank - OK, or EINTERNAL when it finds out - not hang. */
 static void run_not_unique(void)
@@ -750,12 +762,7 @@ static void run_not_unique(void)
     dsort_error_clear(&err);
     enum dsort_status st = dsort_splitters_cut(MPI_COMM_WORLD, &src, cuts, NULL, &err);
     CHECK(st == DSORT_OK || st == DSORT_EINTERNAL, "not unique: status %d: %s", (int)st, err.msg);
-    int any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-    if (any)
-        failures++;
-    free(cuts);
-    free(K.k);
+    end_bad_keys(bad, cuts, &K);
 }
 
 /* Keys that are no longer in the order they were sorted in (an input rewritten in place under
@@ -800,12 +807,7 @@ static void run_changed(void)
         bits++;
     CHECK(st == DSORT_OK || st == DSORT_EINTERNAL, "changed keys: status %d: %s", (int)st, err.msg);
     CHECK(rounds <= 4 + 3 * bits, "changed keys: %d rounds for %" PRIu64 " keys", rounds, N);
-    int any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-    if (any)
-        failures++;
-    free(cuts);
-    free(K.k);
+    end_bad_keys(bad, cuts, &K);
 }
 
 /* Without the rounds pointer, and with a communicator that is not MPI_COMM_WORLD (the
