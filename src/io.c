@@ -13,6 +13,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 
 enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t off, const char *path,
                                       struct dsort_error *err)
@@ -97,6 +100,39 @@ void dsort_inputs_destroy(struct dsort_inputs *in)
     memset(in, 0, sizeof *in);
 }
 
+int dsort_io_unsized(int fd, const struct stat *sb)
+{
+    if (!S_ISREG(sb->st_mode))
+        return 0;
+#ifdef __linux__
+    /* The kernel's own file systems make their files' contents when read: stat shows 0 or a
+     * nominal page (sysfs's 4096) whatever they hold. */
+    static const unsigned long pseudo[] = {
+        0x9fa0,     /* proc */
+        0x62656572, /* sysfs */
+        0x64626720, /* debugfs */
+        0x74726163, /* tracefs */
+        0x73636673, /* securityfs */
+        0x62656570, /* configfs */
+        0x27e0eb,   /* cgroup */
+        0x63677270, /* cgroup2 */
+    };
+    struct statfs fs;
+    if (!fstatfs(fd, &fs))
+        for (size_t i = 0; i < sizeof pseudo / sizeof pseudo[0]; i++)
+            if ((unsigned long)fs.f_type == pseudo[i])
+                return 1;
+#endif
+    if (sb->st_size != 0)
+        return 0;
+    /* Size 0 elsewhere (FUSE, network file systems): empty only if it reads so. */
+    unsigned char byte;
+    ssize_t got;
+    while ((got = read(fd, &byte, 1)) < 0 && errno == EINTR)
+        ;
+    return got > 0;
+}
+
 static enum dsort_status check_one(struct dsort_input *f, const char *path,
                                    const struct dsort_format *fmt, struct dsort_error *err)
 {
@@ -110,16 +146,25 @@ static enum dsort_status check_one(struct dsort_input *f, const char *path,
         close(fd);
         return DSORT_ERR(err, DSORT_EIO, e, "cannot stat '%s'", path);
     }
+    int unsized = dsort_io_unsized(fd, &sb);
     close(fd);
     if (S_ISDIR(sb.st_mode))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is a directory, not an input file", path);
     if (!S_ISREG(sb.st_mode))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is not a regular file", path);
     uint64_t size = (uint64_t)sb.st_size;
+    /* Records are found by the size: a file that holds other than its size says would be
+     * sorted as empty or cut short. */
+    if (unsized)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "'%s': its size (%" PRIu64 " bytes by stat) is not what it holds (a "
+                         "/proc, /sys, FUSE or network file): copy it to a regular file first",
+                         path, size);
     if (size % fmt->rec_size)
         return DSORT_ERR(err, DSORT_EFORMAT, 0,
-                         "'%s': %" PRIu64 " bytes is not a whole number of %zu-byte records", path,
-                         size, fmt->rec_size);
+                         "'%s': %" PRIu64 " bytes is not a whole number of %zu-byte records%s",
+                         path, size, fmt->rec_size,
+                         fmt->rec_size > 1 ? " (text lines? give --format lines)" : "");
     if (!(f->path = strdup(path)))
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     f->size = size;
@@ -281,6 +326,44 @@ enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t firs
     enum dsort_status st = dsort_inputs_segments(in, first, count, read_segment, &r);
     if (st == DSORT_EINTERNAL)
         return DSORT_ERR(err, DSORT_EINTERNAL, 0, "read past the end of the inputs");
+    return st;
+}
+
+enum dsort_status dsort_inputs_sniff_text(const struct dsort_inputs *in, size_t i, int *text,
+                                          uint64_t *at, struct dsort_error *err)
+{
+    const struct dsort_input *f = &in->files[i];
+    const size_t rs = in->rec_size;
+    *text = 0;
+    *at = 0;
+    if (rs < 2 || !f->records) /* 1-byte records: any byte may be a newline */
+        return DSORT_OK;
+    uint64_t n = DSORT_INPUTS_SNIFF / rs ? DSORT_INPUTS_SNIFF / rs : 1;
+    n = n < f->records ? n : f->records;
+    unsigned char *buf = malloc((size_t)n * rs);
+    if (!buf)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    enum dsort_status st = dsort_inputs_read(in, f->first, n, buf, err);
+    size_t len = (size_t)n * rs;
+    /* Text holds no control bytes but blanks, line ends and ESC (gensort's binary records have
+     * a NUL in each, byte 10; 100 random bytes lack them one time in 17,000), and its newlines
+     * end lines, not records (gensort -a's end each record). */
+    uint64_t nl = UINT64_MAX;
+    for (size_t j = 0; !st && j < len; j++) {
+        unsigned char b = buf[j];
+        if (b < 0x20 && b != '\t' && b != '\n' && b != '\v' && b != '\f' && b != '\r' &&
+            b != 0x1b) {
+            nl = UINT64_MAX;
+            break;
+        }
+        if (b == '\n' && j % rs != rs - 1 && nl == UINT64_MAX)
+            nl = j;
+    }
+    if (nl != UINT64_MAX) {
+        *text = 1;
+        *at = nl;
+    }
+    free(buf);
     return st;
 }
 

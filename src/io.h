@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -23,6 +24,12 @@ enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t of
 /* Write exactly len bytes at off. ENOSPC and friends become DSORT_EIO naming path. */
 enum dsort_status dsort_io_pwrite_full(int fd, const void *buf, size_t len, uint64_t off,
                                        const char *path, struct dsort_error *err);
+/* Is the file open on fd (sb: its fstat) a regular file whose stat size is not what it holds?
+ * So for files of the kernel's file systems (/proc, /sys and kin, whatever their size) and for
+ * other files of size 0 that read a byte (FUSE, network file systems): such files are read to
+ * their end (dsort copies them, as standard input), never by their size. May read one byte at
+ * fd's offset. 1 or 0. */
+int dsort_io_unsized(int fd, const struct stat *sb);
 /* fsync the directory that holds path (so that a rename in it is durable). */
 enum dsort_status dsort_io_fsync_parent(const char *path, struct dsort_error *err);
 /* fsync a directory by name. */
@@ -47,9 +54,10 @@ struct dsort_inputs {
     uint64_t total_records;
 };
 
-/* Check and describe the inputs: each must exist, be a regular file, be readable, and hold a
- * whole number of records. On failure *in is left empty and err names the file and cause,
- * e.g. "'f.dat': 12345 bytes is not a whole number of 100-byte records". */
+/* Check and describe the inputs: each must exist, be a regular file whose size is what it
+ * holds (not dsort_io_unsized), be readable, and hold a whole number of records. On failure
+ * *in is left empty and err names the file and cause, e.g. "'f.dat': 12345 bytes is not a
+ * whole number of 100-byte records (text lines? give --format lines)". */
 enum dsort_status dsort_inputs_open(struct dsort_inputs *in, char *const *paths, size_t n,
                                     const struct dsort_format *fmt, struct dsort_error *err);
 void dsort_inputs_destroy(struct dsort_inputs *in);
@@ -81,6 +89,18 @@ dsort_inputs_segments(const struct dsort_inputs *in, uint64_t first, uint64_t co
 /* Read records [first, first + count) of the concatenated inputs into buf. */
 enum dsort_status dsort_inputs_read(const struct dsort_inputs *in, uint64_t first, uint64_t count,
                                     unsigned char *buf, struct dsort_error *err);
+
+/* How much of an input dsort_inputs_sniff_text reads: its first 64 KiB (whole records, at
+ * least one). */
+#define DSORT_INPUTS_SNIFF ((size_t)64 << 10)
+
+/* Does input i look like text lines rather than records? So if its first DSORT_INPUTS_SNIFF
+ * bytes hold no control byte but tab, newline, VT, FF, CR and ESC (no NUL: gensort's binary
+ * records have one each), and a newline that is not a record's last byte: *text is then 1 and
+ * *at that newline's offset in the file (else both 0). Never so for 1-byte records. DSORT_OK,
+ * or a read error naming the file. */
+enum dsort_status dsort_inputs_sniff_text(const struct dsort_inputs *in, size_t i, int *text,
+                                          uint64_t *at, struct dsort_error *err);
 
 /* Ask the kernel to start reading records [first, first + count) into the page cache, so
  * that a later dsort_inputs_read overlaps with work done meanwhile. Best effort. */

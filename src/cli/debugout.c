@@ -109,7 +109,9 @@ static int annotate(struct dsort_debugout *d, const unsigned char *s, size_t len
         if (mark(d, s, b, e))
             return -1;
     }
-    if (!k->stable && !k->unique && mark(d, s, 0, len))
+    /* The whole line, as GNU's debug_line: once when no key was given (it is then the key,
+     * whatever -s and -u say), else as the last resort unless -s or -u turned it off. */
+    if ((k->n == 0 || (!k->stable && !k->unique)) && mark(d, s, 0, len))
         return -1;
     return d->olen >= DEBUGOUT_FLUSH ? flush(d) : 0;
 }

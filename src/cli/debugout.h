@@ -3,7 +3,8 @@
  *
  * Each line is written with its tabs shown as '>' and a newline (also under -z), then one line
  * a key: blanks up to where the key starts, then an underscore a byte of it, or "^ no match for
- * key" when it is empty; then, unless -s or -u, the whole line so (the last resort). That is
+ * key" when it is empty; then, unless -s or -u, the whole line so (the last resort). Without
+ * keys the whole line is the key and is marked once, -s and -u or not. That is
  * what `LC_ALL=C sort --debug` writes for the same keys (dsort_keys_debug_span).
  */
 #ifndef DSORT_DEBUGOUT_H

@@ -231,14 +231,15 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
     free(all);
 }
 
-/* Standard input's copy (rank 0's), when an INPUT is "-": -c names it "-", as GNU does. */
-static const char *spool_name;
+/* The INPUTs' names for messages, by argument index, when some are read through copies
+ * (pipeio.h): -c names standard input "-", as GNU does, and a /proc file by its name. */
+static char *const *shown_names;
 
 static int run_check(const struct dsort_comm *c, const struct dsort_job_options *o,
                      const struct dsort_gnuopts *x, const struct dsort_inputs *in)
 {
     if (o->lines) /* GNU's message: FILE:LINE: disorder: TEXT */
-        return dsort_lines_check(c, in, o->keys, o->eol, x->check_mode == 'C', spool_name);
+        return dsort_lines_check(c, in, o->keys, o->eol, x->check_mode == 'C', shown_names);
     struct dsort_error err = {0};
     struct dsort_vsum total;
     /* Like sort -c: equal keys must also be in last-resort (whole record) order. */
@@ -254,8 +255,7 @@ static int run_check(const struct dsort_comm *c, const struct dsort_job_options 
         for (size_t i = 0; i < in->count; i++)
             if (g < in->files[i].first + in->files[i].records) {
                 fprintf(stderr, "%s: %s:record %" PRIu64 ": disorder\n", c->prog,
-                        spool_name && !strcmp(in->files[i].path, spool_name) ? "-"
-                                                                             : in->files[i].path,
+                        shown_names ? shown_names[in->files[i].arg] : in->files[i].path,
                         g - in->files[i].first);
                 break;
             }
@@ -280,6 +280,35 @@ static int run_check_alone(const struct dsort_comm *c, const struct dsort_job_op
     dsort_comm_require(c, MPI_Bcast(&code, 1, MPI_INT, 0, c->comm),
                        "sharing the result of -c (MPI_Bcast)");
     return code;
+}
+
+/* Without --format (gensort's 100-byte records), refuse input that is plainly text lines
+ * (dsort_inputs_sniff_text: its first 64 KiB hold no control byte but blanks and line ends,
+ * and a newline that ends no record), which would be sorted into spliced lines. Each file is
+ * looked at by one rank: of all (shared inputs), of its node (--local-inputs), rank 0
+ * (copies). */
+static enum dsort_status refuse_text(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                     const struct dsort_inputs *in, struct dsort_error *err)
+{
+    for (size_t i = 0; i < in->count; i++) {
+        int mine = o->stdin_rank0    ? 1
+                   : o->local_inputs ? (int)(i % (size_t)c->node_size) == c->node_rank
+                                     : (int)(i % (size_t)c->size) == c->rank;
+        int text = 0;
+        uint64_t at = 0;
+        enum dsort_status st = mine ? dsort_inputs_sniff_text(in, i, &text, &at, err) : DSORT_OK;
+        if (st)
+            return st;
+        if (text)
+            return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                             "'%s' looks like text lines, not %zu-byte gensort records (the "
+                             "newline at byte %" PRIu64 " ends no record): give --format lines "
+                             "to sort its lines, or --format gensort to sort it as records all "
+                             "the same",
+                             shown_names ? shown_names[in->files[i].arg] : in->files[i].path,
+                             in->rec_size, at);
+    }
+    return DSORT_OK;
 }
 
 /* Sweep dead jobs' temp directories (rank 0 of each node), and say so under -v. */
@@ -575,31 +604,25 @@ int main(int argc, char **argv)
         free(shape);
         return dsort_cli_finish(code);
     }
-    /* Standard input: rank 0's copy of it, which only rank 0 opens; standard output: parts in
-     * a node-local directory that rank 0 writes out at the end (pipeio.h). */
-    static char spool[4096], outdir[4096];
-    char **named = NULL; /* the INPUTs with standard input's copy for its first "-" */
-    if (x.from_stdin) {
-        if (!(named = calloc(o.ninputs + 1, sizeof *named)) ||
-            dsort_pipeio_spool(&c, o.temp_dirs[0], spool, sizeof spool)) {
-            if (!named)
-                fprintf(stderr, "%s: rank %d: out of memory\n", c.prog, c.rank);
-            free(named);
-            dsort_gnuopts_free(&x);
-            free(temps);
-            free(shape);
-            return dsort_cli_finish(2);
-        }
-        /* As GNU: the first "-" reads standard input to its end, so a later "-" is empty. */
-        size_t n = 0;
-        for (size_t i = 0, seen = 0; i < o.ninputs; i++)
-            if (strcmp(o.inputs[i], "-"))
-                named[n++] = o.inputs[i];
-            else if (!seen++)
-                named[n++] = spool;
-        o.inputs = named;
-        o.ninputs = n;
-        spool_name = spool;
+    /* Standard input and files whose size is not what they hold (/proc, /sys): rank 0's copies
+     * of them, which only rank 0 opens; standard output: parts in a node-local directory that
+     * rank 0 writes out at the end (pipeio.h). Not under --local-inputs (each node's own
+     * files) nor with a checkpoint (the copies do not outlive the job): the inputs' open
+     * refuses such files there. */
+    static char outdir[4096];
+    struct dsort_pipeio_inputs cp;
+    if (dsort_pipeio_copy_inputs(&c, o.temp_dirs[0], o.inputs, o.ninputs,
+                                 !o.local_inputs && !o.resume && !o.stop_after && !o.checkpoint,
+                                 &cp)) {
+        dsort_gnuopts_free(&x);
+        free(temps);
+        free(shape);
+        return dsort_cli_finish(2);
+    }
+    if (cp.paths) {
+        o.inputs = cp.paths;
+        o.ninputs = cp.n;
+        shown_names = cp.shown;
         o.stdin_rank0 = 1;
     }
     if (x.to_stdout) {
@@ -618,14 +641,15 @@ int main(int argc, char **argv)
                   &in, o.inputs, o.stdin_rank0 && c.rank != 0 ? 0 : o.ninputs, &o.fmt,
                   o.local_inputs ? DSORT_INPUTS_SKIP_MISSING | DSORT_INPUTS_EXPAND_DIRS : 0, found,
                   &err);
+    if (st && cp.paths)
+        dsort_pipeio_name_copies(&cp, err.msg, sizeof err.msg);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         free(found);
         free(anywhere);
-        dsort_pipeio_unspool(&c, spool);
+        dsort_pipeio_uncopy(&c, &cp);
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
-        free(named);
         return dsort_cli_finish(2);
     }
     /* Node-local inputs: every path must exist on some node. */
@@ -637,13 +661,14 @@ int main(int argc, char **argv)
     free(anywhere);
     if (!st && !o.check)
         st = check_written(&o, &in, &err);
+    if (!st && !x.format_given)
+        st = refuse_text(&c, &o, &in, &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_inputs_destroy(&in);
-        dsort_pipeio_unspool(&c, spool);
+        dsort_pipeio_uncopy(&c, &cp);
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
-        free(named);
         return dsort_cli_finish(2);
     }
     if (x.debug && c.rank == 0)
@@ -652,7 +677,7 @@ int main(int argc, char **argv)
            : o.check                ? run_check(&c, &o, &x, &in)
                                     : run_sort(&c, &o, &in);
     dsort_inputs_destroy(&in);
-    dsort_pipeio_unspool(&c, spool);
+    dsort_pipeio_uncopy(&c, &cp);
     struct dsort_debugout dbg;
     if (x.debug)
         dsort_debugout_init(&dbg, o.keys, o.eol, 1);
@@ -663,6 +688,5 @@ int main(int argc, char **argv)
     dsort_gnuopts_free(&x);
     free(temps);
     free(shape);
-    free(named);
     return dsort_cli_finish(code);
 }

@@ -231,6 +231,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
             o->output_dir = optarg;
             break;
         case OPT_FORMAT:
+            x->format_given = 1;
             o->lines = strcmp(optarg, "lines") == 0;
             if (o->lines) {
                 /* the inputs are read as bytes; lines are found in them */

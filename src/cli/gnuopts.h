@@ -18,6 +18,7 @@ struct dsort_gnuopts {
     int to_stdout;           /* no -o or -O: the output goes to standard output */
     int merge;               /* -m: accepted; dsort sorts (a merge of sorted inputs is a sort) */
     int debug;               /* --debug: annotate the keys of the lines on standard output */
+    int format_given;        /* --format was given: else input that is plainly text is refused */
     const char *parallel;    /* --parallel=N: accepted and ignored */
     const char *batch_size;  /* --batch-size=NMERGE: accepted and ignored */
     const char *compress;    /* --compress-program=PROG: accepted and ignored */

@@ -195,15 +195,15 @@ static enum dsort_status gather_lines(const struct dsort_comm *c, const unsigned
  * saw the lines counted in file_lines (in->count per rank) and rank `rank` saw `before`. */
 static void disorder(const struct dsort_comm *c, const struct dsort_inputs *in,
                      const uint64_t *file_lines, int rank, size_t file, uint64_t before,
-                     const unsigned char *text, size_t len, unsigned char eol,
-                     const char *stdin_copy)
+                     const unsigned char *text, size_t len, unsigned char eol, char *const *shown)
 {
-    const char *name = file < in->count ? in->files[file].path : "?";
+    const char *name = file >= in->count ? "?"
+                       : shown           ? shown[in->files[file].arg]
+                                         : in->files[file].path;
     uint64_t line = before + 1;
     for (int r = 0; r < rank && file < in->count; r++)
         line += file_lines[(size_t)r * in->count + file];
-    fprintf(stderr, "%s: %s:%" PRIu64 ": disorder: ", c->prog,
-            stdin_copy && !strcmp(name, stdin_copy) ? "-" : name, line);
+    fprintf(stderr, "%s: %s:%" PRIu64 ": disorder: ", c->prog, name, line);
     fwrite(text, 1, len, stderr);
     fputc(eol, stderr);
     fflush(stderr);
@@ -214,8 +214,7 @@ enum { V_LINES, V_UNORD, V_FIRST, V_DUPS, V_LO, V_HI, V_FFILE, V_BFILE, V_BLINE,
 /* The collective check behind dsort_lines_validate (check 0: valsort's figures) and
  * dsort_lines_check (check 'c': sort -c's message, 'C': silent). */
 static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
-                       const struct dsort_keys *k, unsigned char eol, int check,
-                       const char *stdin_copy)
+                       const struct dsort_keys *k, unsigned char eol, int check, char *const *shown)
 {
     struct dsort_error err = {0};
     struct lsum s;
@@ -288,10 +287,10 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
             const uint64_t *v = all + V_N * bad_rank;
             if (bad_edge)
                 disorder(c, in, fls, bad_rank, (size_t)v[V_FFILE], 0, fl + foff[bad_rank],
-                         flen[bad_rank], eol, stdin_copy);
+                         flen[bad_rank], eol, shown);
             else
                 disorder(c, in, fls, bad_rank, (size_t)v[V_BFILE], v[V_BLINE], bl + boff[bad_rank],
-                         blen[bad_rank], eol, stdin_copy);
+                         blen[bad_rank], eol, shown);
         }
         if (!check) {
             char hex[33];
@@ -332,8 +331,7 @@ int dsort_lines_validate(const struct dsort_comm *c, const struct dsort_inputs *
 }
 
 int dsort_lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
-                      const struct dsort_keys *k, unsigned char eol, int quiet,
-                      const char *stdin_copy)
+                      const struct dsort_keys *k, unsigned char eol, int quiet, char *const *shown)
 {
-    return lines_check(c, in, k, eol, quiet ? 'C' : 'c', stdin_copy);
+    return lines_check(c, in, k, eol, quiet ? 'C' : 'c', shown);
 }

@@ -15,11 +15,10 @@ int dsort_lines_validate(const struct dsort_comm *c, const struct dsort_inputs *
 
 /* Collective: sort -c for the lines of in (as one sequence) in the order k defines. Unless quiet
  * (-C), rank 0 prints GNU's "PROG: FILE:LINE: disorder: TEXT" for the first line out of order
- * (LINE counted from 1 in FILE; FILE is "-" for the input named stdin_copy, standard input's
- * copy, when not NULL). Returns on every rank 0 sorted, 1 not, 2 error (printed by the lowest
- * failing rank). */
+ * (LINE counted from 1 in FILE; FILE is shown[the file's argument index] when shown is not
+ * NULL: "-" for standard input's copy, a /proc file's name for its copy). Returns on every rank 0
+ * sorted, 1 not, 2 error (printed by the lowest failing rank). */
 int dsort_lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
-                      const struct dsort_keys *k, unsigned char eol, int quiet,
-                      const char *stdin_copy);
+                      const struct dsort_keys *k, unsigned char eol, int quiet, char *const *shown);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "comm.h"
+#include "io.h"
 #include "owner.h"
 
 #define PIPE_CHUNK ((size_t)4 << 20)
@@ -33,60 +34,166 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-int dsort_pipeio_spool(const struct dsort_comm *c, const char *dir, char *path, size_t len)
+/* Rank 0: copy src (an open descriptor, read to its end; named what for messages) to a new
+ * file in dir named base.XXXXXX (path), registered for removal on signals. */
+static enum dsort_status copy_to_temp(int src, const char *what, const char *dir, const char *base,
+                                      char *buf, char *path, size_t len, struct dsort_error *err)
+{
+    int fd = -1;
+    /* An output temp's name (owner.h): the sweep of a later job removes it if this one dies by
+     * SIGKILL. */
+    enum dsort_status st = dsort_owner_temp_file(path, len, dir, base, &fd, err);
+    if (st) {
+        snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                 " (to hold %s: -T or TMPDIR)", what);
+        return st;
+    }
+    if (!(st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err))) {
+        for (;;) {
+            ssize_t got = read(src, buf, PIPE_CHUNK);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0) {
+                st = DSORT_ERR(err, DSORT_EIO, errno, "cannot read %s", what);
+                break;
+            }
+            if (got == 0)
+                break;
+            if (write_all(fd, buf, (size_t)got)) {
+                st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write '%s' (the copy of %s)", path,
+                               what);
+                break;
+            }
+        }
+    }
+    if (close(fd) && !st)
+        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write '%s' (the copy of %s)", path, what);
+    if (st) {
+        unlink(path);
+        dsort_cleanup_forget(path);
+        path[0] = '\0';
+    }
+    return st;
+}
+
+/* Rank 0: what becomes of INPUT i: COPY_NONE, COPY_STDIN (the first "-"), COPY_DROP (a later
+ * "-": standard input is at its end, as in GNU) or COPY_FILE (dsort_io_unsized). */
+enum { COPY_NONE, COPY_STDIN, COPY_DROP, COPY_FILE };
+static unsigned char copy_kind(const char *input, int probe, int *seen_stdin)
+{
+    if (!strcmp(input, "-"))
+        return (*seen_stdin)++ ? COPY_DROP : COPY_STDIN;
+    if (!probe)
+        return COPY_NONE;
+    int fd = open(input, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* (a FIFO must not block) */
+    struct stat sb;
+    int unsized = fd >= 0 && !fstat(fd, &sb) && dsort_io_unsized(fd, &sb);
+    if (fd >= 0)
+        close(fd);
+    return unsized ? COPY_FILE : COPY_NONE; /* (what cannot be opened: the job's open says) */
+}
+
+int dsort_pipeio_copy_inputs(const struct dsort_comm *c, const char *dir, char *const *inputs,
+                             size_t n, int probe, struct dsort_pipeio_inputs *p)
 {
     struct dsort_error err = {0};
     enum dsort_status st = DSORT_OK;
-    if (c->rank == 0) {
-        int fd = -1;
-        char *buf = malloc(PIPE_CHUNK);
-        /* An output temp's name (owner.h): the sweep of a later job removes it if this one
-         * dies by SIGKILL. */
-        if (!buf)
-            st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
-        else if ((st = dsort_owner_temp_file(path, len, dir, "dsort_stdin", &fd, &err)))
-            snprintf(err.msg + strlen(err.msg), sizeof err.msg - strlen(err.msg),
-                     " (to hold standard input: -T or TMPDIR)");
-        else if (!(st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, &err))) {
-            for (;;) {
-                ssize_t got = read(0, buf, PIPE_CHUNK);
-                if (got < 0 && errno == EINTR)
-                    continue;
-                if (got < 0) {
-                    st = DSORT_ERR(&err, DSORT_EIO, errno, "cannot read standard input");
-                    break;
-                }
-                if (got == 0)
-                    break;
-                if (write_all(fd, buf, (size_t)got)) {
-                    st = DSORT_ERR(&err, DSORT_EIO, errno,
-                                   "cannot write '%s' (standard input's copy)", path);
-                    break;
-                }
-            }
-        }
-        if (fd >= 0 && close(fd) && !st)
-            st = DSORT_ERR(&err, DSORT_EIO, errno, "cannot write '%s' (standard input's copy)",
-                           path);
-        if (st && fd >= 0) {
-            unlink(path);
-            dsort_cleanup_forget(path);
-        }
-        free(buf);
-    }
+    memset(p, 0, sizeof *p);
+    unsigned char *kind = calloc(n + 1, 1);
+    if (!kind)
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    int seen = 0;
+    for (size_t i = 0; kind && i < n && c->rank == 0; i++)
+        kind[i] = copy_kind(inputs[i], probe, &seen);
     if (dsort_comm_agree(c, st, &err))
         return 2;
-    dsort_comm_require(c, MPI_Bcast(path, (int)len, MPI_CHAR, 0, c->comm),
-                       "sharing the name of standard input's copy (MPI_Bcast)");
+    dsort_comm_require(c, MPI_Bcast(kind, (int)n, MPI_UNSIGNED_CHAR, 0, c->comm),
+                       "sharing which inputs are read through a copy (MPI_Bcast)");
+    size_t copies = 0;
+    for (size_t i = 0; i < n; i++)
+        copies += kind[i] == COPY_STDIN || kind[i] == COPY_FILE;
+    if (!copies) {
+        free(kind);
+        return 0;
+    }
+    p->paths = calloc(n + 1, sizeof *p->paths);
+    p->shown = calloc(n + 1, sizeof *p->shown);
+    p->copies = calloc(copies, sizeof *p->copies);
+    char *buf = c->rank == 0 ? malloc(PIPE_CHUNK) : NULL;
+    if (!p->paths || !p->shown || !p->copies || (c->rank == 0 && !buf))
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    for (size_t i = 0; i < n && !st; i++) {
+        if (kind[i] == COPY_DROP)
+            continue;
+        p->shown[p->n] = inputs[i];
+        p->paths[p->n++] = inputs[i];
+        if (kind[i] == COPY_NONE)
+            continue;
+        char *copy = calloc(1, DSORT_PIPEIO_PATH);
+        if (!copy) {
+            st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+            break;
+        }
+        p->copies[p->ncopies++] = p->paths[p->n - 1] = copy;
+        if (c->rank != 0)
+            continue;
+        if (kind[i] == COPY_STDIN) {
+            st = copy_to_temp(0, "standard input", dir, "dsort_stdin", buf, copy, DSORT_PIPEIO_PATH,
+                              &err);
+            continue;
+        }
+        char what[4200];
+        snprintf(what, sizeof what, "'%s'", inputs[i]);
+        int fd = open(inputs[i], O_RDONLY | O_CLOEXEC);
+        st = fd < 0
+                 ? DSORT_ERR(&err, DSORT_EIO, errno, "cannot open '%s'", inputs[i])
+                 : copy_to_temp(fd, what, dir, "dsort_input", buf, copy, DSORT_PIPEIO_PATH, &err);
+        if (fd >= 0)
+            close(fd);
+    }
+    free(buf);
+    free(kind);
+    if (dsort_comm_agree(c, st, &err)) {
+        dsort_pipeio_uncopy(c, p);
+        return 2;
+    }
+    for (size_t k = 0; k < p->ncopies; k++)
+        dsort_comm_require(c, MPI_Bcast(p->copies[k], DSORT_PIPEIO_PATH, MPI_CHAR, 0, c->comm),
+                           "sharing the names of the inputs' copies (MPI_Bcast)");
     return 0;
 }
 
-void dsort_pipeio_unspool(const struct dsort_comm *c, const char *path)
+void dsort_pipeio_uncopy(const struct dsort_comm *c, struct dsort_pipeio_inputs *p)
 {
-    if (c->rank != 0 || !path[0])
-        return;
-    unlink(path);
-    dsort_cleanup_forget(path);
+    for (size_t k = 0; k < p->ncopies; k++) {
+        if (c->rank == 0 && p->copies[k][0]) {
+            unlink(p->copies[k]);
+            dsort_cleanup_forget(p->copies[k]);
+        }
+        free(p->copies[k]);
+    }
+    free(p->copies);
+    free(p->paths);
+    free(p->shown);
+    memset(p, 0, sizeof *p);
+}
+
+void dsort_pipeio_name_copies(const struct dsort_pipeio_inputs *p, char *msg, size_t len)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->paths[i] == p->shown[i])
+            continue;
+        char *at = strstr(msg, p->paths[i]);
+        if (!at || at == msg || at[-1] != '\'' || at[strlen(p->paths[i])] != '\'')
+            continue;
+        /* 'COPY' becomes 'INPUT' (copied to 'COPY') */
+        char *rest = strdup(at + strlen(p->paths[i]) + 1);
+        if (!rest)
+            return;
+        size_t head = (size_t)(at - msg);
+        snprintf(at, len - head, "%s' (copied to '%s')%s", p->shown[i], p->paths[i], rest);
+        free(rest);
+    }
 }
 
 void dsort_pipeio_outdir(const struct dsort_comm *c, const char *dir, char *path, size_t len)

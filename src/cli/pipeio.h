@@ -1,9 +1,10 @@
 /* pipeio.h - dsort's standard input and output (pipeio.c), for pipelines of modest size.
  * Program-internal (dsort only).
  *
- * Standard input (an INPUT of "-", or none): rank 0 copies it to a spool file in the first
- * temp directory, and only rank 0 reads it (the other ranks' share of the input is empty; the
- * exchange gives them their part of the key range as usual).
+ * Standard input (an INPUT of "-", or none), and files whose size says nothing of what they
+ * hold (/proc, /sys): rank 0 copies them to files in the first temp directory, and only rank 0
+ * reads the inputs (the other ranks' share of the input is empty; the exchange gives them
+ * their part of the key range as usual).
  * Standard output (no -o and no -O): the job writes node-local parts (-O DIR --local-output
  * with DIR a fresh name in the first temp directory); then every rank sends its part to rank 0
  * through MPI, in rank order, and rank 0 writes them to its standard output. Ranks on other
@@ -17,13 +18,34 @@
 #include "cli.h"
 #include "debugout.h"
 
-/* Collective. Rank 0 copies its standard input to a new file in dir ("dsort_stdin.XXXXXX",
- * registered for removal on signals) and every rank gets its name in path. Returns 0, or 2
- * after an error (printed by rank 0, naming the file and the cause). */
-int dsort_pipeio_spool(const struct dsort_comm *c, const char *dir, char *path, size_t len);
+/* Room for a copy's path. */
+#define DSORT_PIPEIO_PATH 4096
 
-/* Local: remove the spool file (rank 0; any other rank does nothing). */
-void dsort_pipeio_unspool(const struct dsort_comm *c, const char *path);
+/* The INPUTs as the job reads them. Standard input (the first "-"; a later "-" is empty, as in
+ * GNU, and left out) and every file whose stat size is not what it holds (dsort_io_unsized, as
+ * rank 0 sees it: /proc, /sys, FUSE and network files) are read to their end by rank 0 into
+ * copies in a temp directory; the job then reads the copies, rank 0 alone (stdin_rank0). */
+struct dsort_pipeio_inputs {
+    char **paths; /* the INPUTs with the copies in their place (n); NULL: nothing copied */
+    char **shown; /* each one's name for messages: the INPUT as given ("-" for stdin) */
+    size_t n;
+    char **copies; /* the copies' paths (ncopies), the same on every rank */
+    size_t ncopies;
+};
+
+/* Collective. Copy what needs a copy (above; other files only if probe) into new files in dir
+ * ("dsort_stdin.XXXXXX", "dsort_input.XXXXXX": output temps, registered for removal on
+ * signals). Returns 0 (p->paths NULL if nothing needed a copy), or 2 after an error printed by
+ * rank 0 naming the file and the cause (no copy is left). */
+int dsort_pipeio_copy_inputs(const struct dsort_comm *c, const char *dir, char *const *inputs,
+                             size_t n, int probe, struct dsort_pipeio_inputs *p);
+
+/* Local: remove the copies (rank 0) and free p (any state after dsort_pipeio_copy_inputs). */
+void dsort_pipeio_uncopy(const struct dsort_comm *c, struct dsort_pipeio_inputs *p);
+
+/* Local: in an error message msg (len bytes), name a quoted copy by its INPUT: 'COPY' becomes
+ * 'INPUT' (copied to 'COPY'). */
+void dsort_pipeio_name_copies(const struct dsort_pipeio_inputs *p, char *msg, size_t len);
 
 /* Collective: a name for the node-local output directory in dir, the same on every rank
  * (made by rank 0: host, pid and a random part). */

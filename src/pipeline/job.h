@@ -80,8 +80,9 @@ struct dsort_job_options {
     struct dsort_job_topo *topo; /* the node's plan (set by the program before sorting) */
     char **inputs;
     size_t ninputs;
-    int stdin_rank0; /* the one input is standard input's copy, which rank 0 alone opens and
-                        reads (the other ranks' inputs are empty): see dsort_job_share */
+    int stdin_rank0; /* rank 0 alone opens and reads the inputs (copies of standard input or
+                        of /proc files among them; the other ranks' inputs are empty): see
+                        dsort_job_share */
 };
 
 /* The exit status of a job stopped with a checkpoint (resume it with --resume). */

@@ -5,8 +5,9 @@
 # and character positions, several keys, -s, -u, -r, -z, global options and none), dsort's
 # standard output must be byte-identical to `LC_ALL=C sort --debug` of the same input: each line
 # (tabs shown as '>'), a mark a key (blanks, then '_' a column, or "^ no match for key"), and
-# the whole line unless -s or -u. rank 0 prints GNU's notes on stderr. --debug with -o, -O,
-# -c or without --format lines is a usage error (exit 2), with nothing on standard output.
+# the whole line unless -s or -u (without -k it is the key: marked once, -s and -u or not).
+# rank 0 prints GNU's notes on stderr. --debug with -o, -O, -c or without --format lines is a
+# usage error (exit 2), with nothing on standard output.
 # -g runs on numbers without NaN (GNU sort 9.1 orders NaNs differently from run to run).
 # Usage: debug.sh NRANKS
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +52,12 @@ specs=(
     "months|-k1,1M -r"
     "nonan|-k1,1g -k2"
     "mixed.z|-z -k2"
+    # No key: the whole line is the key, marked once even under -s or -u (GNU's debug_line).
+    "mixed|-s"
+    "mixed|-u"
+    "mixed|-s -r"
+    "mixed.z|-z -u"
+    "mixed|-s -f"
 )
 for spec in "${specs[@]}"; do
     prof=${spec%%|*}

@@ -149,7 +149,10 @@ static void test_open_errors(void **state)
     free(buf);
 
     char *p1[] = {odd};
-    snprintf(msg, sizeof msg, "'%s': 12345 bytes is not a whole number of 100-byte records", odd);
+    snprintf(msg, sizeof msg,
+             "'%s': 12345 bytes is not a whole number of 100-byte records (text lines? give "
+             "--format lines)",
+             odd);
     expect_open_error(p1, 1, &fmt, DSORT_EFORMAT, msg);
 
     /* the bad file after a good one: the set is still left empty */
@@ -160,7 +163,10 @@ static void test_open_errors(void **state)
     struct dsort_format f7;
     parse("fixed:7:0:3", &f7);
     char *p3[] = {good};
-    snprintf(msg, sizeof msg, "'%s': 1000 bytes is not a whole number of 7-byte records", good);
+    snprintf(msg, sizeof msg,
+             "'%s': 1000 bytes is not a whole number of 7-byte records (text lines? give "
+             "--format lines)",
+             good);
     expect_open_error(p3, 1, &f7, DSORT_EFORMAT, msg);
 
     char *p4[] = {good, missing};
@@ -507,6 +513,95 @@ static void test_map_scan_off_end(void **state)
     scan_off_end(3 * page - 100); /* in a page, whose tail reads as zeros */
 }
 
+/* ---- files whose size is not what they hold; text under a record format ---- */
+
+static void test_unsized(void **state)
+{
+    (void)state;
+    struct dsort_format fmt;
+    parse("fixed:1:0:1", &fmt);
+    /* /proc files have size 0 and content; /sys files a nominal 4096 */
+    const char *special[] = {"/proc/version", "/sys/devices/system/cpu/online"};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+        int fd = open(special[i], O_RDONLY);
+        if (fd < 0)
+            continue; /* not mounted here */
+        struct stat sb;
+        assert_int_equal(fstat(fd, &sb), 0);
+        assert_int_equal(dsort_io_unsized(fd, &sb), 1);
+        close(fd);
+        char *p[] = {(char *)special[i]};
+        struct dsort_inputs in;
+        struct dsort_error err;
+        assert_int_equal(dsort_inputs_open(&in, p, 1, &fmt, &err), DSORT_EINVAL);
+        assert_non_null(strstr(err.msg, "is not what it holds"));
+        assert_empty(&in);
+    }
+    /* an empty regular file is empty */
+    char empty[PATH_MAX];
+    path_of(empty, sizeof empty, "unsized-empty");
+    write_file(empty, "", 0);
+    int fd = open(empty, O_RDONLY);
+    struct stat sb;
+    assert_int_equal(fstat(fd, &sb), 0);
+    assert_int_equal(dsort_io_unsized(fd, &sb), 0);
+    close(fd);
+}
+
+/* sniff_one DATA LEN: open a file of those bytes as gensort records, and sniff it. */
+static int sniff_one(const void *data, size_t len, uint64_t *at)
+{
+    char path[PATH_MAX];
+    path_of(path, sizeof path, "sniff");
+    write_file(path, data, len);
+    struct dsort_format fmt;
+    dsort_format_gensort(&fmt);
+    char *p[] = {path};
+    struct dsort_inputs in;
+    struct dsort_error err;
+    assert_int_equal(dsort_inputs_open(&in, p, 1, &fmt, &err), DSORT_OK);
+    int text = -1;
+    assert_int_equal(dsort_inputs_sniff_text(&in, 0, &text, at, &err), DSORT_OK);
+    dsort_inputs_destroy(&in);
+    return text;
+}
+
+static void test_sniff_text(void **state)
+{
+    (void)state;
+    enum { RECS = 1000 };
+    unsigned char *buf = malloc(RECS * 100);
+    assert_non_null(buf);
+    uint64_t at;
+    /* text lines of 1 to 40 characters */
+    unsigned seed = 7;
+    for (size_t i = 0; i < RECS * 100; i++) {
+        seed = seed * 1103515245u + 12345u;
+        buf[i] = (seed >> 16) % 41 == 0 ? '\n' : (unsigned char)('a' + (seed >> 16) % 26);
+    }
+    buf[3] = '\n';
+    assert_int_equal(sniff_one(buf, RECS * 100, &at), 1);
+    assert_int_equal(at, 3);
+    /* gensort -a: 98 printable bytes and "\r\n" a record */
+    for (size_t r = 0; r < RECS; r++) {
+        memset(buf + r * 100, 'A' + (int)(r % 26), 98);
+        buf[r * 100 + 98] = '\r';
+        buf[r * 100 + 99] = '\n';
+    }
+    assert_int_equal(sniff_one(buf, RECS * 100, &at), 0);
+    /* a newline inside a record, but a control byte too: not plainly text */
+    buf[150] = '\n';
+    assert_int_equal(sniff_one(buf, RECS * 100, &at), 1);
+    buf[170] = 0x01;
+    assert_int_equal(sniff_one(buf, RECS * 100, &at), 0);
+    /* past the first 64 KiB: not looked at */
+    buf[150] = 'x';
+    buf[170] = 'x';
+    buf[70000] = '\n';
+    assert_int_equal(sniff_one(buf, RECS * 100, &at), 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +614,8 @@ int main(void)
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_contains),
         cmocka_unit_test(test_map_scan_off_end),
+        cmocka_unit_test(test_unsized),
+        cmocka_unit_test(test_sniff_text),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
