@@ -103,8 +103,8 @@ static size_t shape_diff(const char *then, const char *now, char *why, size_t le
             for (size_t i = 0; i < nt && !same[0]; i++)
                 if (wt[i] && same_file(wt[i], wn[j]))
                     snprintf(same, sizeof same,
-                             "; '%s' then and '%s' now are the same file spelled differently: "
-                             "give it as it was given then",
+                             "'%s' then and '%s' now are the same file spelled differently "
+                             "(give it as it was given then)",
                              wt[i], wn[j]);
         }
     if (!differ) /* the same words in another order */
@@ -113,8 +113,11 @@ static size_t shape_diff(const char *then, const char *now, char *why, size_t le
         snprintf(why, len, "it was made with %s as well, which this command has not", gone);
     else if (!gone[0])
         snprintf(why, len, "this command adds %s", added);
+    else if (same[0] && differ == 2) /* the message is cut at DSORT_ERROR_MSG_MAX: this first */
+        snprintf(why, len, "%s", same);
     else
-        snprintf(why, len, "it was made with %s where this command has %s%s", gone, added, same);
+        snprintf(why, len, "%s%sit was made with %s where this command has %s", same,
+                 same[0] ? "; " : "", gone, added);
     free(wt), free(bt), free(wn), free(bn);
     return differ;
 }

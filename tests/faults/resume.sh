@@ -18,8 +18,8 @@
 #  - a resume with a smaller -S than the runs' blocks need: refused before anything is touched,
 #    naming the -S that works, which then finishes it (fixed records); text lines allocate
 #    their merge buffers and finish at the smaller -S;
-#  - a refused resume names the nearest checkpoint and what differs: an input path spelled
-#    differently (the same file), an option added.
+#  - a refused resume names the nearest checkpoint and what differs: an input path or the
+#    output's (which does not exist yet) spelled differently (the same file), an option added.
 # Usage: resume.sh NRANKS
 . "$(dirname "$0")/faultlib.sh"
 faults_init "$1"
@@ -200,7 +200,11 @@ STATE=$(ckpt_state)
 spelled=("${ARGS_RUN[@]}")
 spelled[-1]=$C/./in.dat
 run_job "$N" --resume "${spelled[@]}"
-refused "the nearest, in '$TMP_DIR/dsort-[^']*-r0', is not: it was made with '$C/in.dat' where this command has '$C/./in.dat'; '$C/in.dat' then and '$C/./in.dat' now are the same file spelled differently"
+refused "the nearest, in '$TMP_DIR/dsort-[^']*-r0', is not: '$C/in.dat' then and '$C/\./in.dat' now are the same file spelled differently \(give it as it was given then\)"
+spelled=()
+for a in "${ARGS_RUN[@]}"; do spelled+=("${a/#$OUT_DIR\//$C/out/../out/}"); done
+run_job "$N" --resume "${spelled[@]}"
+refused "'$C/out/sorted.dat' then and '$C/out/\.\./out/sorted.dat' now are the same file spelled differently"
 run_job "$N" --resume -r "${ARGS_RUN[@]}"
 refused "the nearest, in '$TMP_DIR/dsort-[^']*-r0', is not: this command adds '-r'"
 run_job "$N" --resume "${ARGS_RUN[@]}"
