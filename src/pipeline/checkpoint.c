@@ -84,8 +84,110 @@ enum dsort_status dsort_ckpt_set_inputs(struct dsort_ckpt *k, const struct dsort
         c->dev = (uint64_t)f->dev;
         c->mtime_s = (int64_t)f->mtime.tv_sec;
         c->mtime_ns = (int64_t)f->mtime.tv_nsec;
+        c->ctime_s = (int64_t)f->ctime.tv_sec;
+        c->ctime_ns = (int64_t)f->ctime.tv_nsec;
+        c->has_ctime = 1;
     }
     return DSORT_OK;
+}
+
+/* The windows sampled over [from, to) in units of rs bytes: *n windows of *w units, window i
+ * at the returned position. Up to DSORT_CKPT_SAMPLES evenly spread; a range shorter than that
+ * many windows is covered whole. */
+static uint64_t window_at(uint64_t from, uint64_t to, size_t rs, size_t i, uint64_t *w, size_t *n)
+{
+    uint64_t len = to > from ? to - from : 0;
+    *w = rs >= DSORT_CKPT_WINDOW ? 1 : DSORT_CKPT_WINDOW / rs;
+    if (len <= (uint64_t)DSORT_CKPT_SAMPLES * *w) {
+        *n = (size_t)((len + *w - 1) / *w);
+        uint64_t at = from + i * *w;
+        if (*n && i + 1 == *n)
+            *w = to - at;
+        return at;
+    }
+    *n = DSORT_CKPT_SAMPLES;
+    return from + (len - *w) / (DSORT_CKPT_SAMPLES - 1) * i;
+}
+
+/* The CRC32C of window i of k's range into *crc (buf: room for a window). */
+static enum dsort_status sample_window(const struct dsort_ckpt *k, const struct dsort_inputs *in,
+                                       size_t i, unsigned char *buf, uint32_t *crc, uint64_t *at,
+                                       struct dsort_error *err)
+{
+    uint64_t w;
+    size_t n;
+    *at = window_at(k->sample_from, k->sample_to, in->rec_size, i, &w, &n);
+    enum dsort_status st = dsort_inputs_read(in, *at, w, buf, err);
+    if (!st)
+        *crc = dsort_crc32c(0, buf, (size_t)w * in->rec_size);
+    return st;
+}
+
+/* Room for one window of in's records. */
+static unsigned char *window_buf(const struct dsort_inputs *in, struct dsort_error *err)
+{
+    size_t rs = in->rec_size ? in->rec_size : 1;
+    unsigned char *b = malloc(rs >= DSORT_CKPT_WINDOW ? rs : DSORT_CKPT_WINDOW);
+    if (!b)
+        DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    return b;
+}
+
+enum dsort_status dsort_ckpt_sample(struct dsort_ckpt *k, const struct dsort_inputs *in,
+                                    struct dsort_error *err)
+{
+    if (k->sample_to > in->total_records)
+        k->sample_to = in->total_records;
+    uint64_t w, at;
+    window_at(k->sample_from, k->sample_to, in->rec_size ? in->rec_size : 1, 0, &w, &k->nsample);
+    unsigned char *buf = k->nsample ? window_buf(in, err) : NULL;
+    if (k->nsample && !buf)
+        return DSORT_ENOMEM;
+    enum dsort_status st = DSORT_OK;
+    for (size_t i = 0; i < k->nsample && !st; i++)
+        st = sample_window(k, in, i, buf, &k->sample[i], &at, err);
+    free(buf);
+    return st;
+}
+
+int dsort_ckpt_sample_differs(const struct dsort_ckpt *k, const struct dsort_inputs *in, char *why,
+                              size_t len, struct dsort_error *err)
+{
+    why[0] = '\0';
+    if (!k->nsample)
+        return 0;
+    uint64_t w, at;
+    size_t n;
+    window_at(k->sample_from, k->sample_to, in->rec_size ? in->rec_size : 1, 0, &w, &n);
+    if (n != k->nsample || k->sample_to > in->total_records) {
+        snprintf(why, len, "its sampled input does not fit the inputs now");
+        return 1;
+    }
+    unsigned char *buf = window_buf(in, err);
+    if (!buf)
+        return -1;
+    int differs = 0;
+    for (size_t i = 0; i < n && !differs; i++) {
+        uint32_t crc;
+        if (sample_window(k, in, i, buf, &crc, &at, err)) {
+            free(buf);
+            return -1;
+        }
+        if (crc == k->sample[i])
+            continue;
+        differs = 1;
+        size_t f = 0; /* the input that holds the window's first unit */
+        while (f + 1 < in->count && at >= in->files[f].first + in->files[f].records)
+            f++;
+        uint64_t off = (at - in->files[f].first) * in->rec_size;
+        snprintf(why, len,
+                 "input '%s' changed since the checkpoint: the bytes at offset %" PRIu64
+                 ", read before the stop, are not what they were (rewritten in place with its "
+                 "size and times kept?)",
+                 in->files[f].path, off);
+    }
+    free(buf);
+    return differs;
 }
 
 enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k, int durable,
@@ -101,7 +203,7 @@ enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k, 
             close(fd);
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot write the checkpoint '%s'", tmp);
     }
-    fprintf(f, "dsort-checkpoint 1\njob ");
+    fprintf(f, "dsort-checkpoint 2\njob ");
     put_hex(f, k->job, strlen(k->job));
     fprintf(f, "\nshape ");
     put_hex(f, k->shape, strlen(k->shape));
@@ -111,6 +213,15 @@ enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k, 
         fprintf(f, "input %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " ", c->size,
                 c->ino, c->dev, c->mtime_s, c->mtime_ns);
         put_hex(f, c->path, strlen(c->path));
+        fprintf(f, " %" PRId64 " %" PRId64 "\n", c->ctime_s, c->ctime_ns);
+    }
+    if (k->nsample) { /* sample FROM TO CRC... (one hex word of 4-byte CRCs, big-endian) */
+        unsigned char b[4 * DSORT_CKPT_SAMPLES];
+        for (size_t i = 0; i < k->nsample; i++)
+            for (int j = 0; j < 4; j++)
+                b[4 * i + (size_t)j] = (unsigned char)(k->sample[i] >> (24 - 8 * j));
+        fprintf(f, "sample %" PRIu64 " %" PRIu64 " ", k->sample_from, k->sample_to);
+        put_hex(f, b, 4 * k->nsample);
         fputc('\n', f);
     }
     fprintf(f,
@@ -195,13 +306,18 @@ static int parse_line(struct dsort_ckpt *k, const char *key, char **w, int nw, s
             return nw == 2 && get_u64(w[1], num[i]);
     if (!strcmp(key, "input")) {
         struct dsort_ckpt_input c = {0};
-        uint64_t ms, mns;
-        if (nw != 7 || !get_u64(w[1], &c.size) || !get_u64(w[2], &c.ino) ||
+        uint64_t ms, mns, cs = 0, cns = 0;
+        /* version 2 adds the ctime after the path */
+        if ((nw != 7 && nw != 9) || !get_u64(w[1], &c.size) || !get_u64(w[2], &c.ino) ||
             !get_u64(w[3], &c.dev) || !get_u64(w[4], &ms) || !get_u64(w[5], &mns) ||
+            (nw == 9 && (!get_u64(w[7], &cs) || !get_u64(w[8], &cns))) ||
             !(c.path = get_text(w[6])))
             return 0;
         c.mtime_s = (int64_t)ms;
         c.mtime_ns = (int64_t)mns;
+        c.ctime_s = (int64_t)cs;
+        c.ctime_ns = (int64_t)cns;
+        c.has_ctime = nw == 9;
         if (k->ninputs == *icap) {
             *icap = *icap ? 2 * *icap : 16;
             void *m = realloc(k->inputs, *icap * sizeof *k->inputs);
@@ -213,6 +329,20 @@ static int parse_line(struct dsort_ckpt *k, const char *key, char **w, int nw, s
         }
         k->inputs[k->ninputs++] = c;
         return 1;
+    }
+    if (!strcmp(key, "sample")) { /* at most once (version 2; none in version 1) */
+        size_t n;
+        unsigned char *b;
+        if (nw != 4 || k->nsample || !get_u64(w[1], &k->sample_from) ||
+            !get_u64(w[2], &k->sample_to) || !(b = get_hex(w[3], &n)))
+            return 0;
+        int ok = n && n % 4 == 0 && n / 4 <= DSORT_CKPT_SAMPLES;
+        for (size_t i = 0; ok && i < n / 4; i++)
+            k->sample[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 |
+                           (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+        k->nsample = ok ? n / 4 : 0;
+        free(b);
+        return ok;
     }
     if (!strcmp(key, "run")) {
         /* run RECORDS BYTES, then SIZE PATH for each of the run's files (1 or the stripes) */
@@ -263,7 +393,7 @@ enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct 
         if (line[got - 1] == '\n')
             line[--got] = '\0';
         if (lineno == 1) {
-            ok = !strcmp(line, "dsort-checkpoint 1");
+            ok = !strcmp(line, "dsort-checkpoint 1") || !strcmp(line, "dsort-checkpoint 2");
             continue;
         }
         if (!strcmp(line, "end")) {
@@ -329,6 +459,10 @@ int dsort_ckpt_differs(const struct dsort_ckpt *k, const char *shape, int size,
                 ? "it is another file now (inode or device)"
             : c->mtime_s != (int64_t)f->mtime.tv_sec || c->mtime_ns != (int64_t)f->mtime.tv_nsec
                 ? "it was modified (mtime)"
+            : c->has_ctime && (c->ctime_s != (int64_t)f->ctime.tv_sec ||
+                               c->ctime_ns != (int64_t)f->ctime.tv_nsec)
+                ? "its ctime changed (it was rewritten with its mtime put back, as cp -p, "
+                  "rsync -t and touch -r do, or its owner, mode or links changed)"
                 : NULL;
         if (what) {
             snprintf(why, len,

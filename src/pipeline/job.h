@@ -320,10 +320,18 @@ enum dsort_status dsort_job_ckpt_keep(const struct dsort_comm *c, const struct d
  * emptied); keep mode ends. */
 void dsort_job_ckpt_stop(const struct dsort_comm *c, const struct dsort_ckpt *k,
                          struct dsort_tempdirs *td, struct dsort_runset *runs);
-/* Local, once the final merge is over (or failed): end keep mode, remove the manifests, then
- * the runs (kept until now for the checkpoint; the commit's fsync is slower while they are
- * there, 0.3 s of 2.4 s at 400 MB on 2 ranks). Without a checkpoint it only drops the runs. */
+/* Local, once the output is committed (a job with a checkpoint on disk), or once the final
+ * merge is over (one without: the commit's fsync is slower while the runs are there, 0.3 s of
+ * 2.4 s at 400 MB on 2 ranks): end keep mode, remove the manifests, then the runs. Without a
+ * checkpoint it only drops the runs. */
 void dsort_job_ckpt_end(const struct dsort_tempdirs *td, struct dsort_runset *runs);
+/* Local, on a failed job (an agreed error) whose checkpoint is on disk and not at fault: keep
+ * it, as a stop does: remove the run files it does not list (what the failed stretch wrote),
+ * leave the rest on disk (td and runs are emptied), end keep mode, and rank 0 says where it is
+ * and to resume once the cause is mended. 1 if kept; 0 if this rank's checkpoint cannot be
+ * read (then the caller removes everything, as after any error). */
+int dsort_job_ckpt_fail(const struct dsort_comm *c, struct dsort_tempdirs *td,
+                        struct dsort_runset *runs);
 /* Collective: dsort_job_ckpt_save, then dsort_job_ckpt_stop. On any rank's failure nothing is
  * kept and the caller cleans up as after any error. */
 enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,

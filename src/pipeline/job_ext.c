@@ -238,6 +238,8 @@ static void fill_ckpt(const struct ext *x, uint64_t rounds, uint64_t upto, struc
     k->con_in = x->con_in;
     k->blob = x->splitters; /* borrowed */
     k->blob_len = (size_t)(x->c->size - 1) * x->ks;
+    k->sample_from = x->first; /* the share's records read so far */
+    k->sample_to = x->first + upto;
 }
 
 /* Collective, at the end of a round: save a checkpoint (--checkpoint: every round), and stop
@@ -330,42 +332,62 @@ static void release(struct ext *x)
     x->splitters = NULL;
 }
 
-/* Size the chunk and the I/O block from the budget. */
-static enum dsort_status plan_memory(struct ext *x)
+/* The sort buffers a budget gives (plan_memory's arithmetic, nothing allocated). */
+struct ext_plan {
+    uint64_t block, writer, per, chunk;
+    size_t abytes, bbytes;
+};
+
+/* Size the chunk, the I/O block and buffers A and B from budget into *p. 0 if the budget is
+ * too small to sort out of core. */
+static int size_plan(const struct ext *x, uint64_t budget, struct ext_plan *p)
 {
-    uint64_t budget = x->stats->budget;
     uint64_t block = x->o->block < budget / 16 ? x->o->block : budget / 16;
-    if (block < 4096)
-        block = 4096;
-    x->block = (size_t)block;
+    p->block = block < 4096 ? 4096 : block;
     /* The run writer's buffers: two blocks, or one more than the files of a run striped over
      * several temp devices (runfile.h). */
-    uint64_t writer = dsort_runwriter_buf_len(x->irs, x->block, dsort_job_temp_disks(x->o));
-    uint64_t per = 2 * x->irs + x->irs / 16 + sizeof(struct dsort_sortent) +
-                   (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
-    uint64_t chunk = budget > writer ? (budget - writer) / per : 0;
+    p->writer = dsort_runwriter_buf_len(x->irs, (size_t)p->block, dsort_job_temp_disks(x->o));
+    p->per = 2 * x->irs + x->irs / 16 + sizeof(struct dsort_sortent) +
+             (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
+    uint64_t chunk = budget > p->writer ? (budget - p->writer) / p->per : 0;
     /* A must also hold at least two read buffers for the merge. */
-    if (chunk < MIN_CHUNK_RECORDS || chunk * x->irs < dsort_runreader_buf_len(x->irs, x->block)) {
-        char b1[32];
-        return DSORT_ERR(&x->err, DSORT_ENOMEM, 0,
-                         "the memory budget %s (-S) is too small to sort %zu-byte records out of "
-                         "core; give at least %s",
-                         dsort_mem_format(budget, b1, sizeof b1), x->rs,
-                         dsort_mem_format(writer + MIN_CHUNK_RECORDS * per + 2 * block + (1 << 20),
-                                          b1 + 16, 16));
-    }
+    if (chunk < MIN_CHUNK_RECORDS ||
+        chunk * x->irs < dsort_runreader_buf_len(x->irs, (size_t)p->block))
+        return 0;
     /* No bigger than the share, but big enough for two merge read buffers. */
-    uint64_t floor_chunk = dsort_runreader_buf_len(x->irs, x->block) / x->irs + 1;
+    uint64_t floor_chunk = dsort_runreader_buf_len(x->irs, (size_t)p->block) / x->irs + 1;
     if (floor_chunk < MIN_CHUNK_RECORDS)
         floor_chunk = MIN_CHUNK_RECORDS;
     if (chunk > x->n)
         chunk = x->n > floor_chunk ? x->n : floor_chunk;
-    x->chunk = chunk;
+    p->chunk = chunk;
     /* A receives a round's pieces: with sampled splitters a rank may get a little more than
      * a chunk, and a second wave (another run) for a few records is a waste. */
-    x->bbytes = (size_t)(chunk * x->irs);
-    x->abytes = x->bbytes + x->bbytes / 16;
-    x->ebytes = (size_t)(chunk * sizeof(struct dsort_sortent));
+    p->bbytes = (size_t)(chunk * x->irs);
+    p->abytes = p->bbytes + p->bbytes / 16;
+    return 1;
+}
+
+/* Size the chunk and the I/O block from the budget, and allocate the buffers. */
+static enum dsort_status plan_memory(struct ext *x)
+{
+    uint64_t budget = x->stats->budget;
+    struct ext_plan p;
+    if (!size_plan(x, budget, &p)) {
+        char b1[32];
+        return DSORT_ERR(
+            &x->err, DSORT_ENOMEM, 0,
+            "the memory budget %s (-S) is too small to sort %zu-byte records out of "
+            "core; give at least %s",
+            dsort_mem_format(budget, b1, sizeof b1), x->rs,
+            dsort_mem_format(p.writer + MIN_CHUNK_RECORDS * p.per + 2 * p.block + (1 << 20),
+                             b1 + 16, 16));
+    }
+    x->block = (size_t)p.block;
+    x->chunk = p.chunk;
+    x->bbytes = p.bbytes;
+    x->abytes = p.abytes;
+    x->ebytes = (size_t)(p.chunk * sizeof(struct dsort_sortent));
     x->a = dsort_mem_alloc(x->abytes);
     x->b = dsort_mem_alloc(x->bbytes);
     x->ents = dsort_mem_alloc(x->ebytes);
@@ -374,6 +396,37 @@ static enum dsort_status plan_memory(struct ext *x)
     if (!x->a || !x->b || !x->ents || (x->rs < sizeof(struct dsort_sortent) && !x->scratch))
         return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate the sort buffers");
     return DSORT_OK;
+}
+
+/* Can the final merge at budget read runs written in blocks of `block` (two read buffers,
+ * carved from A and B, dsort_ext_job_final_merge)? */
+static int merge_fits(const struct ext *x, uint64_t budget, uint64_t block)
+{
+    struct ext_plan p;
+    if (!size_plan(x, budget, &p))
+        return 0;
+    const size_t len[2] = {p.abytes, p.bbytes};
+    return dsort_runmerge_region_mem(x->irs, (size_t)block, len, 2) >=
+           2 * (uint64_t)dsort_runreader_buf_len(x->irs, (size_t)block);
+}
+
+/* The smallest budget (in MiB) at which the final merge can read runs of `block`; 0 if none
+ * up to 1 TiB does. */
+static uint64_t merge_budget(const struct ext *x, uint64_t block)
+{
+    uint64_t lo = 1, hi = 1;
+    while (hi < ((uint64_t)1 << 20) && !merge_fits(x, hi << 20, block))
+        lo = hi + 1, hi *= 2;
+    if (!merge_fits(x, hi << 20, block))
+        return 0;
+    while (lo < hi) { /* the first that fits in (lo, hi] */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (merge_fits(x, mid << 20, block))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return hi << 20;
 }
 
 /* Floor of a merge read block: below it the disks seek more than they read. */
@@ -400,13 +453,29 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
 {
     struct ext *x = ctx;
     const size_t len = (size_t)(x->c->size - 1) * x->ks;
-    if (k->blob_len != len || k->consumed > x->n || k->block < 4096 ||
-        k->block > x->abytes + x->bbytes)
+    if (k->blob_len != len || k->consumed > x->n || k->block < 4096 || k->block > (1u << 30))
         return DSORT_ERR(&x->err, DSORT_EFORMAT, 0,
                          "the checkpoint of rank %d does not fit this job (splitters of %zu "
                          "bytes, %" PRIu64 " of %" PRIu64 " records read, run block %" PRIu64
                          "); not resuming from it",
                          x->c->rank, k->blob_len, k->consumed, x->n, k->block);
+    /* The kept runs are read back in their own blocks: a smaller -S than the stopped job's may
+     * not hold two of their read buffers (then no number of merge passes helps). Refused
+     * before anything is touched, naming the budget that does. */
+    const size_t rl[2] = {x->abytes, x->bbytes};
+    if (dsort_runmerge_region_mem(x->irs, (size_t)k->block, rl, 2) <
+        2 * (uint64_t)dsort_runreader_buf_len(x->irs, (size_t)k->block)) {
+        char b1[32], b2[32], b3[32];
+        uint64_t need = merge_budget(x, k->block);
+        dsort_mem_format(x->stats->budget, b1, sizeof b1);
+        dsort_mem_format(k->block, b2, sizeof b2);
+        dsort_mem_format(need, b3, sizeof b3);
+        return DSORT_ERR(&x->err, DSORT_ENOMEM, 0,
+                         "cannot resume with the memory budget %s (-S): the checkpoint's runs "
+                         "were written in blocks of %s, and merging them needs -S %s or more; "
+                         "the checkpoint is left as it was",
+                         b1, b2, need ? b3 : "(more than 1 TiB)");
+    }
     if (!(x->splitters = calloc((size_t)x->c->size, x->ks)))
         return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
     memcpy(x->splitters, k->blob, len);
@@ -502,16 +571,27 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     x.ents = x.scratch = NULL;
     uint64_t nout = 0;
     st = dsort_ext_job_final_merge(&x, &out, &nout);
-    dsort_job_ckpt_end(&x.td, &x.runs); /* the checks and the commit keep nothing */
+    /* A signal in the checks and the commit keeps nothing; a failure there keeps the
+     * checkpoint, which goes once the output is committed. A damaged run (DSORT_EFORMAT) is
+     * the checkpoint's own fault: then it goes too. */
+    if (!x.ck_rounds || st == DSORT_EFORMAT)
+        dsort_job_ckpt_end(&x.td, &x.runs);
+    else
+        dsort_cleanup_keep_dirs(NULL, 0, NULL);
     if (st)
         goto fail;
     stats->records_out = nout;
     struct dsort_job_sums sums = {x.sum_in, x.sum_out, x.con_in, x.con_out, x.n, nout, nout * x.rs};
     int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &x.err);
+    if (!rc || !x.ck_rounds || !dsort_job_ckpt_fail(c, &x.td, &x.runs))
+        dsort_job_ckpt_end(&x.td, &x.runs);
     release(&x);
     return rc;
 fail:
     dsort_output_abandon(&out);
+    /* a checkpoint on disk (of a resumed job, or saved by this one) outlives the error */
+    if (x.ck_rounds && x.td.count)
+        dsort_job_ckpt_fail(c, &x.td, &x.runs);
     release(&x);
     return 2;
 }

@@ -778,7 +778,12 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     k.segs = NULL;
     if (!wrote)
         st = final_merge(&x, &out);
-    dsort_job_ckpt_end(&x.td, &x.runs); /* the checks and the commit keep nothing */
+    /* As in job_ext.c: the checkpoint outlives a failure that is not its own (a damaged run,
+     * DSORT_EFORMAT, is), and goes once the output is committed. */
+    if (!x.ck_rounds || st == DSORT_EFORMAT)
+        dsort_job_ckpt_end(&x.td, &x.runs);
+    else
+        dsort_cleanup_keep_dirs(NULL, 0, NULL);
     if (st)
         goto fail;
 finish:;
@@ -786,11 +791,18 @@ finish:;
         x.sum_in,           x.sum_out,           x.con_in, x.con_out, stats->records_in,
         stats->records_out, stats->bytes_written};
     int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &x.err);
+    if (!rc || !x.ck_rounds || !x.have_td || !dsort_job_ckpt_fail(c, &x.td, &x.runs))
+        dsort_job_ckpt_end(&x.td, &x.runs);
+    else
+        x.have_td = 0; /* kept on disk */
     release(&x);
     return rc;
 fail:
     dsort_cleanup_stop_mode(0);
     dsort_output_abandon(&out);
+    /* a checkpoint on disk (of a resumed job, or saved by this one) outlives the error */
+    if (x.ck_rounds && x.have_td && dsort_job_ckpt_fail(c, &x.td, &x.runs))
+        x.have_td = 0;
     dsort_mem_free(k.a, (size_t)k.size);
     free(k.segs);
     release(&x);

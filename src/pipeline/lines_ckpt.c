@@ -44,6 +44,8 @@ static enum dsort_status fill_ckpt(struct lx *x, uint64_t rounds, struct dsort_c
     k->longest = x->longest;
     k->sum_in = x->sum_in;
     k->con_in = x->con_in;
+    k->sample_from = x->sh.first; /* the share's bytes read so far */
+    k->sample_to = x->pos;
     return DSORT_OK;
 }
 
