@@ -3,7 +3,8 @@
 #   - ulimit -v (RLIMIT_AS, PBS/Torque's vmem): a probe run names the address space in use at
 #     start-up (U, the MPI library's mappings: the budget's reason says it); then each rank's
 #     ulimit -v is U + half of what the in-memory sort of its 100 MB share needs. The default
-#     budget must fit (out of core): exit 0, output identical to GNU sort's. -S 4G under that
+#     budget must fit (out of core): exit 0, output identical to GNU sort's, for fixed records
+#     and for --format lines. -S 4G under that
 #     limit: a warning naming the limit ("ulimit -v") and "using -S NM", exit 0, the same
 #     output; -S NM from that warning: exit 0 and no warning.
 #   - -S beyond what the node has for each of its ranks (-S 1000G): one warning (the lowest rank
@@ -67,6 +68,12 @@ else
                 contains "ulimit -v: the budget's reason" <(st "$STATS" reasons) "ulimit -v $lim"
             fi
             empty_dir "ulimit -v: left in the temp dir" "$T/spill"
+            rm -f "$OUT"
+            ulimit_v "$lim" "${NOSLURM[@]}" "$DSORT" --format lines -T "$T/spill" -o "$OUT" \
+                "$T/big.txt"
+            ok "$N" "${ULIMIT_CMD[@]}" &&
+                same_file "ulimit -v $lim, --format lines, default budget" 100 "$T/big.ref" "$OUT"
+            empty_dir "ulimit -v, lines: left in the temp dir" "$T/spill"
             rm -f "$OUT"
             ulimit_v "$lim" "${NOSLURM[@]}" "$DSORT" -S 4G --no-map -T "$T/spill" -o "$OUT" "$T/big.txt"
             if ok "$N" "${ULIMIT_CMD[@]}"; then
