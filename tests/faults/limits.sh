@@ -7,9 +7,10 @@
 #     file and the limit ("ulimit -f"), nothing under the final name, nothing left; with -o the
 #     output is sized up front, with -O the parts are written in the final merge (runs on disk);
 #   - the soft CPU limit running out (the shim's phase hook spins at the start of the first
-#     spill, under prlimit --cpu=2:) stops the job as SIGTERM does: "stopped by SIGXCPU (the CPU
-#     time limit, ulimit -t, was reached: 2.0 s of CPU time used) in the spill phase", within
-#     20 s of the stop (10 s, after the 2 s of CPU time are used up), nothing left;
+#     spill, under prlimit --cpu=2:, 8 s under ASan) stops the job as SIGTERM does: "stopped
+#     by SIGXCPU (the CPU time limit, ulimit -t, was reached: 2.0 s of CPU time used) in the
+#     spill phase", within 10 s + 5 x the CPU limit of the stop (on a loaded machine the CPU
+#     time is used up slowly), nothing left;
 #   - SIGXFSZ sent by another process stops the job as SIGTERM does.
 # At 1 rank dsort runs as a singleton (prlimit runs it); at 2 ranks prlimit runs mpiexec (the
 # file size limit, which the ranks inherit) or each rank (the CPU limit: mpiexec's own CPU time
@@ -22,6 +23,9 @@ pipeline_args ext
 command -v prlimit >/dev/null || die "prlimit (util-linux) is needed"
 # 10 MB: more than a run (-S 8M), less than the output (30 MB) and than one rank's part.
 FSIZE=10240000
+# The soft CPU limit: more than a rank uses before its first spill (more under ASan).
+CPU_S=2
+if nm "$DSORT" 2>/dev/null | grep -q __asan_init; then CPU_S=8; fi
 
 # start_limited PRE... -- ARGS...: dsort ARGS in the background, run by the command PRE...
 # (which execs what follows): a singleton at 1 rank, mpiexec at more.
@@ -61,15 +65,15 @@ fsize_case() {
 # cpu_case: the soft CPU limit runs out while rank 0 spins in the first spill.
 cpu_case() {
     case_begin "CPU time limit (soft ulimit -t) reached in a spill" "ext" \
-        "exit != 0 within 20 s of the stop; 'stopped by SIGXCPU (the CPU time limit, ulimit -t, ...)'; nothing left"
+        "exit != 0 within 10 s of the limit; 'stopped by SIGXCPU (the CPU time limit, ulimit -t, ...)'; nothing left"
     if need_phase_hook; then
         out_setup o-new
         phase_hook spill 1 0 0
         FX+=(FAULT_SPIN=1)
         if [ "$N" = 1 ]; then
-            start_single prlimit --cpu=2: -- -T "$C/tmp" "${OUTARGS[@]}" "${PARGS[@]}"
+            start_single prlimit "--cpu=$CPU_S:" -- -T "$C/tmp" "${OUTARGS[@]}" "${PARGS[@]}"
         else
-            BEFORE_RANK=(prlimit --cpu=2:)
+            BEFORE_RANK=(prlimit "--cpu=$CPU_S:")
             start_job "$N" -T "$C/tmp" "${OUTARGS[@]}" "${PARGS[@]}"
         fi
         if wait_ready 0; then
@@ -77,9 +81,9 @@ cpu_case() {
             t0=$(date +%s%N)
             wait_end "$t0"
             check_exit nz
-            # From the stop, the spinning rank still has to use up its CPU time (2 s of it, on
-            # a loaded machine) before the limit is reached.
-            LIMIT_S=20 check_prompt
+            # From the stop, the spinning rank still has to use up its CPU time (CPU_S s of it,
+            # on a loaded machine) before the limit is reached.
+            LIMIT_S=$((10 + 5 * CPU_S)) check_prompt
             check_rank_line "stopped by SIGXCPU \(the CPU time limit, ulimit -t, was reached: [1-9][.][0-9] s of CPU time used\) in the spill phase"
             check_final
             check_no_temps
