@@ -1,25 +1,55 @@
 #include "budget.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "mem.h"
 
-static uint64_t env_mb(const char *name)
+/* A Slurm memory figure (megabytes, or with a unit letter K, M, G or T) in bytes into *bytes:
+ * 1 if the variable is set and valid, 0 if unset or empty, -1 if it is no memory size
+ * (negative, no number, trailing junk, too large for 64 bits). */
+static int env_mb(const char *name, uint64_t *bytes)
 {
     const char *v = getenv(name);
+    *bytes = 0;
     if (!v || !*v)
         return 0;
+    if (*v < '0' || *v > '9') /* strtoull would take "-1" as 2^64 - 1 */
+        return -1;
     char *end;
+    errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    /* Slurm gives megabytes, possibly with a unit letter. */
-    if (*end == 'G' || *end == 'g')
-        x *= 1024;
-    else if (*end == 'T' || *end == 't')
-        x *= 1024 * 1024;
-    return (uint64_t)x << 20;
+    int shift = 20;
+    switch (*end) {
+    case 'K':
+    case 'k':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+    case 'm':
+        end++;
+        break;
+    case 'G':
+    case 'g':
+        shift = 30;
+        end++;
+        break;
+    case 'T':
+    case 't':
+        shift = 40;
+        end++;
+        break;
+    }
+    if (errno || *end || x > (UINT64_MAX >> shift))
+        return -1;
+    *bytes = (uint64_t)x << shift;
+    return 1;
 }
 
 /* ---- the cgroup memory limit ---- */
@@ -230,58 +260,119 @@ uint64_t dsort_budget_cgroup_limit(const char *root, int *version)
     return best;
 }
 
+/* ---- the process's limits ---- */
+
+void dsort_budget_process_limits(struct dsort_budget_env *env)
+{
+    struct rlimit rl;
+    env->as_limit = env->data_limit = env->as_used = env->data_used = 0;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        env->as_limit = (uint64_t)rl.rlim_cur;
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        env->data_limit = (uint64_t)rl.rlim_cur;
+    /* statm: size resident shared text lib data dt, in pages; data is VmData + VmStk, what
+     * RLIMIT_DATA counts. */
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (!f)
+        return;
+    unsigned long long size, res, shr, text, lib, data;
+    long page = sysconf(_SC_PAGESIZE);
+    if (fscanf(f, "%llu %llu %llu %llu %llu %llu", &size, &res, &shr, &text, &lib, &data) == 6 &&
+        page > 0) {
+        env->as_used = (uint64_t)size * (uint64_t)page;
+        env->data_used = (uint64_t)data * (uint64_t)page;
+    }
+    fclose(f);
+}
+
+/* The most a budget may be within one limit: 3/4 of what it leaves beyond use and the reserve
+ * (thread stacks, the exchange's and the MPI library's later mappings); UINT64_MAX for none. */
+static uint64_t limit_room(uint64_t limit, uint64_t used)
+{
+    if (!limit)
+        return UINT64_MAX;
+    uint64_t left = limit > used + DSORT_BUDGET_RESERVE ? limit - used - DSORT_BUDGET_RESERVE : 0;
+    return left / 4 * 3;
+}
+
+/* The tighter of the two limits: its room, and its name and figures in text ("" if none). */
+static uint64_t limits_room(const struct dsort_budget_env *env, char *text, size_t len)
+{
+    uint64_t as = limit_room(env->as_limit, env->as_used);
+    uint64_t data = limit_room(env->data_limit, env->data_used);
+    char m[32], m2[32];
+    text[0] = 0;
+    if (as == UINT64_MAX && data == UINT64_MAX)
+        return UINT64_MAX;
+    const int is_as = as <= data;
+    const uint64_t limit = is_as ? env->as_limit : env->data_limit;
+    snprintf(text, len, "the %s limit of this process is %s (ulimit -%c %llu), %s of it in use",
+             is_as ? "address-space" : "data", dsort_mem_format(limit, m, sizeof m),
+             is_as ? 'v' : 'd', (unsigned long long)(limit >> 10),
+             dsort_mem_format(is_as ? env->as_used : env->data_used, m2, sizeof m2));
+    return is_as ? as : data;
+}
+
+char *dsort_budget_limits_text(char *buf, size_t len)
+{
+    struct dsort_budget_env env = {0};
+    dsort_budget_process_limits(&env);
+    limits_room(&env, buf, len);
+    return buf;
+}
+
+/* bytes as an -S value that a user can type: whole MiB (at least 1M). */
+static char *s_value(uint64_t bytes, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lluM", (unsigned long long)(bytes >> 20 ? bytes >> 20 : 1));
+    return buf;
+}
+
 /* ---- the budget ---- */
 
-enum dsort_status dsort_budget_resolve_at(const char *root, const char *text, uint64_t node_memory,
-                                          int node_ranks, struct dsort_budget *b,
-                                          struct dsort_error *err)
+/* Slurm's memory on this node for the job, into *node (0: none or not used) and the variable
+ * it came from into *src; a figure that is no memory size or more than the node has is not
+ * used, and b->note says so. */
+static void slurm_memory(uint64_t node_memory, int node_ranks, uint64_t *node, const char **src,
+                         struct dsort_budget *b)
 {
-    memset(b, 0, sizeof *b);
-    if (node_ranks < 1)
-        node_ranks = 1;
-    char m[32], m2[32];
-    if (text) {
-        size_t len = strlen(text);
-        if (len > 1 && text[len - 1] == '%') {
-            char *end;
-            double pct = strtod(text, &end);
-            if (end != text + len - 1 || !(pct > 0) || pct > 100)
-                return DSORT_ERR(err, DSORT_EINVAL, 0,
-                                 "invalid --memory '%s' (a percentage is 0-100%%)", text);
-            int v = 0;
-            uint64_t cg = dsort_budget_cgroup_limit(root, &v);
-            uint64_t base = cg && cg < node_memory ? cg : node_memory;
-            b->bytes = (uint64_t)((double)base * pct / 100.0) / (uint64_t)node_ranks;
-            if (base == node_memory)
-                snprintf(b->why, sizeof b->why, "-S %s: %g%% of %s node memory / %d ranks", text,
-                         pct, dsort_mem_format(node_memory, m, sizeof m), node_ranks);
-            else
-                snprintf(b->why, sizeof b->why,
-                         "-S %s: %g%% of %s cgroup limit (cgroup v%d; node memory %s) / %d ranks",
-                         text, pct, dsort_mem_format(cg, m, sizeof m), v,
-                         dsort_mem_format(node_memory, m2, sizeof m2), node_ranks);
-        } else {
-            enum dsort_status st = dsort_mem_parse_size(text, &b->bytes, err);
-            if (st)
-                return st;
-            snprintf(b->why, sizeof b->why, "-S %s", text);
-        }
-        if (b->bytes == 0)
-            return DSORT_ERR(err, DSORT_EINVAL, 0, "invalid --memory '%s' (must be > 0)", text);
-        return DSORT_OK;
+    *src = "SLURM_MEM_PER_NODE";
+    int ok = env_mb(*src, node);
+    if (ok == 0) {
+        uint64_t per_cpu = 0;
+        const char *cpus = getenv("SLURM_CPUS_ON_NODE");
+        uint64_t n = (uint64_t)(cpus && atoi(cpus) > 0 ? atoi(cpus) : node_ranks);
+        *src = "SLURM_MEM_PER_CPU";
+        ok = env_mb(*src, &per_cpu);
+        if (ok > 0 && per_cpu > UINT64_MAX / n)
+            ok = -1;
+        *node = ok > 0 ? per_cpu * n : 0;
     }
+    char m[32], m2[32];
+    if (ok < 0)
+        snprintf(b->note, sizeof b->note,
+                 "%s='%.40s' is not a memory size: the node's memory is used instead", *src,
+                 getenv(*src));
+    else if (ok > 0 && node_memory && *node > node_memory)
+        snprintf(b->note, sizeof b->note,
+                 "%s='%.40s' (%s) is more than this node's memory (%s), which is used instead",
+                 *src, getenv(*src), dsort_mem_format(*node, m, sizeof m),
+                 dsort_mem_format(node_memory, m2, sizeof m2));
+    else
+        return;
+    *node = 0;
+}
+
+/* The budget without -S. */
+static void default_budget(const char *root, uint64_t node_memory, int node_ranks,
+                           struct dsort_budget *b)
+{
+    char m[32], m2[32];
     int v = 0;
     uint64_t cg = dsort_budget_cgroup_limit(root, &v);
-    uint64_t node = env_mb("SLURM_MEM_PER_NODE");
-    const char *src = "SLURM_MEM_PER_NODE";
-    if (!node) {
-        uint64_t per_cpu = env_mb("SLURM_MEM_PER_CPU");
-        const char *cpus = getenv("SLURM_CPUS_ON_NODE");
-        if (per_cpu) {
-            node = per_cpu * (uint64_t)(cpus && atoi(cpus) > 0 ? atoi(cpus) : node_ranks);
-            src = "SLURM_MEM_PER_CPU";
-        }
-    }
+    uint64_t node;
+    const char *src;
+    slurm_memory(node_memory, node_ranks, &node, &src, b);
     uint64_t from = node ? node : node_memory; /* what the rule starts from */
     if (cg && cg < from) {
         b->bytes = cg / 4 * 3 / (uint64_t)node_ranks;
@@ -298,7 +389,109 @@ enum dsort_status dsort_budget_resolve_at(const char *root, const char *text, ui
         snprintf(b->why, sizeof b->why, "default: 75%% of %s node memory / %d ranks",
                  dsort_mem_format(node_memory, m, sizeof m), node_ranks);
     }
+}
+
+/* -S text (a size or N%) into b. */
+static enum dsort_status given_budget(const char *root, const char *text, uint64_t node_memory,
+                                      int node_ranks, struct dsort_budget *b,
+                                      struct dsort_error *err)
+{
+    char m[32], m2[32];
+    size_t len = strlen(text);
+    if (len > 1 && text[len - 1] == '%') {
+        char *end;
+        double pct = strtod(text, &end);
+        if (end != text + len - 1 || !(pct > 0) || pct > 100)
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "invalid --memory '%s' (a percentage is 0-100%%)", text);
+        int v = 0;
+        uint64_t cg = dsort_budget_cgroup_limit(root, &v);
+        uint64_t base = cg && cg < node_memory ? cg : node_memory;
+        b->bytes = (uint64_t)((double)base * pct / 100.0) / (uint64_t)node_ranks;
+        if (base == node_memory)
+            snprintf(b->why, sizeof b->why, "-S %s: %g%% of %s node memory / %d ranks", text, pct,
+                     dsort_mem_format(node_memory, m, sizeof m), node_ranks);
+        else
+            snprintf(b->why, sizeof b->why,
+                     "-S %s: %g%% of %s cgroup limit (cgroup v%d; node memory %s) / %d ranks", text,
+                     pct, dsort_mem_format(cg, m, sizeof m), v,
+                     dsort_mem_format(node_memory, m2, sizeof m2), node_ranks);
+    } else {
+        enum dsort_status st = dsort_mem_parse_size(text, &b->bytes, err);
+        if (st)
+            return st;
+        snprintf(b->why, sizeof b->why, "-S %s", text);
+        /* -S is per rank, where GNU sort's is per process of a node: -S 50G with 16 ranks on a
+         * node is an OOM kill. Beyond the node's (or its cgroup's) memory for each of its ranks,
+         * the default is safer than anything. */
+        int v = 0;
+        uint64_t cg = dsort_budget_cgroup_limit(root, &v);
+        uint64_t base = cg && cg < node_memory ? cg : node_memory;
+        uint64_t share = base / (uint64_t)node_ranks;
+        if (share && b->bytes > share) {
+            struct dsort_budget d;
+            memset(&d, 0, sizeof d);
+            default_budget(root, node_memory, node_ranks, &d);
+            char m3[32];
+            snprintf(b->note, sizeof b->note,
+                     "-S %s (per rank) is more than this node can give each of its %d ranks "
+                     "(%s of %s%s): using %s instead (%s)",
+                     text, node_ranks, dsort_mem_format(share, m, sizeof m),
+                     dsort_mem_format(base, m2, sizeof m2),
+                     base == node_memory ? " node memory" : " cgroup limit",
+                     dsort_mem_format(d.bytes, m3, sizeof m3), d.why);
+            snprintf(b->why, sizeof b->why, "-S %s, more than the node's memory: %s", text, d.why);
+            b->bytes = d.bytes;
+        }
+    }
+    if (b->bytes == 0)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "invalid --memory '%s' (must be > 0)", text);
     return DSORT_OK;
+}
+
+enum dsort_status dsort_budget_resolve_env(const char *root, const char *text,
+                                           const struct dsort_budget_env *env,
+                                           struct dsort_budget *b, struct dsort_error *err)
+{
+    memset(b, 0, sizeof *b);
+    const int node_ranks = env->node_ranks < 1 ? 1 : env->node_ranks;
+    if (text) {
+        enum dsort_status st = given_budget(root, text, env->node_memory, node_ranks, b, err);
+        if (st)
+            return st;
+    } else {
+        default_budget(root, env->node_memory, node_ranks, b);
+    }
+    /* The process's own limits (ulimit -v, -d) bound every budget: beyond them the buffers
+     * cannot be allocated. */
+    char lt[200], v1[32];
+    uint64_t room = limits_room(env, lt, sizeof lt);
+    if (b->bytes <= room)
+        return DSORT_OK;
+    room = room >> 20 << 20; /* what -S can say */
+    if (room < ((uint64_t)1 << 20))
+        room = (uint64_t)1 << 20; /* the pipelines then say that it is too small */
+    if (text) {
+        size_t n = strlen(b->note);
+        snprintf(b->note + n, sizeof b->note - n, "%s-S %s does not fit: %s; using -S %s",
+                 n ? "; " : "", text, lt, s_value(room, v1, sizeof v1));
+        snprintf(b->why, sizeof b->why, "-S %s, cut to -S %s to fit the process's limits", text,
+                 v1);
+    } else {
+        snprintf(b->why, sizeof b->why, "default: 75%% of what the process's limits leave (%s)",
+                 lt);
+    }
+    b->bytes = room;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_budget_resolve_at(const char *root, const char *text, uint64_t node_memory,
+                                          int node_ranks, struct dsort_budget *b,
+                                          struct dsort_error *err)
+{
+    struct dsort_budget_env env = {node_memory, node_ranks, 0, 0, 0, 0};
+    dsort_budget_process_limits(&env);
+    return dsort_budget_resolve_env(root, text, &env, b, err);
 }
 
 enum dsort_status dsort_budget_resolve(const char *text, uint64_t node_memory, int node_ranks,

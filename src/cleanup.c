@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +25,9 @@ static struct slot slots[DSORT_CLEANUP_SLOTS];
 static volatile sig_atomic_t caught;
 static char prefix[256];
 static const char *volatile phase = "start-up";
-static const int handled[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+/* SIGXCPU and SIGXFSZ are what batch systems' limits send (ulimit -t, ulimit -f): their
+ * default action kills without a word and leaves every temp file behind. */
+static const int handled[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGXCPU, SIGXFSZ};
 static volatile sig_atomic_t stop_mode, stop_requested;
 /* keep mode: the directories a signal leaves as they are (nkeep 0: none) */
 static char keep[DSORT_CLEANUP_KEEP_MAX][DSORT_CLEANUP_PATH_MAX];
@@ -114,6 +118,10 @@ static const char *signame(int sig)
         return "SIGHUP";
     case SIGUSR1:
         return "SIGUSR1";
+    case SIGXCPU:
+        return "SIGXCPU";
+    case SIGXFSZ:
+        return "SIGXFSZ";
     }
     return "a signal";
 }
@@ -123,6 +131,48 @@ static void append(char *buf, size_t len, size_t *n, const char *s)
 {
     while (*s && *n + 1 < len)
         buf[(*n)++] = *s++;
+}
+
+/* Append the decimal v. Async-signal-safe. */
+static void append_u64(char *buf, size_t len, size_t *n, uint64_t v)
+{
+    char d[24];
+    size_t k = sizeof d;
+    d[--k] = 0;
+    do
+        d[--k] = (char)('0' + v % 10);
+    while ((v /= 10) && k);
+    append(buf, len, n, d + k);
+}
+
+/* " (the CPU time limit, ulimit -t, was reached: 60.0 s of CPU time used)" for the limit
+ * signals: which limit ended the job, since nothing else will say it. (The CPU time, not the
+ * limit: Linux raises the soft limit by a second as it sends SIGXCPU.) clock_gettime is
+ * async-signal-safe, getrlimit a plain system call. */
+static void append_limit(char *buf, size_t len, size_t *n, int sig)
+{
+    struct rlimit rl;
+    struct timespec ts;
+    if (sig == SIGXCPU) {
+        append(buf, len, n, " (the CPU time limit, ulimit -t, was reached");
+        if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0) {
+            uint64_t tenths = (uint64_t)ts.tv_sec * 10 + (uint64_t)ts.tv_nsec / 100000000;
+            append(buf, len, n, ": ");
+            append_u64(buf, len, n, tenths / 10);
+            append(buf, len, n, ".");
+            append_u64(buf, len, n, tenths % 10);
+            append(buf, len, n, " s of CPU time used");
+        }
+        append(buf, len, n, ")");
+    } else if (sig == SIGXFSZ) {
+        append(buf, len, n, " (the file size limit, ulimit -f");
+        if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+            append(buf, len, n, ", is ");
+            append_u64(buf, len, n, (uint64_t)rl.rlim_cur);
+            append(buf, len, n, " bytes");
+        }
+        append(buf, len, n, ")");
+    }
 }
 
 static pthread_t main_thread; /* the thread that installed the handlers (main) */
@@ -154,6 +204,7 @@ static void on_signal(int sig)
         append(line, sizeof line, &n, prefix);
         append(line, sizeof line, &n, "stopped by ");
         append(line, sizeof line, &n, signame(sig));
+        append_limit(line, sizeof line, &n, sig);
         append(line, sizeof line, &n, " in the ");
         append(line, sizeof line, &n, phase);
         append(line, sizeof line, &n,
@@ -171,10 +222,28 @@ static void on_signal(int sig)
     /* A stop that kept its checkpoint is resumable: exit status 3 (DSORT_EXIT_STOPPED), as an
      * orderly stop. SIGINT and SIGHUP (a terminal) still end the process by the signal, so
      * that a shell running dsort stops too. */
-    if (keeping && (sig == SIGUSR1 || sig == SIGTERM))
+    if (keeping && (sig == SIGUSR1 || sig == SIGTERM || sig == SIGXCPU || sig == SIGXFSZ))
         _exit(3);
+    if (sig == SIGXCPU || sig == SIGXFSZ) {
+        /* Their default action dumps core: a limit is no crash, and a sort's core may be as
+         * big as its memory. */
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* SIGXFSZ comes from the kernel to the thread whose write went past RLIMIT_FSIZE (a kill
+ * from the process itself looks the same); that write then fails with EFBIG, and the error
+ * path names the file and the limit (error.c), which is more than the handler could say.
+ * So such a SIGXFSZ is let pass. One sent by another process stops the job as SIGTERM does. */
+static void on_xfsz(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (si && si->si_code == SI_USER && si->si_pid == getpid())
+        return;
+    on_signal(sig);
 }
 
 static void at_exit(void)
@@ -219,7 +288,12 @@ void dsort_cleanup_install(void)
             signal(handled[i], SIG_IGN); /* again, in case MPI_Init replaced it */
             continue;
         }
-        sigaction(handled[i], &sa, NULL);
+        struct sigaction x = sa;
+        if (handled[i] == SIGXFSZ) {
+            x.sa_flags = SA_SIGINFO;
+            x.sa_sigaction = on_xfsz;
+        }
+        sigaction(handled[i], &x, NULL);
     }
 }
 

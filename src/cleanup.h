@@ -2,7 +2,8 @@
  *
  * Every file or directory that must not outlive a failed run (temp output, staged parts,
  * later spilled runs) is registered here. dsort_cleanup_run removes them all (it is also an
- * atexit hook), and the handlers for SIGTERM, SIGINT, SIGHUP and SIGUSR1 do nothing but
+ * atexit hook), and the handlers for SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGXCPU and SIGXFSZ (the
+ * limits ulimit -t and -f; see on_xfsz in cleanup.c for the one a write raises) do nothing but
  * remove them and re-raise the signal with its default action - no MPI call, no stdio -
  * because mpirun and Slurm follow SIGTERM with SIGKILL about a second later.
  * Paths are copied into fixed static slots, so that the handler needs no allocation.
@@ -69,8 +70,8 @@ int dsort_cleanup_stop_requested(void);
  * now on a handled signal removes only what is registered outside the n directories dirs
  * (copied; at most DSORT_CLEANUP_KEEP_MAX), leaving them and everything registered in them
  * (runs, the checkpoint, owner files), says so, and ends the process: SIGUSR1 (when not taken
- * by stop mode) and SIGTERM with exit status 3 (stopped, resumable), SIGINT and SIGHUP by
- * their default action.
+ * by stop mode), SIGTERM, SIGXCPU and SIGXFSZ with exit status 3 (stopped, resumable), SIGINT
+ * and SIGHUP by their default action.
  * dsort_cleanup_run (errors, exit) still removes everything. n 0 ends keep mode. Paths longer
  * than DSORT_CLEANUP_PATH_MAX are refused with DSORT_EINVAL (keep mode then unchanged). */
 #define DSORT_CLEANUP_KEEP_MAX 16

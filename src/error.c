@@ -1,8 +1,10 @@
 #include "error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 enum dsort_status dsort_error_set(struct dsort_error *err, enum dsort_status status, int errnum,
                                   const char *file, int line, const char *fmt, ...)
@@ -20,7 +22,15 @@ enum dsort_status dsort_error_set(struct dsort_error *err, enum dsort_status sta
     if (n < 0)
         n = 0;
     if (errnum && (size_t)n < sizeof err->msg)
-        snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", strerror(errnum));
+        n += snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", strerror(errnum));
+    /* EFBIG is most often the process's file size limit (ulimit -f, a batch system's), which
+     * strerror does not name. */
+    struct rlimit rl;
+    if (errnum == EFBIG && (size_t)n < sizeof err->msg && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+        rl.rlim_cur != RLIM_INFINITY)
+        snprintf(err->msg + n, sizeof err->msg - (size_t)n,
+                 " (the file size limit of this process is %llu bytes: ulimit -f %llu)",
+                 (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_cur / 1024);
     return status;
 }
 

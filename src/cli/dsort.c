@@ -447,6 +447,8 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         dsort_budget_resolve(o->memory_text, dsort_mem_physical(), c->node_size, &b, &err);
     if ((st = dsort_comm_agree(c, st, &err)))
         return 2;
+    if (b.note[0] && c->node_rank == 0) /* once a node: the nodes may differ */
+        fprintf(stderr, "dsort: rank %d/%d (%s): %s\n", c->rank, c->size, c->host, b.note);
     stats.budget = b.bytes;
     snprintf(stats.budget_why, sizeof stats.budget_why, "%s", b.why);
     struct dsort_share sh;

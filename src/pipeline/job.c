@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "blockdev.h"
+#include "budget.h"
 #include "cleanup.h"
 #include "clock.h"
 #include "keysort.h"
@@ -361,6 +362,22 @@ void dsort_job_name(const struct dsort_comm *c, char *job, size_t len)
         dsort_tempdirs_job_name(job, len);
     dsort_comm_require(c, MPI_Bcast(job, (int)len, MPI_CHAR, 0, c->comm),
                        "sharing the job's name (MPI_Bcast)");
+}
+
+enum dsort_status dsort_job_alloc_error(struct dsort_error *err, int errnum, const char *what,
+                                        uint64_t bytes)
+{
+    char lim[200];
+    dsort_budget_limits_text(lim, sizeof lim);
+    if (!lim[0])
+        return DSORT_ERR(err, DSORT_ENOMEM, errnum, "cannot allocate %" PRIu64 " bytes of %s",
+                         bytes, what);
+    /* The budget was sized to fit the limit when it was resolved; something else took the
+     * room since (the MPI library, threads). */
+    return DSORT_ERR(err, DSORT_ENOMEM, 0,
+                     "cannot allocate %" PRIu64 " bytes of %s: %s; give a smaller -S, or none "
+                     "(the default fits the limit)",
+                     bytes, what, lim);
 }
 
 void dsort_job_sum_records(int valsort, const unsigned char *recs, uint64_t n, size_t rec_size,

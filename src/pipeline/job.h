@@ -157,6 +157,13 @@ void dsort_job_put_be64(unsigned char *out, uint64_t v);
 /* The number dsort_job_put_be64 wrote at p. */
 uint64_t dsort_job_get_be64(const unsigned char *p);
 
+/* A failed allocation of bytes for what (e.g. "the sort buffers") into err (errnum: the
+ * allocation's errno): "cannot allocate N bytes of WHAT", and when the process has a memory
+ * limit (ulimit -v or -d), that limit and its use, and that a smaller -S (or none: the default
+ * fits the limit) would do. Returns DSORT_ENOMEM. Local. */
+enum dsort_status dsort_job_alloc_error(struct dsort_error *err, int errnum, const char *what,
+                                        uint64_t bytes);
+
 /* The checksums of n records of rec_size bytes: the conservation sum (CRC32C) into con, and
  * with `valsort` (--verify on inputs; --verify or -O on outputs) valsort's CRC-32 into sum. */
 void dsort_job_sum_records(int valsort, const unsigned char *recs, uint64_t n, size_t rec_size,

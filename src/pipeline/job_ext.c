@@ -332,9 +332,57 @@ static void release(struct ext *x)
     x->splitters = NULL;
 }
 
+/* The bytes a chunk record costs: A and B, a sixteenth of slack in A, its sort entry and, for
+ * records shorter than an entry, the sort scratch. */
+static uint64_t per_record(const struct ext *x)
+{
+    return 2 * x->irs + x->irs / 16 + sizeof(struct dsort_sortent) +
+           (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
+}
+
+/* The chunk (records) that budget leaves with I/O blocks of block bytes, or 0 if it does not
+ * hold MIN_CHUNK_RECORDS and two merge read buffers besides the run writer's buffers (two
+ * blocks, or one more than the files of a run striped over several temp devices, runfile.h). */
+static uint64_t chunk_for(const struct ext *x, uint64_t budget, uint64_t block)
+{
+    uint64_t writer = dsort_runwriter_buf_len(x->irs, block, dsort_job_temp_disks(x->o));
+    uint64_t chunk = budget > writer ? (budget - writer) / per_record(x) : 0;
+    if (chunk < MIN_CHUNK_RECORDS || chunk * x->irs < dsort_runreader_buf_len(x->irs, block))
+        return 0;
+    return chunk;
+}
+
+/* The I/O block for budget: --block-size, at most a sixteenth of the budget, and smaller still
+ * (down to 4 KiB) while the chunk does not hold two blocks: with records of a few bytes each
+ * record costs many times its size, so a sixteenth of the budget is more than the chunk holds.
+ * *chunk gets chunk_for's answer for it (0: the budget is too small for any block). */
+static uint64_t block_for(const struct ext *x, uint64_t budget, uint64_t *chunk)
+{
+    uint64_t block = x->o->block < budget / 16 ? x->o->block : budget / 16;
+    if (block < 4096)
+        block = 4096;
+    while (!(*chunk = chunk_for(x, budget, block)) && block > 4096)
+        block = block / 2 < 4096 ? 4096 : block / 2;
+    return block;
+}
+
+/* The smallest budget, in whole KiB, that block_for accepts: what a refusal advises. */
+static uint64_t least_budget(const struct ext *x, uint64_t refused)
+{
+    uint64_t chunk, lo = refused >> 10, hi = lo < 64 ? 64 : lo * 2; /* KiB */
+    while (block_for(x, hi << 10, &chunk), !chunk)
+        hi *= 2;
+    while (hi - lo > 1) { /* lo fails, hi fits */
+        uint64_t mid = lo + (hi - lo) / 2;
+        block_for(x, mid << 10, &chunk);
+        *(chunk ? &hi : &lo) = mid;
+    }
+    return hi << 10;
+}
+
 /* The sort buffers a budget gives (plan_memory's arithmetic, nothing allocated). */
 struct ext_plan {
-    uint64_t block, writer, per, chunk;
+    uint64_t block, chunk;
     size_t abytes, bbytes;
 };
 
@@ -342,17 +390,9 @@ struct ext_plan {
  * too small to sort out of core. */
 static int size_plan(const struct ext *x, uint64_t budget, struct ext_plan *p)
 {
-    uint64_t block = x->o->block < budget / 16 ? x->o->block : budget / 16;
-    p->block = block < 4096 ? 4096 : block;
-    /* The run writer's buffers: two blocks, or one more than the files of a run striped over
-     * several temp devices (runfile.h). */
-    p->writer = dsort_runwriter_buf_len(x->irs, (size_t)p->block, dsort_job_temp_disks(x->o));
-    p->per = 2 * x->irs + x->irs / 16 + sizeof(struct dsort_sortent) +
-             (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
-    uint64_t chunk = budget > p->writer ? (budget - p->writer) / p->per : 0;
-    /* A must also hold at least two read buffers for the merge. */
-    if (chunk < MIN_CHUNK_RECORDS ||
-        chunk * x->irs < dsort_runreader_buf_len(x->irs, (size_t)p->block))
+    uint64_t chunk;
+    p->block = block_for(x, budget, &chunk);
+    if (!chunk)
         return 0;
     /* No bigger than the share, but big enough for two merge read buffers. */
     uint64_t floor_chunk = dsort_runreader_buf_len(x->irs, (size_t)p->block) / x->irs + 1;
@@ -375,13 +415,11 @@ static enum dsort_status plan_memory(struct ext *x)
     struct ext_plan p;
     if (!size_plan(x, budget, &p)) {
         char b1[32];
-        return DSORT_ERR(
-            &x->err, DSORT_ENOMEM, 0,
-            "the memory budget %s (-S) is too small to sort %zu-byte records out of "
-            "core; give at least %s",
-            dsort_mem_format(budget, b1, sizeof b1), x->rs,
-            dsort_mem_format(p.writer + MIN_CHUNK_RECORDS * p.per + 2 * p.block + (1 << 20),
-                             b1 + 16, 16));
+        return DSORT_ERR(&x->err, DSORT_ENOMEM, 0,
+                         "the memory budget %s (-S) is too small to sort %zu-byte records out of "
+                         "core; give at least -S %lluK",
+                         dsort_mem_format(budget, b1, sizeof b1), x->rs,
+                         (unsigned long long)(least_budget(x, budget) >> 10));
     }
     x->block = (size_t)p.block;
     x->chunk = p.chunk;
@@ -394,7 +432,8 @@ static enum dsort_status plan_memory(struct ext *x)
     if (x->rs < sizeof(struct dsort_sortent))
         x->scratch = dsort_mem_alloc(x->ebytes);
     if (!x->a || !x->b || !x->ents || (x->rs < sizeof(struct dsort_sortent) && !x->scratch))
-        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate the sort buffers");
+        return dsort_job_alloc_error(&x->err, errno, "the sort buffers",
+                                     x->abytes + x->bbytes + 2 * x->ebytes);
     return DSORT_OK;
 }
 

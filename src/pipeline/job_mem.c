@@ -150,8 +150,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     struct dsort_sortent *ents = dsort_mem_alloc(n * sizeof *ents);
     uint64_t *cuts = calloc((size_t)c->size + 1, sizeof *cuts);
     if (!a || !b || !ents || !cuts)
-        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes of buffers",
-                       2 * bytes + n * sizeof *ents);
+        st = dsort_job_alloc_error(&err, errno, "buffers", 2 * bytes + n * sizeof *ents);
     struct dsort_sum128 sum_in = {0, 0}, con_in = {0, 0}, con_out = {0, 0};
     dsort_job_phase_begin(&pc, PH_READ);
     if (!st)

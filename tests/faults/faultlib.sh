@@ -26,6 +26,8 @@ EXT_FAST_KILL=0
 FAULTS_NAME=$EXT_NAME
 EXT_NAME=faults-$FAULTS_NAME
 FX=()
+BEFORE_MPIEXEC=()
+BEFORE_RANK=()
 K=0
 CASE=""
 JOB=""
@@ -131,7 +133,7 @@ case_begin() {
     C=$T/c$K
     mkdir -p "$C/out" "$C/tmp"
     OUT_DIR=$C/out TMP_DIR=$C/tmp
-    FX=()
+    FX=() BEFORE_MPIEXEC=() BEFORE_RANK=()
     echo "--- case $K: $CASE [$CASE_PIPE]"
 }
 
@@ -182,7 +184,8 @@ phase_hook() {
 }
 
 # start_job N ARGS...: dsort ARGS under mpiexec in the background, with the shim if FX is set;
-# JOB is mpiexec's pid. stdout and stderr go to $T/stdout and $T/stderr.
+# JOB is mpiexec's pid. The commands in BEFORE_MPIEXEC and BEFORE_RANK (arrays, empty by default;
+# e.g. prlimit --fsize=N) run mpiexec and each rank (they must exec what follows). stdout and stderr go to $T/stdout and $T/stderr.
 # The shim and its variables reach the ranks through env, run by mpiexec in front of dsort (env
 # execs dsort, so the ranks are dsort processes): that works under every MPI (no Open MPI -x)
 # and keeps LD_PRELOAD out of mpiexec and its daemons (a FAULT_PATH may match their sockets).
@@ -192,10 +195,10 @@ start_job() {
     # As in start_single: an ASan build must not insist on coming first in the preload list.
     [ ${#FX[@]} -eq 0 ] || x=(env "LD_PRELOAD=$SHIM"
         "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0" "${FX[@]}")
-    LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $n ${x[*]} $DSORT $*"
+    LAST_CMD="${BEFORE_MPIEXEC[*]} $MPIEXEC -q ${MPI_PREFLAGS[*]} -n $n ${BEFORE_RANK[*]} ${x[*]} $DSORT $*"
     T_START=$(date +%s%N)
-    "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$n" "${x[@]}" "$DSORT" "$@" \
-        </dev/null >"$T/stdout" 2>"$T/stderr" &
+    "${BEFORE_MPIEXEC[@]}" "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$n" "${BEFORE_RANK[@]}" "${x[@]}" \
+        "$DSORT" "$@" </dev/null >"$T/stdout" 2>"$T/stderr" &
     JOB=$!
 }
 

@@ -48,6 +48,8 @@
  *                       test can kill the process there, signal it, or damage files and then
  *                       remove the marker to let it go on. A phase hook that cannot find
  *                       dsort's phase writes FAULT_READY.error instead.
+ *      FAULT_SPIN       1: wait spinning (using CPU time) instead of sleeping, so that a CPU
+ *                       time limit (RLIMIT_CPU, ulimit -t) runs out there
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -92,6 +94,7 @@ static struct {
     unsigned long phase_io;
     uintptr_t sym;
     const char *marker;
+    int spin; /* FAULT_SPIN */
 } cfg;
 
 static unsigned long long bytes_seen, faults, calls;
@@ -155,6 +158,7 @@ static void configure(void)
     cfg.phase_io = (unsigned long)env_ull("FAULT_PHASE_IO", 0);
     cfg.sym = (uintptr_t)env_ull("FAULT_PHASE_SYM", 0);
     cfg.marker = getenv("FAULT_READY");
+    cfg.spin = env_ull("FAULT_SPIN", 0) != 0;
     __atomic_store_n(&cfg.ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -273,7 +277,12 @@ static void stop_here(const char *target)
     struct timespec ts = {0, 5 * 1000 * 1000};
     struct stat sb;
     while (stat(path, &sb) == 0)
-        nanosleep(&ts, NULL);
+        if (cfg.spin) {
+            for (volatile unsigned long i = 0; i < 10000000; i++)
+                ;
+        } else {
+            nanosleep(&ts, NULL);
+        }
 }
 
 static void phase_hook(void)

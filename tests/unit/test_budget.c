@@ -194,10 +194,16 @@ static void test_resolve_caps(void **state)
     assert_int_equal(dsort_budget_resolve_at(root, "50%", 16 * GiB, 2, &b, &err), DSORT_OK);
     assert_int_equal(b.bytes, GiB / 2 / 2);
     assert_non_null(strstr(b.why, "-S 50%: 50% of 1.00 GiB cgroup limit"));
-    /* -S SIZE: as given. */
+    /* -S SIZE: as given while the cgroup holds it for each rank; beyond, the default, and
+     * note says so (issue 25, item 18). */
+    assert_int_equal(dsort_budget_resolve_at(root, "512M", 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 512 * MiB);
+    assert_string_equal(b.why, "-S 512M");
+    assert_string_equal(b.note, "");
     assert_int_equal(dsort_budget_resolve_at(root, "4G", 16 * GiB, 2, &b, &err), DSORT_OK);
-    assert_int_equal(b.bytes, 4 * GiB);
-    assert_string_equal(b.why, "-S 4G");
+    assert_int_equal(b.bytes, GiB / 4 * 3 / 2);
+    assert_non_null(strstr(b.note, "-S 4G (per rank) is more than this node can give each of "
+                                   "its 2 ranks (512.00 MiB of 1.00 GiB cgroup limit)"));
     /* Slurm's figure above the cgroup limit: the cgroup's. */
     setenv("SLURM_MEM_PER_NODE", "4096", 1);
     assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 4, &b, &err), DSORT_OK);
@@ -209,6 +215,112 @@ static void test_resolve_caps(void **state)
     assert_int_equal(b.bytes, 512 * MiB / 5 * 4 / 4);
     assert_non_null(strstr(b.why, "80% of the Slurm allocation"));
     unsetenv("SLURM_MEM_PER_NODE");
+}
+
+/* -S beyond the node's memory for each of its ranks (issue 25, item 18): the default instead,
+ * said in note; up to the share, as given. */
+static void test_resolve_node_clamp(void **state)
+{
+    (void)state;
+    struct dsort_budget b;
+    struct dsort_error err;
+    unsetenv("SLURM_MEM_PER_NODE");
+    unsetenv("SLURM_MEM_PER_CPU");
+    assert_int_equal(dsort_budget_resolve_at(root, "4G", 16 * GiB, 4, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 4 * GiB);
+    assert_string_equal(b.note, "");
+    assert_int_equal(dsort_budget_resolve_at(root, "50G", 16 * GiB, 4, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 3 * GiB);
+    assert_non_null(strstr(b.note, "-S 50G (per rank) is more than this node can give each of its "
+                                   "4 ranks (4.00 GiB of 16.00 GiB node memory): using 3.00 GiB"));
+    assert_non_null(strstr(b.why, "-S 50G, more than the node's memory"));
+}
+
+/* A Slurm figure that is no memory size, or more than the node has (issue 25, item 23): the
+ * node's memory instead, said in note; never a budget of petabytes. */
+static void test_slurm_bad(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "-1",       "-2048", "18446744073709551615", "99999999999999999999999",
+        "4096junk", "G",     "17592186044416"};
+    struct dsort_budget b;
+    struct dsort_error err;
+    unsetenv("SLURM_MEM_PER_CPU");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("SLURM_MEM_PER_NODE", bad[i], 1);
+        assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+        assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
+        assert_non_null(strstr(b.note, "SLURM_MEM_PER_NODE='"));
+        assert_non_null(strstr(b.note, "the node's memory"));
+    }
+    setenv("SLURM_MEM_PER_NODE", "32G", 1); /* a valid size, but more than the node has */
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
+    assert_non_null(strstr(b.note, "(32.00 GiB) is more than this node's memory (16.00 GiB)"));
+    setenv("SLURM_MEM_PER_NODE", "8G", 1); /* valid: used, no note */
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 8 * GiB / 5 * 4 / 2);
+    assert_string_equal(b.note, "");
+    unsetenv("SLURM_MEM_PER_NODE");
+    setenv("SLURM_MEM_PER_CPU", "-100", 1);
+    setenv("SLURM_CPUS_ON_NODE", "4", 1);
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
+    assert_non_null(strstr(b.note, "SLURM_MEM_PER_CPU='-100' is not a memory size"));
+    setenv("SLURM_MEM_PER_CPU", "4611686018427387904", 1); /* x 4 cpus overflows */
+    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
+    assert_non_null(strstr(b.note, "SLURM_MEM_PER_CPU="));
+    unsetenv("SLURM_MEM_PER_CPU");
+    unsetenv("SLURM_CPUS_ON_NODE");
+}
+
+/* The process's limits (issue 25, item 16): the default is 3/4 of what the tighter of
+ * RLIMIT_AS and RLIMIT_DATA leaves beyond use and the reserve; -S beyond it is cut to it, and
+ * note names the limit and the -S used. */
+static void test_resolve_rlimits(void **state)
+{
+    (void)state;
+    unsetenv("SLURM_MEM_PER_NODE");
+    unsetenv("SLURM_MEM_PER_CPU");
+    struct dsort_budget b;
+    struct dsort_error err;
+    struct dsort_budget_env env = {16 * GiB, 2, GiB, 200 * MiB, 0, 0};
+    const uint64_t room = (GiB - 200 * MiB - DSORT_BUDGET_RESERVE) / 4 * 3 >> 20 << 20;
+    assert_int_equal(dsort_budget_resolve_env(root, NULL, &env, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, room);
+    assert_non_null(strstr(b.why, "the address-space limit of this process is 1.00 GiB "
+                                  "(ulimit -v 1048576), 200.00 MiB of it in use"));
+    assert_string_equal(b.note, "");
+    char want[200];
+    snprintf(want, sizeof want,
+             "-S 2G does not fit: the address-space limit of this process is "
+             "1.00 GiB (ulimit -v 1048576), 200.00 MiB of it in use; using -S %lluM",
+             (unsigned long long)(room >> 20));
+    assert_int_equal(dsort_budget_resolve_env(root, "2G", &env, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, room);
+    assert_string_equal(b.note, want);
+    assert_int_equal(dsort_budget_resolve_env(root, "100M", &env, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, 100 * MiB);
+    assert_string_equal(b.note, "");
+    /* The data limit, when it is the tighter. */
+    env.data_limit = 512 * MiB;
+    env.data_used = 40 * MiB;
+    assert_int_equal(dsort_budget_resolve_env(root, NULL, &env, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, (512 * MiB - 40 * MiB - DSORT_BUDGET_RESERVE) / 4 * 3 >> 20 << 20);
+    assert_non_null(strstr(b.why, "(ulimit -d 524288)"));
+    /* Nothing left: 1 MiB, which the pipelines refuse as too small, naming it. */
+    env.data_limit = 0;
+    env.as_used = GiB - MiB;
+    assert_int_equal(dsort_budget_resolve_env(root, NULL, &env, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, MiB);
+    /* With -S beyond the node's share too, both notes. */
+    env.as_used = 200 * MiB;
+    assert_int_equal(dsort_budget_resolve_env(root, "100G", &env, &b, &err), DSORT_OK);
+    assert_int_equal(b.bytes, room);
+    assert_non_null(strstr(b.note, "is more than this node can give"));
+    assert_non_null(strstr(b.note, "; -S 100G does not fit: the address-space limit"));
 }
 
 static void test_real_machine(void **state)
@@ -238,6 +350,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_v1_defaults_and_container, fresh, gone),
         cmocka_unit_test_setup_teardown(test_hybrid_and_escapes, fresh, gone),
         cmocka_unit_test_setup_teardown(test_resolve_caps, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_resolve_node_clamp, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_slurm_bad, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_resolve_rlimits, fresh, gone),
         cmocka_unit_test(test_real_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
