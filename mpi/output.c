@@ -115,6 +115,13 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
         return st;
     char dir[4096], base[4096];
     split_path(o->target, dir, base, sizeof dir);
+    /* The final name itself must fit (the temp names are cut to fit): else the rename at the
+     * very end would fail after all the work. */
+    long name_max = pathconf(dir, _PC_NAME_MAX);
+    if (name_max > 0 && strlen(base) > (size_t)name_max)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "output '%s': its name is %zu bytes, more than the %ld that '%s' allows",
+                         o->final, strlen(base), name_max, dir);
     struct stat sb;
     if (o->mode == DSORT_OUTPUT_FILE) {
         int exists = !stat(o->target, &sb);
