@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -106,9 +107,50 @@ static void sweep_dead_temps(const char *dir)
     dsort_outtemps_sweep(dir, &rep);
 }
 
+/* Is this extended attribute one that a replacement keeps? The user's own (user.*) and the
+ * access ACL (system.posix_acl_access): what cp -a and editors keep. Not security.* (set by
+ * the security policy for the new file) nor trusted.* (privileged). */
+static int kept_xattr(const char *name)
+{
+    return !strncmp(name, "user.", 5) || !strcmp(name, "system.posix_acl_access");
+}
+
+/* Copy the kept extended attributes of from (an -o FILE being replaced) onto fd (its temp),
+ * after its mode: an ACL set later wins over the mode's group bits, as on the old file. Best
+ * effort: an attribute that cannot be read or set (a file system without them, EPERM) is named
+ * in a warning and the job goes on; the data is what the user asked for. */
+static void copy_xattrs(const struct dsort_comm *c, const char *from, int fd, const char *final)
+{
+    ssize_t len = listxattr(from, NULL, 0);
+    if (len <= 0)
+        return;
+    char *names = malloc((size_t)len + 1), *val = NULL;
+    size_t cap = 0;
+    if (!names || (len = listxattr(from, names, (size_t)len)) < 0) {
+        free(names);
+        return;
+    }
+    for (char *n = names; n < names + len; n += strlen(n) + 1) {
+        if (!kept_xattr(n))
+            continue;
+        ssize_t v = getxattr(from, n, NULL, 0);
+        if (v >= 0 && (size_t)v + 1 > cap) {
+            free(val);
+            cap = (size_t)v + 1;
+            val = malloc(cap);
+        }
+        if (v < 0 || !val || (v = getxattr(from, n, val, cap)) < 0 ||
+            fsetxattr(fd, n, val, (size_t)v, 0))
+            dsort_comm_print(c, "warning: the new '%s' lacks the old one's attribute %s: %s", final,
+                             n, strerror(errno ? errno : ENOMEM));
+    }
+    free(val);
+    free(names);
+}
+
 /* Rank 0's part of open: create the temp file or staging directory. */
-static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
-                                      struct dsort_error *err)
+static enum dsort_status create_stage(const struct dsort_comm *c, struct dsort_output *o,
+                                      uint64_t total, struct dsort_error *err)
 {
     enum dsort_status st = resolve_links(o->final, o->target, sizeof o->target, err);
     if (st)
@@ -148,6 +190,8 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
                 st = DSORT_ERR(err, DSORT_EIO, errno, "cannot set the mode of '%s'", o->stage);
             if (fchown(fd, sb.st_uid, sb.st_gid) && errno != EPERM && !st)
                 st = DSORT_ERR(err, DSORT_EIO, errno, "cannot set the owner of '%s'", o->stage);
+            if (!st)
+                copy_xattrs(c, o->target, fd, o->final);
         }
         /* Size it now: a failure to reserve space shows before any sorting is done. */
         if (!st && ftruncate(fd, (off_t)total))
@@ -222,7 +266,7 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
     MPI_Exscan(&my_bytes, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
     o->offset = c->rank == 0 ? 0 : before;
     if (stage_owner(c, o) && !st) {
-        st = create_stage(o, total, err);
+        st = create_stage(c, o, total, err);
         o->owns_stage = o->stage[0] && !st && !o->null_sink;
         if (st && o->stage[0] && !strstr(o->stage, "XXXXXX") && !o->null_sink)
             o->owns_stage = 1; /* created, then failed: abandon removes it */
