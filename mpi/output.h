@@ -18,10 +18,11 @@
  * What is replaced: a symbolic link as FILE or DIR is followed (the file it points to is
  * replaced, the link stays); an existing regular FILE keeps its mode and owner (as GNU sort
  * keeps them when it truncates), its user.* extended attributes and its access ACL (copied to
- * the temp file before the rename; one that cannot be copied gets a warning, not an error). Only a regular file or a name that does not exist is
- * replaced by rename: `/dev/null` is written through (every rank writes its range to it, so
- * that benchmarks can discard the output), and any other device, FIFO, socket or directory is
- * refused by open, before any work, with a message naming it; it is never replaced.
+ * the temp file before the rename; one that cannot be copied gets a warning, not an error).
+ * Only a regular file or a name that does not exist is replaced by rename: `/dev/null` is
+ * written through (every rank writes its range to it, so that benchmarks can discard the
+ * output), and any other device, FIFO, socket or directory is refused by open, before any
+ * work, with a message naming it; it is never replaced.
  *
  * `--local-output` commits in two phases, so that no node shows a _SUCCESS that the job did
  * not earn: every node's stage is renamed to its DIR, all agree, and only then every node
