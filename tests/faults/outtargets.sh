@@ -3,11 +3,13 @@
 #   - -O DIR where DIR is an empty mount point (a tmpfs with a lost+found, and a directory
 #     mounted with mount --bind): exit 0, the right parts and _SUCCESS on the mount, nothing left
 #     beside it or hidden inside it (it staged on the parent and failed with EBUSY at the end);
+#   - a job killed by SIGKILL while writing there: the next run sweeps its stage and succeeds;
 #   - the same mount point too small for the output: exit 2, the mount point empty afterwards;
 #   - -o FILE where FILE is a bind-mounted file: refused before any work (exit 2, a line saying it
 #     is a mount point), FILE unchanged, no temp left;
 #   - -o with a legal 250-byte name: exit 0, the right output (the temp name passed NAME_MAX and
-#     the job failed blaming the name); a 256-byte name: exit 2 at once, the line names the limit;
+#     the job failed blaming the name); the temp of such a job killed by SIGKILL is swept by the
+#     next run; a 256-byte name: exit 2 at once, the line names the limit;
 #   - --stats FILE on a full file system: exit 2 (it exited 0), the older stats file unchanged (it
 #     was cut at 4 KiB), no temp left, the output committed;
 #   - -o replacing a file with user.* extended attributes and an access ACL: both kept.
@@ -57,6 +59,32 @@ mount_case() {
 mount_case tmpfs tmpfs
 mount_case "mount --bind" bind
 
+case_begin "kill -9 of a job writing -O into a mount point, then a next run" mem \
+    "the dead job's stage inside the mount point is swept by the next run, which succeeds"
+mp=$C/out/parts
+if ! ext_mount_tmpfs "$mp" 64M; then
+    case_skip "$EXT_WHY"
+elif need_phase_hook; then
+    out_setup O
+    phase_hook write 1 1 0
+    start_job "$N" "${OUTARGS[@]}" "${PARGS[@]}"
+    if wait_ready 0; then
+        kill -KILL "${READY_PID[0]}"
+        wait_end
+        check_exit nz
+        left=$(listing "$mp")
+        note "left in the mount point: $left"
+        cond "a hidden stage left inside the mount point ($left)" "'$left'.startswith('.parts.dsort-')"
+        FX=()
+        run_job "$N" "${OUTARGS[@]}" "${PARGS[@]}"
+        check_exit 0
+        same_output
+        [ "$N" = 2 ] && eq "files in the mount point after the next run" \
+            "_SUCCESS part-00000 part-00001" "$(listing "$mp")"
+    fi
+fi
+case_end
+
 case_begin "-O DIR on a mount point too small for the output" mem \
     "exit 2; a line naming the rank and the cause; the mount point empty afterwards"
 mp=$C/out/parts
@@ -96,6 +124,28 @@ run_job "$N" -o "$OUT_FINAL" "${PARGS[@]}"
 check_exit 0
 same_output
 eq "files in the output directory" "$long" "$(listing "$C/out")"
+case_end
+
+case_begin "kill -9 of a job with a 250-byte -o name, then a next run" mem \
+    "the dead job's temp (its name cut to NAME_MAX) is swept by the next run, which succeeds"
+if need_phase_hook; then
+    OUT_KIND=o-new OUT_FINAL=$C/out/$long
+    phase_hook write 1 1 0
+    start_job "$N" -o "$OUT_FINAL" "${PARGS[@]}"
+    if wait_ready 0; then
+        kill -KILL "${READY_PID[0]}"
+        wait_end
+        check_exit nz
+        left=$(listing "$C/out")
+        cond "one hidden temp of at most 255 bytes left by the kill (${#left} bytes: $left)" \
+            "${#left} > 200 and ${#left} <= 255 and '$left'.startswith('.nnn')"
+        FX=()
+        run_job "$N" -o "$OUT_FINAL" "${PARGS[@]}"
+        check_exit 0
+        same_output
+        eq "files in the output directory after the next run" "$long" "$(listing "$C/out")"
+    fi
+fi
 case_end
 
 case_begin "-o with a 256-byte name (over NAME_MAX)" mem \
