@@ -26,6 +26,7 @@ SECTIONS = [
     ("inputchange", "An input that changes during the sort"),
     ("conserve", "Silent corruption on the wire (conservation check)"),
     ("outputs", "Outputs that cannot or must not be written"),
+    ("outtargets", "Output targets a rename does not fit: mount points, long names, stats, xattrs"),
     ("nohup", "SIGHUP ignored by the user (singleton, no mpirun)"),
 ]
 
