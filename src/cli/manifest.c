@@ -167,8 +167,11 @@ long dsort_manifest_check_files(const char *prog, const char *dir, const struct 
     for (size_t i = 0; i < m->count; i++)
         if (!seen[i]) {
             if (out)
-                fprintf(out, "%s: '%s/%s' is missing; the manifest _SUCCESS lists it\n", prog, dir,
-                        m->parts[i].name);
+                fprintf(out, "%s: '%s/%s' is missing; the manifest _SUCCESS lists it%s\n", prog,
+                        dir, m->parts[i].name,
+                        m->node_local ? " (a --local-output job: check every node's parts "
+                                        "with --local-inputs)"
+                                      : "");
             bad++;
         }
     free(seen);
