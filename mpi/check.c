@@ -7,10 +7,82 @@
 
 #include "mem.h"
 
+/* MPI_Op: a[i] += b[i] for arrays of struct dsort_file_sum (the 128-bit sums carry). */
+static void add_file_sums(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const struct dsort_file_sum *a = in;
+    struct dsort_file_sum *b = inout;
+    for (int i = 0; i < *len; i++) {
+        b[i].records += a[i].records;
+        dsort_sum128_merge(&b[i].sum, &a[i].sum);
+    }
+}
+
+void dsort_check_sum_files(const struct dsort_comm *c, struct dsort_file_sum *f, size_t n)
+{
+    MPI_Datatype t;
+    MPI_Op op;
+    MPI_Type_contiguous((int)(sizeof *f / sizeof(uint64_t)), MPI_UINT64_T, &t);
+    MPI_Type_commit(&t);
+    MPI_Op_create(add_file_sums, 1, &op);
+    /* in pieces: counts are int */
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < ((size_t)1 << 20) ? n - done : (size_t)1 << 20;
+        MPI_Allreduce(MPI_IN_PLACE, f + done, (int)k, t, op, c->comm);
+        done += k;
+    }
+    MPI_Op_free(&op);
+    MPI_Type_free(&t);
+}
+
+/* The 128-bit difference a - b (a sum after some records were added, less the sum before). */
+static struct dsort_sum128 sum128_sub(struct dsort_sum128 a, struct dsort_sum128 b)
+{
+    struct dsort_sum128 d = {a.lo - b.lo, a.hi - b.hi - (a.lo < b.lo)};
+    return d;
+}
+
+/* Add n records at recs, global index g, to s, and each file's part of them to files. */
+static void add_by_file(const struct dsort_inputs *in, const struct dsort_format *fmt,
+                        const struct dsort_order *ord, struct dsort_vsum *s,
+                        struct dsort_file_sum *files, size_t *k, uint64_t g,
+                        const unsigned char *recs, size_t n)
+{
+    while (n > 0) {
+        while (*k < in->count && g >= in->files[*k].first + in->files[*k].records)
+            (*k)++;
+        if (*k == in->count) { /* not reached: the ranges lie in the files */
+            dsort_vsum_add(s, fmt, ord, recs, n);
+            return;
+        }
+        uint64_t left = in->files[*k].first + in->files[*k].records - g;
+        size_t m = left < n ? (size_t)left : n;
+        struct dsort_sum128 before = s->checksum;
+        dsort_vsum_add(s, fmt, ord, recs, m);
+        struct dsort_sum128 d = sum128_sub(s->checksum, before);
+        files[*k].records += m;
+        dsort_sum128_merge(&files[*k].sum, &d);
+        recs += m * fmt->rec_size;
+        g += m;
+        n -= m;
+    }
+}
+
 enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct dsort_inputs *in,
                                      const struct dsort_format *fmt, const struct dsort_order *ord,
                                      size_t block, struct dsort_vsum *total,
                                      struct dsort_error *err)
+{
+    return dsort_check_inputs_files(c, in, fmt, ord, block, total, NULL, err);
+}
+
+enum dsort_status dsort_check_inputs_files(const struct dsort_comm *c,
+                                           const struct dsort_inputs *in,
+                                           const struct dsort_format *fmt,
+                                           const struct dsort_order *ord, size_t block,
+                                           struct dsort_vsum *total, struct dsort_file_sum *files,
+                                           struct dsort_error *err)
 {
     const size_t rs = fmt->rec_size;
     size_t per = block / rs ? block / rs : 1;
@@ -24,10 +96,15 @@ enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct ds
     size_t buflen = per * rs;
     if (!st && !(buf = dsort_mem_alloc(buflen)))
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate a %zu-byte read buffer", buflen);
+    if (files)
+        memset(files, 0, in->count * sizeof *files);
+    size_t k = 0;
     for (uint64_t done = 0; !st && done < count;) {
         size_t n = count - done < per ? (size_t)(count - done) : per;
         st = dsort_inputs_read(in, first + done, n, buf, err);
-        if (!st)
+        if (!st && files)
+            add_by_file(in, fmt, ord, &mine, files, &k, first + done, buf, n);
+        else if (!st)
             dsort_vsum_add(&mine, fmt, ord, buf, n);
         done += n;
     }
@@ -51,6 +128,8 @@ enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct ds
     }
     MPI_Bcast(packed, (int)psz, MPI_BYTE, 0, c->comm);
     dsort_vsum_unpack(total, packed);
+    if (files)
+        dsort_check_sum_files(c, files, in->count);
 out:
     dsort_vsum_destroy(&mine);
     free(packed);

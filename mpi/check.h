@@ -19,6 +19,25 @@ enum dsort_status dsort_check_inputs(const struct dsort_comm *c, const struct ds
                                      size_t block, struct dsort_vsum *total,
                                      struct dsort_error *err);
 
+/* One file's figures: its records and their valsort checksum (what a -O manifest lists). */
+struct dsort_file_sum {
+    uint64_t records;
+    struct dsort_sum128 sum;
+};
+
+/* dsort_check_inputs that also gives each input file's figures in files (in->count entries,
+ * the same on every rank; NULL: not wanted). The data is read once. */
+enum dsort_status dsort_check_inputs_files(const struct dsort_comm *c,
+                                           const struct dsort_inputs *in,
+                                           const struct dsort_format *fmt,
+                                           const struct dsort_order *ord, size_t block,
+                                           struct dsort_vsum *total, struct dsort_file_sum *files,
+                                           struct dsort_error *err);
+
+/* Collective: add up the ranks' figures of n files (each rank saw some records of some files)
+ * into f on every rank. */
+void dsort_check_sum_files(const struct dsort_comm *c, struct dsort_file_sum *f, size_t n);
+
 /* Node-local layout (dsort-validate --local-inputs): each node has some of the paths (a
  * directory stands for its part-* files); the sequence is all nodes' files in (path index,
  * name) order. Each file is checked whole by a rank of the node that has it; rank 0 appends

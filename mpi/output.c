@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -31,8 +32,9 @@ static void split_path(const char *path, char *dir, char *base, size_t len)
     snprintf(base, len, "%s", basename(b));
 }
 
-/* 1 if dir is an empty directory, 0 if not empty, -1 (errno set) on error. */
-static int dir_is_empty(const char *dir)
+/* 1 if dir is an empty directory, 0 if not empty, -1 (errno set) on error. With mount_root,
+ * the lost+found that mkfs puts at a file system's root does not count. */
+static int dir_is_empty(const char *dir, int mount_root)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -40,7 +42,8 @@ static int dir_is_empty(const char *dir)
     struct dirent *e;
     int empty = 1;
     while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            !(mount_root && !strcmp(e->d_name, "lost+found"))) {
             empty = 0;
             break;
         }
@@ -92,6 +95,19 @@ static const char *kind_name(mode_t m)
                          : "special file";
 }
 
+/* Is path mounted on (another mount than its directory's, parent)? statx's mount id tells a
+ * bind mount of the same file system apart, where st_dev cannot; without it, st_dev. Neither
+ * can be renamed over or into: rename fails with EBUSY (or EXDEV) after all the work. */
+static int is_mount_point(const char *path, const char *parent)
+{
+    struct statx a, b;
+    if (statx(AT_FDCWD, path, 0, STATX_MNT_ID, &a) || statx(AT_FDCWD, parent, 0, STATX_MNT_ID, &b))
+        return 0;
+    if (a.stx_mask & b.stx_mask & STATX_MNT_ID)
+        return a.stx_mnt_id != b.stx_mnt_id;
+    return a.stx_dev_major != b.stx_dev_major || a.stx_dev_minor != b.stx_dev_minor;
+}
+
 /* Is sb /dev/null (character device 1:3)? */
 static int is_dev_null(const struct stat *sb)
 {
@@ -106,15 +122,63 @@ static void sweep_dead_temps(const char *dir)
     dsort_outtemps_sweep(dir, &rep);
 }
 
+/* Is this extended attribute one that a replacement keeps? The user's own (user.*) and the
+ * access ACL (system.posix_acl_access): what cp -a and editors keep. Not security.* (set by
+ * the security policy for the new file) nor trusted.* (privileged). */
+static int kept_xattr(const char *name)
+{
+    return !strncmp(name, "user.", 5) || !strcmp(name, "system.posix_acl_access");
+}
+
+/* Copy the kept extended attributes of from (an -o FILE being replaced) onto fd (its temp),
+ * after its mode: an ACL set later wins over the mode's group bits, as on the old file. Best
+ * effort: an attribute that cannot be read or set (a file system without them, EPERM) is named
+ * in a warning and the job goes on; the data is what the user asked for. */
+static void copy_xattrs(const struct dsort_comm *c, const char *from, int fd, const char *final)
+{
+    ssize_t len = listxattr(from, NULL, 0);
+    if (len <= 0)
+        return;
+    char *names = malloc((size_t)len + 1), *val = NULL;
+    size_t cap = 0;
+    if (!names || (len = listxattr(from, names, (size_t)len)) < 0) {
+        free(names);
+        return;
+    }
+    for (char *n = names; n < names + len; n += strlen(n) + 1) {
+        if (!kept_xattr(n))
+            continue;
+        ssize_t v = getxattr(from, n, NULL, 0);
+        if (v >= 0 && (size_t)v + 1 > cap) {
+            free(val);
+            cap = (size_t)v + 1;
+            val = malloc(cap);
+        }
+        if (v < 0 || !val || (v = getxattr(from, n, val, cap)) < 0 ||
+            fsetxattr(fd, n, val, (size_t)v, 0))
+            dsort_comm_print(c, "warning: the new '%s' lacks the old one's attribute %s: %s", final,
+                             n, strerror(errno ? errno : ENOMEM));
+    }
+    free(val);
+    free(names);
+}
+
 /* Rank 0's part of open: create the temp file or staging directory. */
-static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
-                                      struct dsort_error *err)
+static enum dsort_status create_stage(const struct dsort_comm *c, struct dsort_output *o,
+                                      uint64_t total, struct dsort_error *err)
 {
     enum dsort_status st = resolve_links(o->final, o->target, sizeof o->target, err);
     if (st)
         return st;
     char dir[4096], base[4096];
     split_path(o->target, dir, base, sizeof dir);
+    /* The final name itself must fit (the temp names are cut to fit): else the rename at the
+     * very end would fail after all the work. */
+    long name_max = pathconf(dir, _PC_NAME_MAX);
+    if (name_max > 0 && strlen(base) > (size_t)name_max)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "output '%s': its name is %zu bytes, more than the %ld that '%s' allows",
+                         o->final, strlen(base), name_max, dir);
     struct stat sb;
     if (o->mode == DSORT_OUTPUT_FILE) {
         int exists = !stat(o->target, &sb);
@@ -128,6 +192,14 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
                              "output '%s' is a %s; dsort replaces only regular files (or writes "
                              "through to /dev/null)",
                              o->final, kind_name(sb.st_mode));
+        /* A file mounted on (mount --bind) cannot be replaced by a rename; written in place, a
+         * failed job would leave it half written. Refused before any work. */
+        if (exists && is_mount_point(o->target, dir))
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "output '%s' is a mount point (a file mounted on with mount --bind): "
+                             "dsort replaces a file by renaming a new one over it, which a mount "
+                             "point refuses; write another name and copy it there",
+                             o->final);
         sweep_dead_temps(dir);
         int fd;
         if ((st = dsort_owner_temp_file(o->stage, sizeof o->stage, dir, base, &fd, err)))
@@ -141,6 +213,8 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
                 st = DSORT_ERR(err, DSORT_EIO, errno, "cannot set the mode of '%s'", o->stage);
             if (fchown(fd, sb.st_uid, sb.st_gid) && errno != EPERM && !st)
                 st = DSORT_ERR(err, DSORT_EIO, errno, "cannot set the owner of '%s'", o->stage);
+            if (!st)
+                copy_xattrs(c, o->target, fd, o->final);
         }
         /* Size it now: a failure to reserve space shows before any sorting is done. */
         if (!st && ftruncate(fd, (off_t)total))
@@ -152,7 +226,13 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
         if (!S_ISDIR(sb.st_mode))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "output '%s' exists and is not a directory",
                              o->final);
-        int e = dir_is_empty(o->target);
+        /* A mount point (a scratch disk or burst buffer mounted for the output) cannot be
+         * renamed over: the stage goes inside it, on its file system, and the commit moves the
+         * parts out of the stage into it, _SUCCESS last. A killed job's stage is swept first. */
+        o->inside = is_mount_point(o->target, dir);
+        if (o->inside)
+            sweep_dead_temps(o->target);
+        int e = dir_is_empty(o->target, o->inside);
         if (e < 0)
             return DSORT_ERR(err, DSORT_EIO, errno, "cannot read output directory '%s'", o->final);
         if (!e)
@@ -160,7 +240,8 @@ static enum dsort_status create_stage(struct dsort_output *o, uint64_t total,
                              o->final);
     }
     sweep_dead_temps(dir);
-    if ((st = dsort_owner_temp_dir(o->stage, sizeof o->stage, dir, base, err)))
+    if ((st = dsort_owner_temp_dir(o->stage, sizeof o->stage, o->inside ? o->target : dir, base,
+                                   err)))
         return st == DSORT_EINVAL
                    ? DSORT_ERR(err, st, err->errnum, "output path too long: '%s'", o->final)
                    : DSORT_ERR(err, st, err->errnum, "cannot create output directory '%s'",
@@ -215,7 +296,7 @@ enum dsort_status dsort_output_open(const struct dsort_comm *c, struct dsort_out
     MPI_Exscan(&my_bytes, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
     o->offset = c->rank == 0 ? 0 : before;
     if (stage_owner(c, o) && !st) {
-        st = create_stage(o, total, err);
+        st = create_stage(c, o, total, err);
         o->owns_stage = o->stage[0] && !st && !o->null_sink;
         if (st && o->stage[0] && !strstr(o->stage, "XXXXXX") && !o->null_sink)
             o->owns_stage = 1; /* created, then failed: abandon removes it */
@@ -336,8 +417,9 @@ uint64_t dsort_output_file_offset(const struct dsort_output *o, uint64_t off)
 }
 
 /* Remove a staging directory and whatever dsort put in it (parts, manifest): the _SUCCESS
- * marker first, so that a directory half removed never claims to be complete. */
-static void remove_stage_dir(const char *stage)
+ * marker first, so that a directory half removed never claims to be complete. With keep_dir
+ * the directory itself stays (a mount point that was there before the job). */
+static void remove_stage_dir(const char *stage, int keep_dir)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/_SUCCESS", stage);
@@ -354,7 +436,8 @@ static void remove_stage_dir(const char *stage)
             }
         closedir(d);
     }
-    rmdir(stage);
+    if (!keep_dir)
+        rmdir(stage);
     dsort_cleanup_forget(stage);
 }
 
@@ -370,7 +453,7 @@ void dsort_output_abandon(struct dsort_output *o)
         o->part[0] = '\0';
     }
     if (o->renamed) { /* --local-output, failed between the phases: undo the rename */
-        remove_stage_dir(o->target);
+        remove_stage_dir(o->target, o->inside);
         o->renamed = 0;
     }
     if (o->owns_stage) { /* rank 0 created the stage and removes it */
@@ -378,7 +461,7 @@ void dsort_output_abandon(struct dsort_output *o)
             unlink(o->stage);
             dsort_cleanup_forget(o->stage);
         } else {
-            remove_stage_dir(o->stage);
+            remove_stage_dir(o->stage, 0);
         }
         o->owns_stage = 0;
     }
@@ -448,6 +531,44 @@ static void forget_dir(const struct dsort_comm *c, const char *dir)
     dsort_cleanup_forget(dir);
 }
 
+/* publish for a DIR that is a mount point (o->inside): the stage is inside DIR. The manifest is
+ * written in the stage, the parts are moved into DIR, then the manifest (as _SUCCESS, or for
+ * --local-output as ._SUCCESS.tmp that phase two renames), and the stage is removed. From the
+ * first move on, what is in DIR is ours to remove on a failure or a signal (o->renamed). */
+static enum dsort_status publish_inside(const struct dsort_comm *c, struct dsort_output *o,
+                                        const struct dsort_part_info *parts,
+                                        struct dsort_error *err)
+{
+    const int local = o->mode == DSORT_OUTPUT_LOCAL_DIR;
+    enum dsort_status st;
+    char from[4200], to[4200], succ[4200];
+    snprintf(succ, sizeof succ, "%s/%s", o->target, local ? "._SUCCESS.tmp" : "_SUCCESS");
+    if ((st = write_manifest(c, o, parts, 0, err)) || (st = dsort_io_fsync_dir(o->stage, err)) ||
+        (st = dsort_cleanup_add_series(o->target, "part-", 5, &o->nparts, err)) ||
+        (st = dsort_cleanup_add(succ, DSORT_CLEANUP_FILE, err)))
+        return st;
+    o->renamed = 1;
+    for (int r = 0; r < c->size; r++) { /* --local-output: only this node's are here */
+        snprintf(from, sizeof from, "%s/part-%05d", o->stage, r);
+        snprintf(to, sizeof to, "%s/part-%05d", o->target, r);
+        if (rename(from, to) && !(local && errno == ENOENT))
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", from, to);
+    }
+    snprintf(from, sizeof from, "%s/._SUCCESS.tmp", o->stage);
+    if (rename(from, succ))
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename manifest to '%s'", succ);
+    remove_stage_dir(o->stage, 0);
+    forget_dir(c, o->stage);
+    o->owns_stage = 0;
+    if ((st = dsort_io_fsync_dir(o->target, err)))
+        return st;
+    if (!local) { /* committed */
+        forget_dir(c, o->target);
+        o->renamed = 0;
+    }
+    return DSORT_OK;
+}
+
 static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output *o,
                                  const struct dsort_part_info *parts, struct dsort_error *err)
 {
@@ -462,6 +583,8 @@ static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output
         o->owns_stage = 0;
         return dsort_io_fsync_parent(o->target, err);
     }
+    if (o->inside)
+        return publish_inside(c, o, parts, err);
     const int local = o->mode == DSORT_OUTPUT_LOCAL_DIR;
     if ((st = write_manifest(c, o, parts, !local, err)) || (st = dsort_io_fsync_dir(o->stage, err)))
         return st;

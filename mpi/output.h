@@ -8,15 +8,21 @@
  *    writes its part-NNNNN there, all fsync and agree, rank 0 writes the _SUCCESS manifest
  *    (JSON: per part records, bytes and checksum; then the totals), fsyncs, and renames the
  *    staging directory to DIR (which must not exist or be empty), then fsyncs the parent.
+ *  - `-O DIR` where DIR is a mount point (an empty scratch disk: its lost+found aside): it
+ *    cannot be renamed over, so the staging directory is made inside it, and the commit moves
+ *    the parts into DIR and then the manifest as _SUCCESS (the mark of a complete output);
+ *    `-o FILE` where FILE is mounted on (a bind-mounted file) is refused before any work.
  * A run that fails anywhere before the rename leaves only hidden temp names, and those are
  * registered with the cleanup module, so they are removed on error and on signals.
  *
  * What is replaced: a symbolic link as FILE or DIR is followed (the file it points to is
  * replaced, the link stays); an existing regular FILE keeps its mode and owner (as GNU sort
- * keeps them when it truncates). Only a regular file or a name that does not exist is
- * replaced by rename: `/dev/null` is written through (every rank writes its range to it, so
- * that benchmarks can discard the output), and any other device, FIFO, socket or directory is
- * refused by open, before any work, with a message naming it; it is never replaced.
+ * keeps them when it truncates), its user.* extended attributes and its access ACL (copied to
+ * the temp file before the rename; one that cannot be copied gets a warning, not an error).
+ * Only a regular file or a name that does not exist is replaced by rename: `/dev/null` is
+ * written through (every rank writes its range to it, so that benchmarks can discard the
+ * output), and any other device, FIFO, socket or directory is refused by open, before any
+ * work, with a message naming it; it is never replaced.
  *
  * `--local-output` commits in two phases, so that no node shows a _SUCCESS that the job did
  * not earn: every node's stage is renamed to its DIR, all agree, and only then every node
@@ -55,6 +61,7 @@ struct dsort_output {
     int null_sink;            /* FILE: the target is /dev/null, written through */
     int keep_mode;            /* FILE: replaces a file whose mode and owner it kept */
     int renamed;              /* LOCAL_DIR: this node's stage is renamed (commit phase 1) */
+    int inside;               /* DIR: a mount point; the stage is inside it (no rename of DIR) */
     volatile unsigned nparts; /* part-NNNNN names to remove with the stage */
 };
 

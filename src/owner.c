@@ -260,8 +260,22 @@ enum dsort_status dsort_owner_temp_name(char *buf, size_t len, const char *dir, 
 {
     if (!*base || strchr(base, '/'))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "bad output file name '%s'", base);
-    int n = snprintf(buf, len, "%s%s.%s" TEMP_MARK "%016llx-%ld-%llu-XXXXXX", dir, *dir ? "/" : "",
-                     base, (unsigned long long)place_hash(o), o->pid, o->start);
+    /* The tag adds about 45 bytes to BASE; a legal name near the directory's limit (NAME_MAX,
+     * 255 on most file systems) would make a temp name that cannot be created. BASE is cut
+     * instead: the tag alone makes the name unique, and the sweep reads only the tag. */
+    char tag[96];
+    int t = snprintf(tag, sizeof tag, TEMP_MARK "%016llx-%ld-%llu-XXXXXX",
+                     (unsigned long long)place_hash(o), o->pid, o->start);
+    long name_max = pathconf(*dir ? dir : ".", _PC_NAME_MAX);
+    if (name_max <= 0 || name_max > NAME_MAX)
+        name_max = NAME_MAX;
+    size_t keep = strlen(base);
+    if (1 + keep + (size_t)t > (size_t)name_max)
+        keep = (size_t)name_max > (size_t)t + 2 ? (size_t)name_max - (size_t)t - 1 : 1;
+    /* never half a UTF-8 character (file systems such as ZFS with utf8only refuse one) */
+    while (keep > 1 && keep < strlen(base) && ((unsigned char)base[keep] & 0xC0) == 0x80)
+        keep--;
+    int n = snprintf(buf, len, "%s%s.%.*s%s", dir, *dir ? "/" : "", (int)keep, base, tag);
     if (n < 0 || (size_t)n >= len)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "output path too long: '%s%s%s'", dir,
                          *dir ? "/" : "", base);

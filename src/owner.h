@@ -67,6 +67,7 @@ enum dsort_owner_state dsort_owner_judge(const struct dsort_owner *o);
 
 /* The template of an output temp of owner o for the final path DIR/BASE into buf:
  * "DIR/.BASE.dsort-HASH-PID-START-XXXXXX" (dir "" means the current directory: no "DIR/").
+ * A BASE so long that the name would pass DIR's NAME_MAX is cut (at a UTF-8 character) to fit.
  * DSORT_EINVAL if it does not fit in len. */
 enum dsort_status dsort_owner_temp_name(char *buf, size_t len, const char *dir, const char *base,
                                         const struct dsort_owner *o, struct dsort_error *err);

@@ -16,15 +16,18 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cleanup.h"
 #include "cli.h"
 #include "dsort_opts.h"
 #include "gnuopts.h"
 #include "clock.h"
+#include "io.h"
 #include "job.h"
 #include "lines_check.h"
 #include "pipeio.h"
 #include "progress.h"
 #include "mem.h"
+#include "owner.h"
 #include "tempdir.h"
 
 static void json_phases(FILE *f, const char *name, const double *v)
@@ -105,16 +108,92 @@ static void print_disks(const struct dsort_comm *c, const struct dsort_job_stats
     }
 }
 
+/* Where --stats goes. A regular file (or a new name) is written to a hidden temp beside it
+ * and renamed over it once complete, as -o is: a full disk leaves the old file whole, never a
+ * file cut short. Anything else (/dev/null) is written through. */
+struct stats_file {
+    char target[PATH_MAX]; /* the name replaced: a symbolic link's file */
+    char temp[PATH_MAX];   /* "" when written through */
+};
+
+/* Rank 0: open the stats file's temp; NULL (the error printed) if it cannot be made. */
+static FILE *stats_open(const struct dsort_comm *c, const char *path, struct stats_file *sf)
+{
+    struct stat sb;
+    int exists = !stat(path, &sb);
+    sf->temp[0] = '\0';
+    if (exists && realpath(path, sf->target) == NULL)
+        exists = 0;
+    if (!exists)
+        snprintf(sf->target, sizeof sf->target, "%s", path);
+    if (exists && !S_ISREG(sb.st_mode)) {
+        FILE *f = fopen(sf->target, "w");
+        if (!f)
+            dsort_comm_print(c, "cannot write stats '%s': %s", path, strerror(errno));
+        return f;
+    }
+    char dir[PATH_MAX], base[PATH_MAX], d[PATH_MAX], b[PATH_MAX];
+    snprintf(d, sizeof d, "%s", sf->target);
+    snprintf(b, sizeof b, "%s", sf->target);
+    snprintf(dir, sizeof dir, "%s", dirname(d));
+    snprintf(base, sizeof base, "%s", basename(b));
+    struct dsort_error err = {0};
+    int fd = -1;
+    if (dsort_owner_temp_file(sf->temp, sizeof sf->temp, dir, base, &fd, &err) ||
+        dsort_cleanup_add(sf->temp, DSORT_CLEANUP_FILE, &err)) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(sf->temp);
+        }
+        dsort_comm_print(c, "cannot write stats '%s': %s", path, err.msg);
+        return NULL;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, exists ? sb.st_mode & 07777 : 0666 & ~mask);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        dsort_comm_print(c, "cannot write stats '%s': %s", path, strerror(errno));
+        close(fd);
+        unlink(sf->temp);
+        dsort_cleanup_forget(sf->temp);
+    }
+    return f;
+}
+
+/* Rank 0: finish the stats file: flush, fsync and rename the temp over it. 0, or 2 with the
+ * error printed (and the temp removed; an older file is kept as it was). */
+static int stats_close(const struct dsort_comm *c, const char *path, struct stats_file *sf, FILE *f)
+{
+    int e = 0;
+    if (fflush(f) || (sf->temp[0] && fsync(fileno(f))))
+        e = errno;
+    if (fclose(f) && !e)
+        e = errno;
+    if (!e && sf->temp[0] && rename(sf->temp, sf->target))
+        e = errno;
+    if (sf->temp[0]) {
+        if (e)
+            unlink(sf->temp);
+        dsort_cleanup_forget(sf->temp);
+    }
+    struct dsort_error err = {0};
+    if (!e && sf->temp[0] && dsort_io_fsync_parent(sf->target, &err))
+        e = err.errnum ? err.errnum : EIO;
+    if (!e)
+        return 0;
+    dsort_comm_print(c, "cannot write stats '%s': %s (the output is committed)", path, strerror(e));
+    return 2;
+}
+
 /* Rank 0: write the stats file up to (not including) the plan and the closing brace. */
 static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_options *o,
                          const struct dsort_job_stats *all, uint64_t recs, uint64_t bytes,
-                         double total_time, double balance)
+                         double total_time, double balance, struct stats_file *sf)
 {
-    FILE *f = fopen(o->stats, "w");
-    if (!f) {
-        dsort_comm_print(c, "cannot write stats '%s': %s", o->stats, strerror(errno));
+    FILE *f = stats_open(c, o->stats, sf);
+    if (!f)
         return NULL;
-    }
     fprintf(f, "{\n  \"version\": \"%s\",\n  \"ranks\": %d,\n  \"format\": \"%s\",\n",
             DSORT_VERSION, c->size, o->fmt.name);
     fprintf(f,
@@ -156,8 +235,9 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
     return f;
 }
 
-static void report(const struct dsort_comm *c, const struct dsort_job_options *o,
-                   const struct dsort_job_stats *mine, double total_time)
+/* Rank 0 prints and writes; every rank takes part (gathers). Rank 0's exit status. */
+static int report_rank0(const struct dsort_comm *c, const struct dsort_job_options *o,
+                        const struct dsort_job_stats *mine, double total_time)
 {
     if (o->verbose && dsort_job_topo_token_note(o->topo)) /* every rank that had one */
         dsort_comm_print(c, "topology: %s", dsort_job_topo_token_note(o->topo));
@@ -166,7 +246,9 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
     if (c->rank != 0 || !all) {
         if (o->stats) /* the plan with its figures: collective */
             dsort_job_topo_write_stats(c, o->topo, NULL);
-        return;
+        if (c->rank == 0 && o->stats)
+            dsort_comm_print(c, "cannot write stats '%s': out of memory", o->stats);
+        return c->rank == 0 && o->stats ? 2 : 0;
     }
     uint64_t recs = 0, maxout = 0, outs = 0, rd = 0, wr = 0;
     double tmax[PH_COUNT] = {0};
@@ -219,16 +301,29 @@ static void report(const struct dsort_comm *c, const struct dsort_job_options *o
     }
     if (o->verbose && dsort_job_topo_note(o->topo))
         fprintf(stderr, "dsort: topology: %s\n", dsort_job_topo_note(o->topo));
+    int code = 0;
     if (o->stats) {
-        FILE *f = write_stats(c, o, all, recs, bytes, total_time, balance);
+        struct stats_file sf;
+        FILE *f = write_stats(c, o, all, recs, bytes, total_time, balance, &sf);
         dsort_job_topo_write_stats(c, o->topo, f);
+        code = 2;
         if (f) {
             fprintf(f, "\n}\n");
-            if (fclose(f))
-                dsort_comm_print(c, "cannot write stats '%s': %s", o->stats, strerror(errno));
+            code = stats_close(c, o->stats, &sf, f);
         }
     }
     free(all);
+    return code;
+}
+
+/* The report (-v, --stats). Returns the exit status: 2 on every rank if the stats file could
+ * not be written. */
+static int report(const struct dsort_comm *c, const struct dsort_job_options *o,
+                  const struct dsort_job_stats *mine, double total_time)
+{
+    int code = report_rank0(c, o, mine, total_time);
+    MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
+    return code;
 }
 
 /* The INPUTs' names for messages, by argument index, when some are read through copies
@@ -497,7 +592,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     dsort_exchange_close(&xch);
     o->exchange = NULL;
     if (code == 0)
-        report(c, o, &stats, dsort_clock_now() - t0);
+        code = report(c, o, &stats, dsort_clock_now() - t0);
     dsort_job_topo_destroy(o->topo);
     o->topo = NULL;
     return code;

@@ -2,9 +2,12 @@
  *   mpirun -n N dsort-validate [--format FMT] [-r] PATH...
  * PATH is a file, several files in order, or an output directory whose part-* files are
  * taken in name order (io.h's DSORT_INPUTS_EXPAND_DIRS). Prints Records, Checksum and Duplicate
- * keys as valsort does, then SUCCESS or the first unordered record. Exit 0 sorted, 1 not sorted, 2
- * error.
+ * keys as valsort does, then SUCCESS or the first unordered record. An output directory must
+ * hold its _SUCCESS manifest (manifest.h), and its parts must be the ones listed, with the
+ * bytes, records and checksums listed (the per-file figures come from the same read as the
+ * order check). Exit 0 sorted, 1 not sorted or not as the manifest says, 2 error.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include "io.h"
 #include "keys.h"
 #include "lines_check.h"
+#include "manifest.h"
 
 static void usage(void)
 {
@@ -33,13 +37,19 @@ static void usage(void)
            "                     terminator\n"
            "      --local-inputs each node checks the PATHs it has (node-local parts);\n"
            "                     files are taken in (PATH, name) order across nodes\n"
+           "      --no-manifest  check a directory's part-* files without its _SUCCESS\n"
+           "                     manifest (by default a directory must have one, and its\n"
+           "                     parts must be those it lists, with their records, bytes\n"
+           "                     and checksums)\n"
            "      --help         display this help and exit\n"
            "      --version      output version information and exit\n\n"
-           "Exit status: 0 sorted, 1 not sorted, 2 error.\n");
+           "Exit status: 0 sorted, 1 not sorted (or parts that differ from the manifest),\n"
+           "2 error (a directory without _SUCCESS included).\n");
 }
 
-/* Print valsort's figures (rank 0); the exit code: 0 sorted, 1 not. */
-static int report(const struct dsort_comm *c, const struct dsort_vsum *total)
+/* Print valsort's figures (rank 0), and the differences from the manifests found (bad); the
+ * exit code: 0 sorted and as the manifests say, 1 not. */
+static int report(const struct dsort_comm *c, const struct dsort_lines_figures *total, long bad)
 {
     if (c->rank == 0) {
         char hex[33];
@@ -47,18 +57,101 @@ static int report(const struct dsort_comm *c, const struct dsort_vsum *total)
         if (total->unordered)
             printf("First unordered record is record %" PRIu64 "\n", total->first_unordered);
         printf("Records: %" PRIu64 "\nChecksum: %s\n", total->records, hex);
-        if (total->unordered) {
+        if (total->unordered)
             printf("ERROR - there are %" PRIu64 " unordered records\n", total->unordered);
-        } else {
+        else
             printf("Duplicate keys: %" PRIu64 "\n", total->duplicates);
+        if (bad)
+            printf("ERROR - the parts differ from the manifest _SUCCESS (%ld found)\n", bad);
+        else if (!total->unordered)
             printf("SUCCESS - all records are in order\n");
-        }
         fflush(stdout);
     }
-    return total->unordered ? 1 : 0;
+    return total->unordered || bad ? 1 : 0;
 }
 
-enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL };
+static void vsum_figures(const struct dsort_vsum *v, struct dsort_lines_figures *f)
+{
+    f->records = v->records;
+    f->unordered = v->unordered;
+    f->first_unordered = v->first_unordered;
+    f->duplicates = v->duplicates;
+    f->checksum = v->checksum;
+}
+
+/* Each directory argument's _SUCCESS manifest (man[i], man_ok[i]) against its part-* files:
+ * names and bytes, before anything is read. A directory without one is an error (unless
+ * no_manifest). Differences are printed by rank 0 and counted in *bad (rank 0's count, on
+ * every rank). Collective; agrees. */
+static enum dsort_status read_manifests(const struct dsort_comm *c, char *const *paths, size_t n,
+                                        int no_manifest, struct dsort_manifest *man, int *man_ok,
+                                        long *bad, struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    *bad = 0;
+    for (size_t i = 0; i < n && !st && !no_manifest; i++) {
+        struct stat sb;
+        if (stat(paths[i], &sb) || !S_ISDIR(sb.st_mode))
+            continue;
+        char why[DSORT_ERROR_MSG_MAX];
+        if (dsort_manifest_read(paths[i], &man[i], why, sizeof why)) {
+            st = DSORT_ERR(err, DSORT_EINVAL, 0, "%s", why);
+            break;
+        }
+        man_ok[i] = 1;
+        long b =
+            dsort_manifest_check_files(c->prog, paths[i], &man[i], c->rank == 0 ? stderr : NULL);
+        if (b < 0)
+            st = DSORT_ERR(err, DSORT_EIO, 0, "cannot check '%s' against its manifest", paths[i]);
+        else
+            *bad += b;
+    }
+    MPI_Bcast(bad, 1, MPI_LONG, 0, c->comm);
+    return dsort_comm_agree(c, st, err);
+}
+
+/* Each part's records and checksum (files, from the check) against its manifest; rank 0 prints
+ * the differences. Returns their number. */
+static long check_parts(const struct dsort_comm *c, const struct dsort_inputs *in,
+                        const struct dsort_file_sum *files, const struct dsort_manifest *man,
+                        const int *man_ok)
+{
+    long bad = 0;
+    for (size_t k = 0; k < in->count; k++) {
+        const struct dsort_input *f = &in->files[k];
+        if (!man_ok[f->arg])
+            continue;
+        const char *slash = strrchr(f->path, '/');
+        const struct dsort_manifest *m = &man[f->arg];
+        size_t i = dsort_manifest_find(m, slash ? slash + 1 : f->path);
+        if (i == m->count)
+            continue; /* counted by read_manifests */
+        const struct dsort_manifest_part *p = &m->parts[i];
+        int recs = files[k].records != p->records;
+        int sum = files[k].sum.lo != p->checksum.lo || files[k].sum.hi != p->checksum.hi;
+        if ((recs || sum) && c->rank == 0) {
+            char h1[33], h2[33];
+            dsort_sum128_hex(&files[k].sum, h1);
+            dsort_sum128_hex(&p->checksum, h2);
+            fprintf(stderr,
+                    "%s: '%s' has %" PRIu64
+                    " records, checksum %s; the manifest _SUCCESS says %" PRIu64
+                    " records, checksum %s (%s)\n",
+                    c->prog, f->path, files[k].records, h1, p->records, h2,
+                    recs ? "not the records the job wrote, or another --format"
+                         : "its content changed since the job");
+        }
+        bad += recs || sum;
+    }
+    return bad;
+}
+
+static int validate_inputs(const struct dsort_comm *cp, char *const *paths, size_t nargs,
+                           const struct dsort_format *fmt, const struct dsort_order *ord, int lines,
+                           const struct dsort_keys *keys, unsigned char eol,
+                           const struct dsort_manifest *man, const int *man_ok);
+
+enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL, OPT_NO_MANIFEST };
 
 int main(int argc, char **argv)
 {
@@ -66,6 +159,7 @@ int main(int argc, char **argv)
     dsort_cli_start(&argc, &argv, &c, "dsort-validate");
     static const struct option opts[] = {{"format", required_argument, NULL, OPT_FORMAT},
                                          {"local-inputs", no_argument, NULL, OPT_LOCAL},
+                                         {"no-manifest", no_argument, NULL, OPT_NO_MANIFEST},
                                          {"reverse", no_argument, NULL, 'r'},
                                          {"unique", no_argument, NULL, 'u'},
                                          {"stable", no_argument, NULL, 's'},
@@ -77,7 +171,7 @@ int main(int argc, char **argv)
     struct dsort_order ord = {0, 0, 0};
     struct dsort_error err = {0};
     dsort_format_gensort(&fmt);
-    int ch, local = 0, lines = 0, key_opts = 0, stable = 0;
+    int ch, local = 0, lines = 0, key_opts = 0, stable = 0, no_manifest = 0;
     static struct dsort_keys keys;
     dsort_keys_init(&keys);
     unsigned char eol = '\n';
@@ -107,6 +201,9 @@ int main(int argc, char **argv)
             break;
         case OPT_LOCAL:
             local = 1;
+            break;
+        case OPT_NO_MANIFEST:
+            no_manifest = 1;
             break;
         case OPT_HELP:
             if (c.rank == 0)
@@ -147,38 +244,83 @@ int main(int argc, char **argv)
             return dsort_cli_finish(2);
         st = dsort_check_local(&c, argv + optind, (size_t)(argc - optind), &fmt, &ord,
                                (size_t)16 << 20, &total, NULL, &err);
-        int code = st ? 2 : report(&c, &total);
+        struct dsort_lines_figures fig;
+        vsum_figures(&total, &fig);
+        int code = st ? 2 : report(&c, &fig, 0);
         dsort_vsum_destroy(&total);
         return dsort_cli_finish(code);
     }
-    /* A directory stands for its part-* files in name order (the output of dsort -O). */
+    /* A directory stands for its part-* files in name order (the output of dsort -O), and must
+     * be a complete output: its _SUCCESS manifest lists every part with its bytes, records and
+     * checksum. Names and sizes are compared first; a part cut short would not be read. */
+    const size_t nargs = (size_t)(argc - optind);
+    struct dsort_manifest *man = calloc(nargs, sizeof *man);
+    int *man_ok = calloc(nargs, sizeof *man_ok);
+    long bad = 0;
+    st = !man || !man_ok ? DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory") : DSORT_OK;
+    if (!(st = dsort_comm_agree(&c, st, &err)))
+        st = read_manifests(&c, argv + optind, nargs, no_manifest, man, man_ok, &bad, &err);
+    if (st || bad) {
+        if (!st && c.rank == 0)
+            printf("ERROR - the parts differ from the manifest _SUCCESS (%ld found)\n", bad);
+        for (size_t i = 0; man && i < nargs; i++)
+            dsort_manifest_free(&man[i]);
+        free(man);
+        free(man_ok);
+        return dsort_cli_finish(st ? 2 : 1);
+    }
+    int code =
+        validate_inputs(&c, argv + optind, nargs, &fmt, &ord, lines, &keys, eol, man, man_ok);
+    for (size_t i = 0; i < nargs; i++)
+        dsort_manifest_free(&man[i]);
+    free(man);
+    free(man_ok);
+    return dsort_cli_finish(code);
+}
+
+/* The shared layout: open the inputs, check them, compare the parts with their manifests,
+ * report. Returns the exit status. */
+static int validate_inputs(const struct dsort_comm *cp, char *const *paths, size_t nargs,
+                           const struct dsort_format *fmt, const struct dsort_order *ord, int lines,
+                           const struct dsort_keys *keys, unsigned char eol,
+                           const struct dsort_manifest *man, const int *man_ok)
+{
+    const struct dsort_comm c = *cp;
+    struct dsort_error err = {0};
     struct dsort_inputs in = {0};
-    st = dsort_inputs_open_ex(&in, argv + optind, (size_t)(argc - optind), &fmt,
-                              DSORT_INPUTS_EXPAND_DIRS, NULL, &err);
-    for (int i = optind; i < argc && !st; i++) {
+    enum dsort_status st =
+        dsort_inputs_open_ex(&in, paths, nargs, fmt, DSORT_INPUTS_EXPAND_DIRS, NULL, &err);
+    for (size_t i = 0; i < nargs && !st; i++) {
         struct stat sb;
         size_t k = 0;
-        while (k < in.count && in.files[k].arg != (size_t)(i - optind))
+        while (k < in.count && in.files[k].arg != i)
             k++;
-        if (k == in.count && !stat(argv[i], &sb) && S_ISDIR(sb.st_mode))
-            st = DSORT_ERR(&err, DSORT_EINVAL, 0, "directory '%s' has no part-* files", argv[i]);
+        /* (a manifest of no parts: an empty output of 0 ranks cannot be made) */
+        if (k == in.count && !stat(paths[i], &sb) && S_ISDIR(sb.st_mode))
+            st = DSORT_ERR(&err, DSORT_EINVAL, 0, "directory '%s' has no part-* files", paths[i]);
     }
-    if ((st = dsort_comm_agree(&c, st, &err))) {
-        dsort_inputs_destroy(&in);
-        return dsort_cli_finish(2);
-    }
-    if (lines) {
-        int code = dsort_lines_validate(&c, &in, &keys, eol);
-        dsort_inputs_destroy(&in);
-        return dsort_cli_finish(code);
-    }
-    struct dsort_vsum total;
-    st = dsort_vsum_init(&total, &fmt, &err);
+    struct dsort_file_sum *files = calloc(in.count + 1, sizeof *files);
+    if (!st && !files)
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    struct dsort_lines_figures fig;
+    int code = 2;
     if ((st = dsort_comm_agree(&c, st, &err)))
-        return dsort_cli_finish(2);
-    st = dsort_check_inputs(&c, &in, &fmt, &ord, (size_t)16 << 20, &total, &err);
-    int code = st ? 2 : report(&c, &total);
-    dsort_vsum_destroy(&total);
+        goto out;
+    if (lines) {
+        code = dsort_lines_validate(&c, &in, keys, eol, &fig, files);
+    } else {
+        struct dsort_vsum total;
+        if ((st = dsort_comm_agree(&c, dsort_vsum_init(&total, fmt, &err), &err)))
+            goto out;
+        st = dsort_check_inputs_files(&c, &in, fmt, ord, (size_t)16 << 20, &total, files, &err);
+        vsum_figures(&total, &fig);
+        dsort_vsum_destroy(&total);
+        code = st ? 2 : 0;
+    }
+    if (code != 2)
+        code = report(&c, &fig, check_parts(&c, &in, files, man, man_ok));
+out:
+    free(files);
     dsort_inputs_destroy(&in);
-    return dsort_cli_finish(code);
+    return code;
 }

@@ -30,8 +30,9 @@ struct lsum {
     size_t first_len, last_len, last_cap;
     /* for sort -c's message: where the lines are (file index, lines of each file seen) */
     size_t file, first_file, bad_file;
-    uint64_t *file_lines, bad_line; /* bad_line: lines of bad_file in this range before it */
-    unsigned char *bad;             /* a copy of the first line out of order */
+    uint64_t *file_lines, bad_line;   /* bad_line: lines of bad_file in this range before it */
+    struct dsort_file_sum *file_sums; /* dsort-validate: each file's lines and checksum */
+    unsigned char *bad;               /* a copy of the first line out of order */
     size_t bad_len;
 };
 
@@ -96,7 +97,12 @@ static void see(struct lsum *s, const struct dsort_inputs *in, uint64_t off,
         s->file_lines[s->file]++;
     if ((*st = keep(&s->last, &s->last_cap, &s->last_len, line, len, err)))
         return;
-    dsort_sum128_add(&s->sum, dsort_crc32(dsort_crc32(0, line, len), &eol, 1));
+    uint32_t crc = dsort_crc32(dsort_crc32(0, line, len), &eol, 1);
+    dsort_sum128_add(&s->sum, crc);
+    if (s->file_sums && s->file < in->count) {
+        s->file_sums[s->file].records++;
+        dsort_sum128_add(&s->file_sums[s->file].sum, crc);
+    }
     s->lines++;
 }
 
@@ -211,10 +217,12 @@ static void disorder(const struct dsort_comm *c, const struct dsort_inputs *in,
 
 enum { V_LINES, V_UNORD, V_FIRST, V_DUPS, V_LO, V_HI, V_FFILE, V_BFILE, V_BLINE, V_N };
 
-/* The collective check behind dsort_lines_validate (check 0: valsort's figures) and
- * dsort_lines_check (check 'c': sort -c's message, 'C': silent). */
+/* The collective check behind dsort_lines_validate (check 0: valsort's figures into fig, and
+ * each file's into files) and dsort_lines_check (check 'c': sort -c's message, 'C': silent). */
 static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
-                       const struct dsort_keys *k, unsigned char eol, int check, char *const *shown)
+                       const struct dsort_keys *k, unsigned char eol, int check,
+                       char *const *shown, struct dsort_lines_figures *fig,
+                       struct dsort_file_sum *files)
 {
     struct dsort_error err = {0};
     struct lsum s;
@@ -222,6 +230,9 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
     uint64_t first, n;
     dsort_io_split(in->total_records, c->rank, c->size, &first, &n);
     s.file_lines = calloc(in->count + 1, sizeof *s.file_lines);
+    s.file_sums = files;
+    if (files)
+        memset(files, 0, in->count * sizeof *files);
     enum dsort_status st = s.file_lines ? check_range(in, first, n, k, eol, &s, &err)
                                         : DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
     uint64_t *fls = NULL;
@@ -292,20 +303,19 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
                 disorder(c, in, fls, bad_rank, (size_t)v[V_BFILE], v[V_BLINE], bl + boff[bad_rank],
                          blen[bad_rank], eol, shown);
         }
-        if (!check) {
-            char hex[33];
-            dsort_sum128_hex(&sum, hex);
-            if (unordered)
-                printf("First unordered record is record %" PRIu64 "\n", first_bad);
-            printf("Records: %" PRIu64 "\nChecksum: %s\n", lines, hex);
-            if (unordered)
-                printf("ERROR - there are %" PRIu64 " unordered records\n", unordered);
-            else
-                printf("Duplicate keys: %" PRIu64 "\nSUCCESS - all records are in order\n", dups);
-            fflush(stdout);
+        if (fig) {
+            fig->records = lines;
+            fig->unordered = unordered;
+            fig->first_unordered = first_bad;
+            fig->duplicates = dups;
+            fig->checksum = sum;
         }
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
+    if (fig)
+        MPI_Bcast(fig, (int)(sizeof *fig / sizeof(uint64_t)), MPI_UINT64_T, 0, c->comm);
+    if (files)
+        dsort_check_sum_files(c, files, in->count);
     free(all);
     free(fl);
     free(ll);
@@ -325,13 +335,14 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
 }
 
 int dsort_lines_validate(const struct dsort_comm *c, const struct dsort_inputs *in,
-                         const struct dsort_keys *k, unsigned char eol)
+                         const struct dsort_keys *k, unsigned char eol,
+                         struct dsort_lines_figures *fig, struct dsort_file_sum *files)
 {
-    return lines_check(c, in, k, eol, 0, NULL);
+    return lines_check(c, in, k, eol, 0, NULL, fig, files);
 }
 
 int dsort_lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
                       const struct dsort_keys *k, unsigned char eol, int quiet, char *const *shown)
 {
-    return lines_check(c, in, k, eol, quiet ? 'C' : 'c', shown);
+    return lines_check(c, in, k, eol, quiet ? 'C' : 'c', shown, NULL, NULL);
 }

@@ -2,7 +2,10 @@
 # dsort-validate: its figures equal the reference's (README.md) and python's; unsorted input
 # exits 1 naming the first unordered record (as valsort); a directory of parts (empty parts
 # allowed, order checked across parts), several files in order, disorder at the boundary
-# between two files, -r, -u, a fixed format; exit 2 on a missing file. Usage: validate.sh NRANKS
+# between two files, -r, -u, a fixed format; exit 2 on a missing file. An output directory is
+# checked against its _SUCCESS manifest (issue 25): none is exit 2 (--no-manifest checks the
+# parts anyway); a part missing, extra, cut short, or changed in place with its order and size
+# kept is exit 1 naming the part (gensort, fixed and lines outputs). Usage: validate.sh NRANKS
 . "$(dirname "$0")/lib.sh"
 e2e_init "$1"
 
@@ -54,16 +57,19 @@ py slice 100 "$T/dup.sorted" "$T/parts/part-00001" 0 1300
 py slice 100 "$T/dup.sorted" "$T/parts/part-00003" 1300 1301
 py slice 100 "$T/dup.sorted" "$T/parts/part-00004" 1301 4000
 : >"$T/parts/part-00005"
-ok "$N" "$VALIDATE" "$T/parts" && figures "directory of parts" "$n" "$sum" "$dups"
+# (made by hand: no _SUCCESS manifest, so --no-manifest)
+expect_rc 2 "$N" "$VALIDATE" "$T/parts" &&
+    contains "a directory without _SUCCESS" "$T/stderr" "'$T/parts' has no _SUCCESS manifest"
+ok "$N" "$VALIDATE" --no-manifest "$T/parts" && figures "directory of parts" "$n" "$sum" "$dups"
 mkdir "$T/empty-parts"
 : >"$T/empty-parts/part-00000"
 : >"$T/empty-parts/part-00001"
-ok "$N" "$VALIDATE" "$T/empty-parts" && figures "directory of empty parts" 0 0 0
+ok "$N" "$VALIDATE" --no-manifest "$T/empty-parts" && figures "directory of empty parts" 0 0 0
 # Swap two parts' contents: disorder at the first record of the part that comes too early.
 mv "$T/parts/part-00001" "$T/parts/tmp"
 mv "$T/parts/part-00004" "$T/parts/part-00001"
 mv "$T/parts/tmp" "$T/parts/part-00004"
-expect_rc 1 "$N" "$VALIDATE" "$T/parts" &&
+expect_rc 1 "$N" "$VALIDATE" --no-manifest "$T/parts" &&
     contains "parts out of order" "$T/stdout" "^First unordered record is record 2699\$"
 
 # Several files in order (one empty); disorder at the boundary between two files.
@@ -84,6 +90,58 @@ read -r n sum <<<"$(py sum 32 "$T/f32.sorted")"
 ok "$N" "$VALIDATE" --format fixed:32:4:8 "$T/f32.sorted" &&
     figures "fixed:32:4:8" "$n" "$sum" "$(py dups 32 4 8 "$T/f32.sorted")"
 expect_rc 1 "$N" "$VALIDATE" --format fixed:32:4:8 "$T/f32.dat"
+
+# Output directories and their _SUCCESS manifest. A dsort -O output validates; each damage
+# is found (exit 1 naming the part, no SUCCESS line), whatever the rest of the output says.
+# mo NAME DAMAGE...: a fresh copy of the -O output $T/mo as $T/NAME, damaged by the command.
+read -r n sum <<<"$(py sum 100 "$T/dup.sorted")"
+ok "$N" "$DSORT" -O "$T/mo" "$T/dup.dat"
+ok "$N" "$VALIDATE" "$T/mo" && figures "a dsort -O output" "$n" "$sum" "$dups"
+last=$(printf 'part-%05d' $((N - 1)))
+mo() {
+    rm -rf "${T:?}/$1"
+    cp -a "$T/mo" "$T/$1"
+    (cd "$T/$1" && eval "$2")
+}
+# damaged WHAT DIR REGEX [OPTS...]: exit 1, an ERROR line and no SUCCESS, stderr matches REGEX.
+damaged() {
+    local what=$1 dir=$2 re=$3
+    shift 3
+    expect_rc 1 "$N" "$VALIDATE" "$@" "$dir" &&
+        contains "$what: the verdict" "$T/stdout" '^ERROR - the parts differ from the manifest' &&
+        contains "$what: the part named" "$T/stderr" "$re"
+    CHECKS=$((CHECKS + 1))
+    ! grep -q '^SUCCESS' "$T/stdout" || fail "$what: dsort-validate still says SUCCESS"
+}
+# The issue's case: a part deleted, another cut short, _SUCCESS removed: not an output.
+mo issue 'rm -f part-00000 _SUCCESS; [ -s '"$last"' ] && truncate -s -100 '"$last"'; :'
+expect_rc 2 "$N" "$VALIDATE" "$T/issue" &&
+    contains "no _SUCCESS" "$T/stderr" "has no _SUCCESS manifest: it is not a complete output"
+mo gone 'rm part-00000'
+damaged "a part deleted" "$T/gone" "part-00000' is missing; the manifest _SUCCESS lists it"
+mo short 'truncate -s -100 part-00000'
+damaged "a part cut by one record" "$T/short" "part-00000' is [0-9]+ bytes; the manifest _SUCCESS says"
+mo torn 'truncate -s -37 part-00000'
+damaged "a part cut mid-record" "$T/torn" "part-00000' is [0-9]+ bytes; the manifest _SUCCESS says"
+mo extra 'cp part-00000 part-99999'
+damaged "a part the manifest does not list" "$T/extra" "part-99999' is not in the manifest"
+# A record's payload (past its 10-byte key) changed in place: order and size kept.
+mo changed 'printf Z | dd of=part-00000 bs=1 seek=50 conv=notrunc status=none'
+damaged "a part changed in place" "$T/changed" "part-00000' has [0-9]+ records, checksum [0-9a-f]+; the manifest _SUCCESS says [0-9]+ records, checksum [0-9a-f]+ \(its content changed"
+# The same for a fixed format and for lines (the manifest's checksum is of lines there).
+ok "$N" "$DSORT" --format fixed:32:4:8 -O "$T/mf" "$T/f32.dat"
+ok "$N" "$VALIDATE" --format fixed:32:4:8 "$T/mf"
+printf Z | dd of="$T/mf/part-00000" bs=1 seek=20 conv=notrunc status=none
+damaged "fixed:32:4:8, changed in place" "$T/mf" "part-00000' has" --format fixed:32:4:8
+python3 -c '
+import random, sys
+r = random.Random(int(sys.argv[2]))
+open(sys.argv[1], "w").write("".join("%d %s\n" % (r.randint(0, 99), "x" * r.randint(0, 30)) for _ in range(3000)))' "$T/l.txt" "$SEED"
+ok "$N" "$DSORT" --format lines -k1,1n -O "$T/ml" "$T/l.txt"
+ok "$N" "$VALIDATE" --format lines -k1,1n "$T/ml" &&
+    contains "a lines -O output" "$T/stdout" '^SUCCESS'
+python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); i = b.rindex(b"x"); b[i] = ord("y"); open(p, "wb").write(b)' "$T/ml/part-00000"
+damaged "lines, changed in place" "$T/ml" "part-00000' has" --format lines -k1,1n
 
 # Errors: exit 2.
 expect_rc 2 "$N" "$VALIDATE" "$T/missing"

@@ -30,6 +30,7 @@ SECTIONS = [
     ("resume", "Stop and resume under faults"),
     ("conserve", "Silent corruption on the wire (conservation check)"),
     ("outputs", "Outputs that cannot or must not be written"),
+    ("outtargets", "Output targets a rename does not fit: mount points, long names, stats, xattrs"),
     ("nohup", "SIGHUP ignored by the user (singleton, no mpirun)"),
 ]
 

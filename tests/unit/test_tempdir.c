@@ -526,6 +526,23 @@ static void test_temp_names(void **state)
     assert_int_equal(dsort_owner_temp_judge("f.dsort-0123456789abcdef-1-1-AbC123", &st), 0);
     assert_int_equal(dsort_owner_temp_judge(".f.dsort-0123456789abcdef-1-1-AbC123", &st), 1);
     assert_int_equal(st, DSORT_OWNER_UNKNOWN); /* another place's hash (all but surely) */
+    /* A legal name of 255 bytes (of 2-byte UTF-8 characters, and one ASCII byte): the temp name
+     * is cut to NAME_MAX at a character boundary and is still a temp. */
+    char longname[256];
+    memset(longname, 'x', 255);
+    for (int i = 1; i + 1 < 255; i += 2)
+        memcpy(longname + i, "\xc3\xa9", 2);
+    longname[255] = '\0';
+    assert_int_equal(dsort_owner_temp_name(path, sizeof path, "", longname, &me, NULL), DSORT_OK);
+    assert_true(strlen(path) <= NAME_MAX);
+    assert_true(strlen(path) >= NAME_MAX - 1);
+    assert_int_equal(memcmp(path + 1, longname, 20), 0);
+    const char *mark = strstr(path, ".dsort-");
+    assert_non_null(mark);
+    assert_int_equal((mark - path - 1) % 2, 1); /* "x" then whole "é"s */
+    memcpy(path + strlen(path) - 6, "Ab3dE9", 6);
+    assert_int_equal(dsort_owner_temp_judge(path, &st), 1);
+    assert_int_equal(st, DSORT_OWNER_ALIVE);
     assert_int_equal(dsort_owner_temp_name(path, 16, "dir", "f", &me, NULL), DSORT_EINVAL);
     assert_int_equal(dsort_owner_temp_name(path, sizeof path, "dir", "a/b", &me, NULL),
                      DSORT_EINVAL);
