@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "launcher.h"
 
 /* The communicator whose rank names the fatal line (set by init; one per process). */
 static const struct dsort_comm *named;
@@ -173,16 +174,15 @@ static int no_space(const struct dsort_error *err)
 /* May a line that this process wrote to stderr without error still be lost? Yes when it goes
  * through a launcher (a pipe, socket or pseudo-terminal of mpirun's or srun's) that writes it
  * to a file on a file system with no room: the launcher drops what it cannot write and says
- * nothing. mpirun on this node is our parent; elsewhere (an orted, slurmstepd) its
- * destination cannot be seen, so the answer is yes. */
+ * nothing. Where that launcher cannot be seen from here (srun's slurmstepd, a remote node's
+ * daemon), the answer is yes. */
 static int line_may_be_lost(void)
 {
     struct stat sb;
     if (isatty(STDERR_FILENO) || (!fstat(STDERR_FILENO, &sb) && S_ISREG(sb.st_mode)))
         return 0; /* a terminal, or a file whose write said whether it found room */
     char link[64];
-    snprintf(link, sizeof link, "/proc/%ld/fd/2", (long)getppid());
-    if (stat(link, &sb))
+    if (dsort_launcher_fd_path(STDERR_FILENO, link, sizeof link) || stat(link, &sb))
         return 1;
     if (S_ISCHR(sb.st_mode))
         return 0; /* the launcher's terminal (or /dev/null) */

@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "comm.h"
+#include "launcher.h"
 #include "owner.h"
 
 #define PIPE_CHUNK ((size_t)4 << 20)
@@ -175,8 +176,8 @@ static int out_bytes(struct dsort_debugout *dbg, struct handed *h, const char *b
 /* Standard output through a launcher (issue 25): mpirun and srun forward a rank's standard
  * output through a pipe or pseudo-terminal and write it to the user's file themselves; when
  * that write fails (a full disk), they drop the bytes and exit 0 without a word. Where the
- * launcher is this rank's parent (mpirun on its own node) and writes to a regular file, rank 0
- * watches that file's position (/proc/PPID/fdinfo/1) until every byte is in, and calls the
+ * launcher started this rank on its own node (launcher.h) and writes to a regular file, rank 0
+ * watches that file's position (/proc/PID/fdinfo/1) until every byte is in, and calls the
  * output short otherwise; where it cannot see the file, it says how much it handed over. */
 struct forward {
     const char *launcher; /* NULL: standard output is ours (a file, or no launcher) */
@@ -209,14 +210,15 @@ static void forward_begin(const struct dsort_comm *c, struct dsort_debugout *dbg
         return; /* our own writes report their errors */
     fw->launcher = l ? l->name : "the launcher";
     char fd1[64];
-    snprintf(fd1, sizeof fd1, "/proc/%ld/fd/1", (long)getppid());
+    if (dsort_launcher_fd_path(1, fd1, sizeof fd1) ||
+        dsort_launcher_fdinfo_path(1, fw->fdinfo, sizeof fw->fdinfo))
+        return; /* cannot be seen from here: say what was handed over */
     ssize_t n = readlink(fd1, fw->dest, sizeof fw->dest - 1);
     fw->dest[n > 0 ? n : 0] = '\0';
     if (n > 0 && (!strncmp(fw->dest, "/dev/pts/", 9) || !strncmp(fw->dest, "/dev/tty", 8))) {
         fw->launcher = NULL; /* a terminal: nothing to lose */
         return;
     }
-    snprintf(fw->fdinfo, sizeof fw->fdinfo, "/proc/%ld/fdinfo/1", (long)getppid());
     /* --debug writes more than the data: its bytes are not counted, so not watched */
     fw->watch = !dbg && !stat(fd1, &sb) && S_ISREG(sb.st_mode) && !read_pos(fw->fdinfo, &fw->pos0);
 }
