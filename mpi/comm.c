@@ -1,12 +1,16 @@
 #include "comm.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "launcher.h"
 
 /* The communicator whose rank names the fatal line (set by init; one per process). */
 static const struct dsort_comm *named;
@@ -95,18 +99,121 @@ int dsort_comm_all_ok(const struct dsort_comm *c, int ok)
     return out;
 }
 
+/* Write one line to stderr with one write(2) (restarted after EINTR), so that it is never
+ * interleaved with another rank's and is out of this process before anything that may end it.
+ * Returns 0, or -1 if the line could not be written (standard error on a full disk). */
+static int write_line(const char *line, size_t len)
+{
+    while (len) {
+        ssize_t w = write(STDERR_FILENO, line, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        line += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* "prog: rank R/N (host): text\n" into line; returns its length. */
+static size_t format_line(const struct dsort_comm *c, char *line, size_t cap, const char *fmt,
+                          va_list ap) __attribute__((format(printf, 4, 0)));
+static size_t format_line(const struct dsort_comm *c, char *line, size_t cap, const char *fmt,
+                          va_list ap)
+{
+    int n = snprintf(line, cap - 1, "%s: rank %d/%d (%s): ", c->prog, c->rank, c->size, c->host);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n < cap - 1)
+        vsnprintf(line + n, cap - 1 - (size_t)n, fmt, ap);
+    size_t len = strlen(line);
+    line[len++] = '\n';
+    line[len] = '\0';
+    return len;
+}
+
+static size_t line_of(const struct dsort_comm *c, char *line, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t line_of(const struct dsort_comm *c, char *line, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t len = format_line(c, line, cap, fmt, ap);
+    va_end(ap);
+    return len;
+}
+
 void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
 {
     char line[1024];
-    int n =
-        snprintf(line, sizeof line, "%s: rank %d/%d (%s): ", c->prog, c->rank, c->size, c->host);
     va_list ap;
     va_start(ap, fmt);
-    if (n > 0 && (size_t)n < sizeof line)
-        vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    size_t len = format_line(c, line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s\n", line);
+    fflush(stderr); /* whatever stdio holds goes first */
+    write_line(line, len);
+}
+
+/* The error line that ends the job, kept to be said again by dsort_comm_say_again. */
+static struct {
+    char line[1024];
+    size_t len;
+    int again;
+} said;
+
+/* Does the error say that a file system is full? */
+static int no_space(const struct dsort_error *err)
+{
+    if (!err)
+        return 0;
+    return err->errnum == ENOSPC || err->errnum == EDQUOT || strstr(err->msg, strerror(ENOSPC)) ||
+           strstr(err->msg, strerror(EDQUOT));
+}
+
+/* May a line that this process wrote to stderr without error still be lost? Yes when it goes
+ * through a launcher (a pipe, socket or pseudo-terminal of mpirun's or srun's) that writes it
+ * to a file on a file system with no room: the launcher drops what it cannot write and says
+ * nothing. Where that launcher cannot be seen from here (srun's slurmstepd, a remote node's
+ * daemon), the answer is yes. */
+static int line_may_be_lost(void)
+{
+    struct stat sb;
+    if (isatty(STDERR_FILENO) || (!fstat(STDERR_FILENO, &sb) && S_ISREG(sb.st_mode)))
+        return 0; /* a terminal, or a file whose write said whether it found room */
+    char link[64];
+    if (dsort_launcher_fd_path(STDERR_FILENO, link, sizeof link) || stat(link, &sb))
+        return 1;
+    if (S_ISCHR(sb.st_mode))
+        return 0; /* the launcher's terminal (or /dev/null) */
+    struct statvfs v;
+    if (S_ISREG(sb.st_mode) && !statvfs(link, &v))
+        return (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20);
+    return 1;
+}
+
+/* Print the error line that ends the job; remember to say it again when it may have been
+ * lost on a full file system (see dsort_comm_say_again). */
+static void print_error(const struct dsort_comm *c, const char *msg, const struct dsort_error *err)
+{
+    said.len = line_of(c, said.line, sizeof said.line, "%s", msg);
     fflush(stderr);
+    int failed = write_line(said.line, said.len) != 0;
+    said.again = failed || (no_space(err) && line_may_be_lost());
+}
+
+void dsort_comm_say_again(void)
+{
+    if (!said.again)
+        return;
+    said.again = 0;
+    static const char note[] = " (said again now that the temp files are removed: the first "
+                               "time, the error log's file system may have had no room)\n";
+    char line[sizeof said.line + sizeof note];
+    size_t len = said.len - 1; /* without its newline */
+    memcpy(line, said.line, len);
+    memcpy(line + len, note, sizeof note);
+    write_line(line, len + sizeof note - 1);
 }
 
 enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status st,
@@ -118,8 +225,8 @@ enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status
                        "agreeing on success (MPI_Allreduce)");
     if (low[0] == c->size)
         return DSORT_OK;
-    if (low[0] == c->rank)
-        dsort_comm_print(c, "%s", err && err->msg[0] ? err->msg : dsort_status_name(st));
+    if (low[0] == c->rank) /* before the Bcast: no rank goes on before the line is out */
+        print_error(c, err && err->msg[0] ? err->msg : dsort_status_name(st), err);
     int status = (int)st;
     dsort_comm_require(c, MPI_Bcast(&status, 1, MPI_INT, low[0], c->comm),
                        "sharing the failing rank's status (MPI_Bcast)");
@@ -128,8 +235,10 @@ enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status
 
 _Noreturn void dsort_comm_die(const struct dsort_comm *c, const struct dsort_error *err)
 {
-    dsort_comm_print(c, "%s", err && err->msg[0] ? err->msg : "fatal error");
+    /* The rank that ends the job is the one that says why, before it ends it. */
+    print_error(c, err && err->msg[0] ? err->msg : "fatal error", err);
     dsort_cleanup_run();
+    dsort_comm_say_again();
     MPI_Abort(c->comm, 2);
     _exit(2); /* MPI_Abort does not return; this keeps the promise if it ever does */
 }

@@ -51,11 +51,21 @@ int dsort_comm_all_ok(const struct dsort_comm *c, int ok);
 enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status st,
                                    const struct dsort_error *err);
 
-/* Local: print "prog: rank R/N (host): message" to stderr. */
+/* Local: print "prog: rank R/N (host): message" to stderr, in one write(2). */
 void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Local, does not return: print the error line, remove temp files, MPI_Abort(comm, 2). */
+/* Local: say the error line that this rank printed (in dsort_comm_agree or dsort_comm_die)
+ * once more, if it may have been lost: an error of a full file system ("No space left on
+ * device", "Disk quota exceeded") whose line went to a launcher (mpirun's forwarding) that
+ * writes to a file on a file system with no room, or that cannot be seen from here; or a line
+ * whose write failed. A launcher drops such a line without a word. Call it once the temp files
+ * are removed (and every rank has removed its own), when there is room again. */
+void dsort_comm_say_again(void);
+
+/* Local, does not return: print the error line (one write), remove temp files, say it again
+ * if it may have been lost (dsort_comm_say_again), then MPI_Abort(comm, 2). The rank that
+ * ends the job is the one that says why, before it ends it. */
 _Noreturn void dsort_comm_die(const struct dsort_comm *c, const struct dsort_error *err);
 
 /* Collective: sum / max of a uint64 over comm. */

@@ -11,9 +11,89 @@
 
 static struct dsort_comm *started; /* for dsort_cli_finish */
 
+/* The launcher that started this process, as its tasks' environment tells (read before
+ * MPI_Init, which may set variables of its own). */
+static struct dsort_cli_launch launch;
+
+/* Variables that mean "this process is task RANK of the SIZE tasks of one launch", in order of
+ * precedence: an MPI launcher's own first (mpirun inside a Slurm step leaves the step's
+ * variables in its ranks' environment), Slurm's step last. An allocation's variables
+ * (SLURM_NTASKS, SLURM_JOB_NUM_NODES, SLURM_NPROCS) are also set in an salloc shell and in a
+ * batch script, where a singleton is right, so they do not count. */
+static const struct {
+    const char *size, *rank, *name;
+} launch_vars[] = {
+    {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "mpirun"},   /* Open MPI's mpirun, orted */
+    {"MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK", "mpirun_rsh"}, /* MVAPICH2 */
+    {"PMI_SIZE", "PMI_RANK", "mpiexec"}, /* MPICH's Hydra, Intel MPI; srun --mpi=pmi2 */
+    {"JSM_NAMESPACE_SIZE", "JSM_NAMESPACE_RANK", "jsrun"}, /* IBM LSF */
+    {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "srun"}, /* a task of a step (not an allocation) */
+};
+
+/* A positive count from the environment, or 0 (unset or not a number). */
+static long env_count(const char *name)
+{
+    const char *s = getenv(name);
+    if (!s || *s < '0' || *s > '9')
+        return 0;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    return errno || *end || v <= 0 ? 0 : v;
+}
+
+static void launch_detect(struct dsort_cli_launch *l)
+{
+    memset(l, 0, sizeof *l);
+    for (size_t i = 0; i < sizeof launch_vars / sizeof launch_vars[0]; i++) {
+        long n = env_count(launch_vars[i].size);
+        /* a step's task has both; the rank alone (or the size alone) is no launch of ours */
+        if (!n || !getenv(launch_vars[i].rank))
+            continue;
+        l->name = launch_vars[i].name;
+        l->var = launch_vars[i].size;
+        l->tasks = n;
+        l->task = env_count(launch_vars[i].rank); /* 0 for "0" too */
+        /* PMI_SIZE: Hydra's tasks also have MPI_LOCALNRANKS; srun --mpi=pmi2's have a step */
+        if (!strcmp(l->var, "PMI_SIZE") && !getenv("MPI_LOCALNRANKS") &&
+            getenv("SLURM_STEP_NUM_TASKS"))
+            l->name = "srun";
+        return;
+    }
+}
+
+const struct dsort_cli_launch *dsort_cli_launcher(void)
+{
+    return launch.name ? &launch : NULL;
+}
+
+/* A launcher started N > 1 tasks but MPI made each a singleton (no working process manager
+ * interface: srun without --mpi=pmix, or a launcher of another MPI): every task would sort the
+ * whole input alone and write the same output. Refuse before anything is touched. */
+static void refuse_singletons(const struct dsort_comm *c)
+{
+    if (c->size != 1 || launch.tasks <= 1)
+        return;
+    if (!strcmp(launch.name, "srun"))
+        dsort_comm_print(c,
+                         "started as 1 rank but srun started %ld tasks: use srun --mpi=pmix or "
+                         "mpirun (this is task %ld; %s=%ld: each task would do the whole job "
+                         "alone)",
+                         launch.tasks, launch.task, launch.var, launch.tasks);
+    else
+        dsort_comm_print(c,
+                         "started as 1 rank but %s started %ld tasks: use the %s of the MPI that "
+                         "%s is built with (this is task %ld; %s=%ld: each task would do the "
+                         "whole job alone)",
+                         launch.name, launch.tasks, launch.name, c->prog, launch.task, launch.var,
+                         launch.tasks);
+    exit(dsort_cli_finish(2));
+}
+
 void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *prog)
 {
     dsort_cleanup_remember_ignored();
+    launch_detect(&launch);
     /* MPI_Init starts threads of its own (Open MPI's progress and PMIx threads) that may take
      * a handled signal: the handler passes it on to the main thread (cleanup.h). Blocking the
      * signals in those threads instead made Open MPI 4.1 crash at start-up under srun. */
@@ -21,11 +101,20 @@ void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *
     dsort_cleanup_install();
     dsort_comm_init(c, MPI_COMM_WORLD, prog);
     started = c;
+    refuse_singletons(c);
 }
 
 int dsort_cli_finish(int code)
 {
     dsort_cleanup_run();
+    /* No rank leaves before every rank has said what it had to say and removed its temp files:
+     * mpirun ends the others a moment after the first rank that exits non-zero, and a line not
+     * yet written then is lost. Every rank reaches this (MPI_Finalize would wait for them too).
+     * Then, with the space of the temp files free again, an error line that a full file system
+     * may have swallowed is said again. */
+    if (started)
+        dsort_comm_require(started, MPI_Barrier(started->comm), "leaving together (MPI_Barrier)");
+    dsort_comm_say_again();
     /* The error is reported; mpirun may now SIGTERM ranks still finishing: no more lines. */
     if (code)
         dsort_cleanup_set_prefix(NULL);

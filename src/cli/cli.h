@@ -8,11 +8,24 @@
 
 #define DSORT_VERSION "0.1.0"
 
-/* MPI_Init, install the temp-file cleanup handlers, fill c for MPI_COMM_WORLD. */
+/* MPI_Init, install the temp-file cleanup handlers, fill c for MPI_COMM_WORLD. When the
+ * environment says a launcher started N > 1 tasks (dsort_cli_launcher) but MPI made this
+ * process a singleton, print why and exit 2 at once: every task would sort the whole input. */
 void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *prog);
 
-/* Leave: MPI_Finalize and return code for main. If code is 2 after an agreed error, all
- * ranks return 2, so mpirun's exit status is 2. */
+/* The launcher that started this process, from its environment at start-up: name ("mpirun",
+ * "srun", "mpiexec", ...), the variable read, the tasks it started and this one's index. */
+struct dsort_cli_launch {
+    const char *name, *var;
+    long tasks, task;
+};
+/* Local: the launcher, or NULL when none of the known ones started this process. */
+const struct dsort_cli_launch *dsort_cli_launcher(void);
+
+/* Collective: leave. Remove the temp files, wait for every rank (none exits before all have
+ * printed their lines), say a lost error line again (dsort_comm_say_again), MPI_Finalize, and
+ * return code for main. If code is 2 after an agreed error, all ranks return 2, so mpirun's
+ * exit status is 2. */
 int dsort_cli_finish(int code);
 
 /* Print a usage error (rank 0 only) and return 2. */

@@ -779,7 +779,8 @@ int main(int argc, char **argv)
     if (x.debug)
         dsort_debugout_init(&dbg, o.keys, o.eol, 1);
     if (code == 0 && x.to_stdout)
-        code = dsort_pipeio_emit(&c, outdir, x.debug && c.rank == 0 ? &dbg : NULL);
+        code = dsort_pipeio_emit(&c, outdir, x.debug && c.rank == 0 ? &dbg : NULL,
+                                 o.lines ? 0 : o.fmt.rec_size, o.eol);
     if (x.debug)
         dsort_debugout_free(&dbg);
     dsort_gnuopts_free(&x);

@@ -8,16 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "comm.h"
 #include "io.h"
+#include "launcher.h"
 #include "owner.h"
 
 #define PIPE_CHUNK ((size_t)4 << 20)
 #define TAG_PART 7101
+/* How long the launcher's forwarding may stand still before the bytes it has not written are
+ * called lost (generous: a loaded node's mpirun may be slow to read). */
+#define HANDOVER_STALL_S 10.0
 
 /* Write all of buf to fd (restarting after EINTR and short writes). */
 static int write_all(int fd, const char *buf, size_t len)
@@ -256,15 +261,118 @@ static enum dsort_status send_part(const struct dsort_comm *c, const char *part,
     return st;
 }
 
-/* Rank 0: its own part, then each other rank's from MPI, to standard output. */
+/* What rank 0 hands over to standard output: bytes and records (lines: their terminators). */
+struct handed {
+    uint64_t bytes, records;
+    size_t rec_size; /* 0: text lines ending in eol */
+    int eol;
+};
+
 /* Rank 0: n bytes of the output to standard output, or through --debug's annotation. */
-static int out_bytes(struct dsort_debugout *dbg, const char *buf, size_t n)
+static int out_bytes(struct dsort_debugout *dbg, struct handed *h, const char *buf, size_t n)
 {
+    h->bytes += n;
+    if (h->rec_size)
+        h->records = h->bytes / h->rec_size;
+    else
+        for (const char *p = buf, *end = buf + n; (p = memchr(p, h->eol, (size_t)(end - p))); p++)
+            h->records++;
     return dbg ? dsort_debugout_write(dbg, buf, n) : write_all(1, buf, n);
 }
 
+/* Standard output through a launcher (issue 25): mpirun and srun forward a rank's standard
+ * output through a pipe or pseudo-terminal and write it to the user's file themselves; when
+ * that write fails (a full disk), they drop the bytes and exit 0 without a word. Where the
+ * launcher started this rank on its own node (launcher.h) and writes to a regular file, rank 0
+ * watches that file's position (/proc/PID/fdinfo/1) until every byte is in, and calls the
+ * output short otherwise; where it cannot see the file, it says how much it handed over. */
+struct forward {
+    const char *launcher; /* NULL: standard output is ours (a file, or no launcher) */
+    int watch;            /* the launcher writes to a regular file, whose position we read */
+    char fdinfo[64];
+    char dest[4096]; /* that file's name */
+    uint64_t pos0;
+};
+
+/* The file position of the open file that fdinfo (a /proc/PID/fdinfo/FD) describes. */
+static int read_pos(const char *fdinfo, uint64_t *pos)
+{
+    FILE *f = fopen(fdinfo, "re");
+    if (!f)
+        return -1;
+    unsigned long long v = 0;
+    int ok = fscanf(f, "pos: %llu", &v) == 1;
+    fclose(f);
+    *pos = v;
+    return ok ? 0 : -1;
+}
+
+static void forward_begin(const struct dsort_comm *c, struct dsort_debugout *dbg,
+                          struct forward *fw)
+{
+    memset(fw, 0, sizeof *fw);
+    const struct dsort_cli_launch *l = dsort_cli_launcher();
+    struct stat sb;
+    if ((!l && c->size == 1) || (!fstat(1, &sb) && (S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode))))
+        return; /* our own writes report their errors */
+    fw->launcher = l ? l->name : "the launcher";
+    char fd1[64];
+    if (dsort_launcher_fd_path(1, fd1, sizeof fd1) ||
+        dsort_launcher_fdinfo_path(1, fw->fdinfo, sizeof fw->fdinfo))
+        return; /* cannot be seen from here: say what was handed over */
+    ssize_t n = readlink(fd1, fw->dest, sizeof fw->dest - 1);
+    fw->dest[n > 0 ? n : 0] = '\0';
+    if (n > 0 && (!strncmp(fw->dest, "/dev/pts/", 9) || !strncmp(fw->dest, "/dev/tty", 8))) {
+        fw->launcher = NULL; /* a terminal: nothing to lose */
+        return;
+    }
+    /* --debug writes more than the data: its bytes are not counted, so not watched */
+    fw->watch = !dbg && !stat(fd1, &sb) && S_ISREG(sb.st_mode) && !read_pos(fw->fdinfo, &fw->pos0);
+}
+
+/* After rank 0 handed everything over: the launcher's file grew by all of it, or an error. */
+static enum dsort_status forward_end(const struct dsort_comm *c, const struct forward *fw,
+                                     const struct handed *h, struct dsort_error *err)
+{
+    if (!fw->launcher)
+        return DSORT_OK;
+    char bytes[32];
+    snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)h->bytes);
+    if (!fw->watch) {
+        dsort_comm_print(c,
+                         "handed %llu records (%s bytes) to %s for standard output; %s does "
+                         "not report errors writing it (a full disk): check that the output has "
+                         "%s bytes, or use -o FILE",
+                         (unsigned long long)h->records, bytes, fw->launcher, fw->launcher, bytes);
+        return DSORT_OK;
+    }
+    uint64_t pos = fw->pos0, last = pos;
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    double still = 0;
+    /* >=: the launcher's standard error may be the same file, and its lines count too */
+    while (pos - fw->pos0 < h->bytes && still < HANDOVER_STALL_S) {
+        nanosleep(&nap, NULL);
+        if (read_pos(fw->fdinfo, &pos))
+            break; /* the launcher is gone: it wrote what it wrote */
+        still = pos != last ? 0 : still + 0.01;
+        last = pos;
+        struct statvfs v; /* standing still on a full file system: it will not move again */
+        if (still >= 1.0 && !statvfs(fw->dest, &v) && v.f_bavail == 0)
+            break;
+    }
+    if (pos - fw->pos0 >= h->bytes)
+        return DSORT_OK;
+    return DSORT_ERR(err, DSORT_EIO, 0,
+                     "%s wrote only %llu of the %s bytes of standard output (%llu records) to "
+                     "'%s', and did not say why (a full disk?): the output is short; use -o "
+                     "FILE to have write errors reported",
+                     fw->launcher, (unsigned long long)(pos - fw->pos0), bytes,
+                     (unsigned long long)h->records, fw->dest);
+}
+
 static enum dsort_status write_parts(const struct dsort_comm *c, const char *part, char *buf,
-                                     struct dsort_debugout *dbg, struct dsort_error *err)
+                                     struct dsort_debugout *dbg, struct handed *h,
+                                     struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
     int fd = open(part, O_RDONLY | O_CLOEXEC);
@@ -278,7 +386,7 @@ static enum dsort_status write_parts(const struct dsort_comm *c, const char *par
             st = DSORT_ERR(err, DSORT_EIO, errno, "cannot read output part '%s'", part);
         if (got <= 0)
             break;
-        if (out_bytes(dbg, buf, (size_t)got))
+        if (out_bytes(dbg, h, buf, (size_t)got))
             st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write standard output");
     }
     if (fd >= 0)
@@ -294,7 +402,7 @@ static enum dsort_status write_parts(const struct dsort_comm *c, const char *par
             dsort_comm_require(
                 c, MPI_Recv(buf, (int)n, MPI_BYTE, r, TAG_PART, c->comm, MPI_STATUS_IGNORE),
                 "receiving an output part (MPI_Recv)");
-            if (!st && out_bytes(dbg, buf, n))
+            if (!st && out_bytes(dbg, h, buf, n))
                 st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write standard output");
             off += (int64_t)n;
         }
@@ -308,8 +416,13 @@ static enum dsort_status write_parts(const struct dsort_comm *c, const char *par
     return st;
 }
 
-int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort_debugout *dbg)
+int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort_debugout *dbg,
+                      size_t rec_size, int eol)
 {
+    struct handed h = {0, 0, rec_size, eol};
+    struct forward fw;
+    if (c->rank == 0)
+        forward_begin(c, dbg, &fw);
     struct dsort_error err = {0};
     char part[4200], succ[4200];
     snprintf(part, sizeof part, "%s/part-%05d", path, c->rank);
@@ -328,9 +441,11 @@ int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort
     enum dsort_status ag = dsort_comm_agree(c, st, &err);
     if (!ag) {
         enum dsort_status mine =
-            c->rank == 0 ? write_parts(c, part, buf, dbg, &err) : send_part(c, part, buf, &err);
+            c->rank == 0 ? write_parts(c, part, buf, dbg, &h, &err) : send_part(c, part, buf, &err);
         if (!mine && c->rank == 0 && dbg && dsort_debugout_finish(dbg))
             mine = DSORT_ERR(&err, DSORT_EIO, errno, "cannot write standard output");
+        if (!mine && c->rank == 0)
+            mine = forward_end(c, &fw, &h, &err);
         if (mine && c->rank != 0) /* rank 0 adds its own words */
             dsort_comm_print(c, "%s", err.msg);
         st = mine;

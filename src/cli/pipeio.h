@@ -55,7 +55,13 @@ void dsort_pipeio_outdir(const struct dsort_comm *c, const char *dir, char *path
  * in rank order, rank 0 writing them to standard output; then remove the parts, the manifest
  * and the directories. With dbg (--debug; rank 0's, else NULL), rank 0 writes the lines through
  * it (debugout.h) instead. Returns 0, or 2 after an error (printed by the rank that saw it;
- * what rank 0 had written to standard output by then stays written). */
-int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort_debugout *dbg);
+ * what rank 0 had written to standard output by then stays written).
+ * Under a launcher that forwards rank 0's standard output (mpirun, srun: they report no error
+ * writing it), rank 0 checks that the launcher's file took every byte when it can see that
+ * file (mpirun is its parent and writes to a regular file: an error, and 2, when it stays
+ * short), and otherwise says how many records and bytes it handed over; to a terminal it says
+ * nothing. rec_size: the records' size, 0 for text lines ending in eol (to count them). */
+int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort_debugout *dbg,
+                      size_t rec_size, int eol);
 
 #endif

@@ -4,7 +4,8 @@
 # state and exit code come from the jobcomp file (not sbatch --wait); every output is validated
 # with dsort-validate against the generator's checksum; no temp directory may be left on any
 # node's local disk. Also: dsort's default budget in a job is 80% of --mem shared by the
-# node's ranks, and a failing sort fails the job with dsort's exit status.
+# node's ranks, and a failing sort fails the job with dsort's exit status. srun --mpi=none: every
+# task refuses (singletons of a step of 6); the batch script's own singleton sorts.
 . "$(dirname "$0")/lib.sh"
 cl_init
 
@@ -35,6 +36,10 @@ j4=$JOB
 # dsort.sbatch with an input that does not exist: the job must fail with dsort's status 2.
 submit "${ALLOC[@]}" "$JOBS/dsort.sbatch" "$S/no-such-input" "$S/out5"
 j5=$JOB
+# srun without PMI (issue 25): every task would be a singleton sorting the whole input; each
+# must refuse at once. Then the batch script itself (allocation variables only) sorts alone.
+submit "${ALLOC[@]}" --wrap "srun --mpi=none $DSORT $S/in -o $S/out6; echo srun-mpi-none=\$?; $DSORT $S/in -o $S/out7; echo singleton=\$?"
+j6=$JOB
 
 # The jobs run one after the other (each takes all three nodes).
 if job_ok "$j1" 120; then
@@ -93,6 +98,22 @@ if job_ends "$j5" 120; then
 fi
 [ -e "$S/out5" ]
 check $((!$?)) "a failed sort left $S/out5"
+if job_ends "$j6" 120; then
+    # Each task refuses (an MPI that makes singletons), or Open MPI 4.1's MPI_Init refuses a
+    # direct launch without PMI before dsort can ("direct launched using srun"); never 6 sorts.
+    refused=$(grep -Ec '^dsort: rank 0/1 \(n[0-2]\): started as 1 rank but srun started 6 tasks: use srun --mpi=pmix or mpirun' "$S/job-$j6.out")
+    how="dsort's check"
+    if grep -q 'appears to have been direct launched using "srun"' "$S/job-$j6.out"; then
+        refused=6 how="Open MPI's MPI_Init"
+    fi
+    eq "srun --mpi=none: tasks that refused" 6 "$refused"
+    note "srun --mpi=none: refused by $how"
+    contains "srun --mpi=none: srun's status" "$S/job-$j6.out" '^srun-mpi-none=[1-9]'
+    [ -e "$S/out6" ]
+    check $((!$?)) "srun --mpi=none left $S/out6"
+    contains "the batch script's singleton: its status" "$S/job-$j6.out" '^singleton=0$'
+    validated "the batch script's singleton" "$sum" "$S/out7"
+fi
 
 no_temp_left "after the jobs"
 cl_finish
