@@ -62,20 +62,22 @@ static pid_t writer(void)
     return -1;
 }
 
-int dsort_launcher_fd_path(int fd, char *path, size_t len)
+/* /proc/PID/WHAT/FD of the launcher that writes this rank's output, into path. */
+static int writer_path(const char *what, int fd, char *path, size_t len)
 {
     pid_t pid = writer();
     if (pid < 0)
         return -1;
-    snprintf(path, len, "/proc/%ld/fd/%d", (long)pid, fd);
+    snprintf(path, len, "/proc/%ld/%s/%d", (long)pid, what, fd);
     return 0;
+}
+
+int dsort_launcher_fd_path(int fd, char *path, size_t len)
+{
+    return writer_path("fd", fd, path, len);
 }
 
 int dsort_launcher_fdinfo_path(int fd, char *path, size_t len)
 {
-    pid_t pid = writer();
-    if (pid < 0)
-        return -1;
-    snprintf(path, len, "/proc/%ld/fdinfo/%d", (long)pid, fd);
-    return 0;
+    return writer_path("fdinfo", fd, path, len);
 }

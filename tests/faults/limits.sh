@@ -25,7 +25,7 @@ command -v prlimit >/dev/null || die "prlimit (util-linux) is needed"
 FSIZE=10240000
 # The soft CPU limit: more than a rank uses before its first spill (more under ASan).
 CPU_S=2
-if nm "$DSORT" 2>/dev/null | grep -q __asan_init; then CPU_S=8; fi
+if nm "$DSORT" 2>/dev/null | grep __asan_init >/dev/null; then CPU_S=8; fi
 
 # start_limited PRE... -- ARGS...: dsort ARGS in the background, run by the command PRE...
 # (which execs what follows): a singleton at 1 rank, mpiexec at more.

@@ -32,6 +32,9 @@ SECTIONS = [
     ("outputs", "Outputs that cannot or must not be written"),
     ("outtargets", "Output targets a rename does not fit: mount points, long names, stats, xattrs"),
     ("nohup", "SIGHUP ignored by the user (singleton, no mpirun)"),
+    ("limits.1", "Process limits: ulimit -f and -t (SIGXFSZ, SIGXCPU), singleton"),
+    ("limits.2", "Process limits: ulimit -f and -t (SIGXFSZ, SIGXCPU), 2 ranks"),
+    ("lostline", "An error on a full disk that also holds mpirun's log"),
 ]
 
 
