@@ -220,9 +220,8 @@ enum { V_LINES, V_UNORD, V_FIRST, V_DUPS, V_LO, V_HI, V_FFILE, V_BFILE, V_BLINE,
 /* The collective check behind dsort_lines_validate (check 0: valsort's figures into fig, and
  * each file's into files) and dsort_lines_check (check 'c': sort -c's message, 'C': silent). */
 static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
-                       const struct dsort_keys *k, unsigned char eol, int check,
-                       char *const *shown, struct dsort_lines_figures *fig,
-                       struct dsort_file_sum *files)
+                       const struct dsort_keys *k, unsigned char eol, int check, char *const *shown,
+                       struct dsort_lines_figures *fig, struct dsort_file_sum *files)
 {
     struct dsort_error err = {0};
     struct lsum s;
