@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io.h"
 #include "launcher.h"
 
 /* The communicator whose rank names the fatal line (set by init; one per process). */
@@ -99,23 +100,6 @@ int dsort_comm_all_ok(const struct dsort_comm *c, int ok)
     return out;
 }
 
-/* Write one line to stderr with one write(2) (restarted after EINTR), so that it is never
- * interleaved with another rank's and is out of this process before anything that may end it.
- * Returns 0, or -1 if the line could not be written (standard error on a full disk). */
-static int write_line(const char *line, size_t len)
-{
-    while (len) {
-        ssize_t w = write(STDERR_FILENO, line, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        line += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* "prog: rank R/N (host): text\n" into line; returns its length. */
 static size_t format_line(const struct dsort_comm *c, char *line, size_t cap, const char *fmt,
                           va_list ap) __attribute__((format(printf, 4, 0)));
@@ -152,7 +136,9 @@ void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
     size_t len = format_line(c, line, sizeof line, fmt, ap);
     va_end(ap);
     fflush(stderr); /* whatever stdio holds goes first */
-    write_line(line, len);
+    /* one write(2): never interleaved with another rank's line, and out of this process
+     * before anything that may end it */
+    dsort_io_write_all(STDERR_FILENO, line, len);
 }
 
 /* The error line that ends the job, kept to be said again by dsort_comm_say_again. */
@@ -198,7 +184,7 @@ static void print_error(const struct dsort_comm *c, const char *msg, const struc
 {
     said.len = line_of(c, said.line, sizeof said.line, "%s", msg);
     fflush(stderr);
-    int failed = write_line(said.line, said.len) != 0;
+    int failed = dsort_io_write_all(STDERR_FILENO, said.line, said.len) != 0;
     said.again = failed || (no_space(err) && line_may_be_lost());
 }
 
@@ -213,7 +199,7 @@ void dsort_comm_say_again(void)
     size_t len = said.len - 1; /* without its newline */
     memcpy(line, said.line, len);
     memcpy(line + len, note, sizeof note);
-    write_line(line, len + sizeof note - 1);
+    dsort_io_write_all(STDERR_FILENO, line, len + sizeof note - 1);
 }
 
 enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status st,

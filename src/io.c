@@ -66,6 +66,24 @@ enum dsort_status dsort_io_pwrite_full(int fd, const void *buf, size_t len, uint
     return DSORT_OK;
 }
 
+int dsort_io_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len < DSORT_IO_MAX_REQUEST ? len : DSORT_IO_MAX_REQUEST);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
 enum dsort_status dsort_io_fsync_dir(const char *dir, struct dsort_error *err)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -24,6 +24,9 @@ enum dsort_status dsort_io_pread_full(int fd, void *buf, size_t len, uint64_t of
 /* Write exactly len bytes at off. ENOSPC and friends become DSORT_EIO naming path. */
 enum dsort_status dsort_io_pwrite_full(int fd, const void *buf, size_t len, uint64_t off,
                                        const char *path, struct dsort_error *err);
+/* Write all of buf at fd's offset (a pipe, a terminal, standard error), restarting after EINTR
+ * and short writes; async-signal-safe. 0, or -1 with errno set (EIO for a write of nothing). */
+int dsort_io_write_all(int fd, const void *buf, size_t len);
 /* Is the file open on fd (sb: its fstat) a regular file whose stat size is not what it holds?
  * So for files of the kernel's file systems (/proc, /sys and kin, whatever their size) and for
  * other files of size 0 that read a byte (FUSE, network file systems): such files are read to

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io.h"
+
 #define DEBUGOUT_FLUSH (1u << 20) /* write out once this much is buffered */
 
 void dsort_debugout_init(struct dsort_debugout *d, const struct dsort_keys *k, unsigned char eol,
@@ -57,15 +59,8 @@ static int put_run(struct dsort_debugout *d, unsigned char c, size_t n)
 
 static int flush(struct dsort_debugout *d)
 {
-    size_t at = 0;
-    while (at < d->olen) {
-        ssize_t w = write(d->fd, d->out + at, d->olen - at);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        at += (size_t)w;
-    }
+    if (dsort_io_write_all(d->fd, d->out, d->olen))
+        return -1;
     d->olen = 0;
     return 0;
 }

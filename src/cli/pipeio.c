@@ -24,21 +24,6 @@
  * called lost (generous: a loaded node's mpirun may be slow to read). */
 #define HANDOVER_STALL_S 10.0
 
-/* Write all of buf to fd (restarting after EINTR and short writes). */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Rank 0: copy src (an open descriptor, read to its end; named what for messages) to a new
  * file in dir named base.XXXXXX (path), registered for removal on signals. */
 static enum dsort_status copy_to_temp(int src, const char *what, const char *dir, const char *base,
@@ -64,7 +49,7 @@ static enum dsort_status copy_to_temp(int src, const char *what, const char *dir
             }
             if (got == 0)
                 break;
-            if (write_all(fd, buf, (size_t)got)) {
+            if (dsort_io_write_all(fd, buf, (size_t)got)) {
                 st = DSORT_ERR(err, DSORT_EIO, errno, "cannot write '%s' (the copy of %s)", path,
                                what);
                 break;
@@ -277,7 +262,7 @@ static int out_bytes(struct dsort_debugout *dbg, struct handed *h, const char *b
     else
         for (const char *p = buf, *end = buf + n; (p = memchr(p, h->eol, (size_t)(end - p))); p++)
             h->records++;
-    return dbg ? dsort_debugout_write(dbg, buf, n) : write_all(1, buf, n);
+    return dbg ? dsort_debugout_write(dbg, buf, n) : dsort_io_write_all(1, buf, n);
 }
 
 /* Standard output through a launcher (issue 25): mpirun and srun forward a rank's standard
