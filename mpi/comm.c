@@ -167,8 +167,10 @@ static int line_may_be_lost(void)
     struct stat sb;
     if (isatty(STDERR_FILENO) || (!fstat(STDERR_FILENO, &sb) && S_ISREG(sb.st_mode)))
         return 0; /* a terminal, or a file whose write said whether it found room */
+    pid_t pid = dsort_launcher_pid();
     char link[64];
-    if (dsort_launcher_fd_path(STDERR_FILENO, link, sizeof link) || stat(link, &sb))
+    snprintf(link, sizeof link, "/proc/%ld/fd/%d", (long)pid, STDERR_FILENO);
+    if (pid < 0 || stat(link, &sb))
         return 1;
     if (S_ISCHR(sb.st_mode))
         return 0; /* the launcher's terminal (or /dev/null) */

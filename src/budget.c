@@ -398,15 +398,16 @@ static enum dsort_status given_budget(const char *root, const char *text, uint64
 {
     char m[32], m2[32];
     size_t len = strlen(text);
+    /* What the node, or its cgroup when that is less, has for all its ranks. */
+    int v = 0;
+    uint64_t cg = dsort_budget_cgroup_limit(root, &v);
+    uint64_t base = cg && cg < node_memory ? cg : node_memory;
     if (len > 1 && text[len - 1] == '%') {
         char *end;
         double pct = strtod(text, &end);
         if (end != text + len - 1 || !(pct > 0) || pct > 100)
             return DSORT_ERR(err, DSORT_EINVAL, 0,
                              "invalid --memory '%s' (a percentage is 0-100%%)", text);
-        int v = 0;
-        uint64_t cg = dsort_budget_cgroup_limit(root, &v);
-        uint64_t base = cg && cg < node_memory ? cg : node_memory;
         b->bytes = (uint64_t)((double)base * pct / 100.0) / (uint64_t)node_ranks;
         if (base == node_memory)
             snprintf(b->why, sizeof b->why, "-S %s: %g%% of %s node memory / %d ranks", text, pct,
@@ -424,9 +425,6 @@ static enum dsort_status given_budget(const char *root, const char *text, uint64
         /* -S is per rank, where GNU sort's is per process of a node: -S 50G with 16 ranks on a
          * node is an OOM kill. Beyond the node's (or its cgroup's) memory for each of its ranks,
          * the default is safer than anything. */
-        int v = 0;
-        uint64_t cg = dsort_budget_cgroup_limit(root, &v);
-        uint64_t base = cg && cg < node_memory ? cg : node_memory;
         uint64_t share = base / (uint64_t)node_ranks;
         if (share && b->bytes > share) {
             struct dsort_budget d;

@@ -46,8 +46,7 @@ static int listed(const char *const *names, const char *comm)
     return 0;
 }
 
-/* The pid of the launcher that writes our output, or -1. */
-static pid_t writer(void)
+pid_t dsort_launcher_pid(void)
 {
     pid_t pid = getppid(), up;
     char comm[64];
@@ -60,24 +59,4 @@ static pid_t writer(void)
             return -1;
     }
     return -1;
-}
-
-/* /proc/PID/WHAT/FD of the launcher that writes this rank's output, into path. */
-static int writer_path(const char *what, int fd, char *path, size_t len)
-{
-    pid_t pid = writer();
-    if (pid < 0)
-        return -1;
-    snprintf(path, len, "/proc/%ld/%s/%d", (long)pid, what, fd);
-    return 0;
-}
-
-int dsort_launcher_fd_path(int fd, char *path, size_t len)
-{
-    return writer_path("fd", fd, path, len);
-}
-
-int dsort_launcher_fdinfo_path(int fd, char *path, size_t len)
-{
-    return writer_path("fdinfo", fd, path, len);
 }

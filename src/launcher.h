@@ -11,15 +11,12 @@
 #define DSORT_LAUNCHER_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
-/* Put in path (len bytes) "/proc/PID/fd/FD" for descriptor fd of the launcher that writes this
- * process's output: the parent when it is mpirun or mpiexec (Open MPI's, MPICH's Hydra), or the
- * parent of a Hydra proxy. Returns 0, or -1 when no such launcher started this process here
- * (srun's slurmstepd, an orted relaying to a remote mpirun, a shell): its destination cannot
- * be seen. */
-int dsort_launcher_fd_path(int fd, char *path, size_t len);
-
-/* As dsort_launcher_fd_path, for the launcher's "/proc/PID/fdinfo/FD". */
-int dsort_launcher_fdinfo_path(int fd, char *path, size_t len);
+/* The pid of the launcher that writes this process's output (its /proc/PID/fd and fdinfo show
+ * where to and how far): the parent when it is mpirun or mpiexec (Open MPI's, MPICH's Hydra),
+ * or the parent of a Hydra proxy. -1 when no such launcher started this process here (srun's
+ * slurmstepd, an orted relaying to a remote mpirun, a shell): its destination cannot be seen. */
+pid_t dsort_launcher_pid(void);
 
 #endif

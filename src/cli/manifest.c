@@ -92,7 +92,6 @@ int dsort_manifest_read(const char *dir, struct dsort_manifest *m, char *why, si
         }
         m->count = i + 1;
     }
-    m->count = parts->count;
     rc = 0;
 out:
     dsort_json_free(&j);

@@ -95,8 +95,10 @@ int dsort_pipeio_copy_inputs(const struct dsort_comm *c, const char *dir, char *
     int seen = 0;
     for (size_t i = 0; kind && i < n && c->rank == 0; i++)
         kind[i] = copy_kind(inputs[i], probe, &seen);
-    if (dsort_comm_agree(c, st, &err))
+    if (dsort_comm_agree(c, st, &err)) {
+        free(kind);
         return 2;
+    }
     dsort_comm_require(c, MPI_Bcast(kind, (int)n, MPI_UNSIGNED_CHAR, 0, c->comm),
                        "sharing which inputs are read through a copy (MPI_Bcast)");
     size_t copies = 0;
@@ -301,10 +303,12 @@ static void forward_begin(const struct dsort_comm *c, struct dsort_debugout *dbg
     if ((!l && c->size == 1) || (!fstat(1, &sb) && (S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode))))
         return; /* our own writes report their errors */
     fw->launcher = l ? l->name : "the launcher";
-    char fd1[64];
-    if (dsort_launcher_fd_path(1, fd1, sizeof fd1) ||
-        dsort_launcher_fdinfo_path(1, fw->fdinfo, sizeof fw->fdinfo))
+    pid_t pid = dsort_launcher_pid();
+    if (pid < 0)
         return; /* cannot be seen from here: say what was handed over */
+    char fd1[64];
+    snprintf(fd1, sizeof fd1, "/proc/%ld/fd/1", (long)pid);
+    snprintf(fw->fdinfo, sizeof fw->fdinfo, "/proc/%ld/fdinfo/1", (long)pid);
     ssize_t n = readlink(fd1, fw->dest, sizeof fw->dest - 1);
     fw->dest[n > 0 ? n : 0] = '\0';
     if (n > 0 && (!strncmp(fw->dest, "/dev/pts/", 9) || !strncmp(fw->dest, "/dev/tty", 8))) {

@@ -366,18 +366,33 @@ static uint64_t block_for(const struct ext *x, uint64_t budget, uint64_t *chunk)
     return block;
 }
 
-/* The smallest budget, in whole KiB, that block_for accepts: what a refusal advises. */
-static uint64_t least_budget(const struct ext *x, uint64_t refused)
+/* The smallest multiple of unit bytes above lo (a budget known not to fit, or 0) for which
+ * fits(x, budget, arg) holds, fits growing with the budget; 0 if none up to 1 TiB does. What a
+ * refusal advises. */
+static uint64_t least_fitting(const struct ext *x, uint64_t unit, uint64_t lo,
+                              int (*fits)(const struct ext *, uint64_t, uint64_t), uint64_t arg)
 {
-    uint64_t chunk, lo = refused >> 10, hi = lo < 64 ? 64 : lo * 2; /* KiB */
-    while (block_for(x, hi << 10, &chunk), !chunk)
-        hi *= 2;
-    while (hi - lo > 1) { /* lo fails, hi fits */
+    const uint64_t cap = ((uint64_t)1 << 40) / unit;
+    lo /= unit;
+    uint64_t hi = lo ? 2 * lo : 1;
+    while (hi < cap && !fits(x, hi * unit, arg))
+        lo = hi, hi *= 2;
+    if (!fits(x, hi * unit, arg))
+        return 0;
+    while (hi - lo > 1) { /* lo fails (or is 0), hi fits */
         uint64_t mid = lo + (hi - lo) / 2;
-        block_for(x, mid << 10, &chunk);
-        *(chunk ? &hi : &lo) = mid;
+        *(fits(x, mid * unit, arg) ? &hi : &lo) = mid;
     }
-    return hi << 10;
+    return hi * unit;
+}
+
+/* Does budget give a chunk at all (block_for)? For least_fitting. */
+static int plan_fits(const struct ext *x, uint64_t budget, uint64_t unused)
+{
+    (void)unused;
+    uint64_t chunk;
+    block_for(x, budget, &chunk);
+    return chunk != 0;
 }
 
 /* The sort buffers a budget gives (plan_memory's arithmetic, nothing allocated). */
@@ -419,7 +434,7 @@ static enum dsort_status plan_memory(struct ext *x)
                          "the memory budget %s (-S) is too small to sort %zu-byte records out of "
                          "core; give at least -S %lluK",
                          dsort_mem_format(budget, b1, sizeof b1), x->rs,
-                         (unsigned long long)(least_budget(x, budget) >> 10));
+                         (unsigned long long)(least_fitting(x, 1024, budget, plan_fits, 0) >> 10));
     }
     x->block = (size_t)p.block;
     x->chunk = p.chunk;
@@ -437,35 +452,20 @@ static enum dsort_status plan_memory(struct ext *x)
     return DSORT_OK;
 }
 
-/* Can the final merge at budget read runs written in blocks of `block` (two read buffers,
- * carved from A and B, dsort_ext_job_final_merge)? */
-static int merge_fits(const struct ext *x, uint64_t budget, uint64_t block)
+/* Do buffers A and B (abytes, bbytes) hold the final merge's two read buffers for runs written
+ * in blocks of `block` (carved from A and B, dsort_ext_job_final_merge)? */
+static int reads_fit(const struct ext *x, size_t abytes, size_t bbytes, uint64_t block)
 {
-    struct ext_plan p;
-    if (!size_plan(x, budget, &p))
-        return 0;
-    const size_t len[2] = {p.abytes, p.bbytes};
+    const size_t len[2] = {abytes, bbytes};
     return dsort_runmerge_region_mem(x->irs, (size_t)block, len, 2) >=
            2 * (uint64_t)dsort_runreader_buf_len(x->irs, (size_t)block);
 }
 
-/* The smallest budget (in MiB) at which the final merge can read runs of `block`; 0 if none
- * up to 1 TiB does. */
-static uint64_t merge_budget(const struct ext *x, uint64_t block)
+/* Can the final merge at budget read runs written in blocks of `block`? For least_fitting. */
+static int merge_fits(const struct ext *x, uint64_t budget, uint64_t block)
 {
-    uint64_t lo = 1, hi = 1;
-    while (hi < ((uint64_t)1 << 20) && !merge_fits(x, hi << 20, block))
-        lo = hi + 1, hi *= 2;
-    if (!merge_fits(x, hi << 20, block))
-        return 0;
-    while (lo < hi) { /* the first that fits in (lo, hi] */
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (merge_fits(x, mid << 20, block))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return hi << 20;
+    struct ext_plan p;
+    return size_plan(x, budget, &p) && reads_fit(x, p.abytes, p.bbytes, block);
 }
 
 /* Floor of a merge read block: below it the disks seek more than they read. */
@@ -501,11 +501,9 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
     /* The kept runs are read back in their own blocks: a smaller -S than the stopped job's may
      * not hold two of their read buffers (then no number of merge passes helps). Refused
      * before anything is touched, naming the budget that does. */
-    const size_t rl[2] = {x->abytes, x->bbytes};
-    if (dsort_runmerge_region_mem(x->irs, (size_t)k->block, rl, 2) <
-        2 * (uint64_t)dsort_runreader_buf_len(x->irs, (size_t)k->block)) {
+    if (!reads_fit(x, x->abytes, x->bbytes, k->block)) {
         char b1[32], b2[32], b3[32];
-        uint64_t need = merge_budget(x, k->block);
+        uint64_t need = least_fitting(x, (uint64_t)1 << 20, 0, merge_fits, k->block);
         dsort_mem_format(x->stats->budget, b1, sizeof b1);
         dsort_mem_format(k->block, b2, sizeof b2);
         dsort_mem_format(need, b3, sizeof b3);
