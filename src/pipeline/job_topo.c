@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "clock.h"
 #include "job.h"
 #include "hwtopo.h"
@@ -112,18 +113,26 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
 {
     *out = NULL;
     struct dsort_job_topo *t = calloc(1, sizeof *t);
-    int32_t *ranks = calloc((size_t)c->node_size, sizeof *ranks);
     struct dsort_plan_read_in *reads =
         calloc((in->count + 1) * (size_t)c->node_size, sizeof *reads);
     struct dsort_plan_temp_in *temps = calloc(o->ntemp + 1, sizeof *temps);
     enum dsort_status st = DSORT_OK;
-    if (!t || !ranks || !reads || !temps)
+    if (!t || !reads || !temps)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    int mine = c->rank;
-    /* Everyone on the node must take part in the Allgather, whatever happened above. */
-    MPI_Allgather(&mine, 1, MPI_INT, ranks, 1, MPI_INT, c->node);
-    if (st)
+    int32_t mine = c->rank, *ranks = NULL;
+    /* Every rank of the node takes part, whatever happened above; the node's ranks, or NULL on
+     * all of them when one failed (a rank that did not goes on to the caller's agreement). */
+    void *all = NULL;
+    enum dsort_status ast =
+        dsort_agree_allgather(c, c->node, st ? NULL : &mine, sizeof mine, &all, err);
+    ranks = all;
+    if (!st)
+        st = ast;
+    if (st || !ranks) {
+        dsort_job_topo_destroy(t);
+        t = NULL;
         goto out;
+    }
     struct dsort_error herr = {0};
     if (dsort_hwtopo_create(&t->hw, NULL, &herr))
         snprintf(t->note, sizeof t->note, "no hwloc topology (%s); NUMA locality unknown",
@@ -196,7 +205,7 @@ out:
     if (st)
         dsort_job_topo_destroy(t);
     else
-        *out = t;
+        *out = t; /* (NULL after another node rank's failure) */
     return st;
 }
 
@@ -373,56 +382,55 @@ void dsort_job_topo_bind(const struct dsort_job_topo *t, const struct dsort_comm
         dsort_comm_print(c, "--bind: %s", err.msg);
 }
 
-/* Node leaders pack their plans (with the node's measured figures, when with_stats); rank 0
- * gathers them. Returns the unpacked nodes on rank 0 (NULL elsewhere). Collective. */
-static struct dsort_plan_node **gather_plans(const struct dsort_comm *c, struct dsort_job_topo *t,
-                                             int with_stats, size_t *count)
+/* The node's measured figures per device into its plan on the node's first rank (the
+ * slowest rank's seconds, the bytes of all): every rank of the node enters both reductions,
+ * or, when any of them has no room for them, none does and the plan goes without figures. */
+static void add_node_stats(const struct dsort_comm *c, struct dsort_job_topo *t)
 {
-    *count = 0;
     size_t nd = t->node->ndevices;
     double *secs = calloc(nd + 1, sizeof *secs);
     uint64_t *bytes = calloc(nd + 1, sizeof *bytes);
-    if (with_stats && secs && bytes) {
-        MPI_Reduce(t->dev_seconds, secs, (int)nd, MPI_DOUBLE, MPI_MAX, 0, c->node);
-        MPI_Reduce(t->dev_bytes, bytes, (int)nd, MPI_UINT64_T, MPI_SUM, 0, c->node);
+    if (dsort_agree_ok(c, c->node, secs && bytes)) {
+        dsort_agree_reduce(c, c->node, t->dev_seconds, secs, nd, MPI_DOUBLE, MPI_MAX, 0,
+                           "the node's seconds per device (MPI_Reduce)");
+        dsort_agree_reduce(c, c->node, t->dev_bytes, bytes, nd, MPI_UINT64_T, MPI_SUM, 0,
+                           "the node's bytes per device (MPI_Reduce)");
         if (c->node_rank == 0)
             for (size_t d = 0; d < nd; d++)
                 dsort_plan_add_stats(t->node, t->node->devices[d].dev.key, bytes[d], secs[d]);
     }
     free(secs);
     free(bytes);
+}
+
+/* Node leaders pack their plans (with the node's measured figures, when with_stats); rank 0
+ * gathers them. Returns the unpacked nodes on rank 0 (NULL elsewhere, and on rank 0 when any
+ * rank ran out of memory: then nothing is gathered, on every rank alike). Collective. */
+static struct dsort_plan_node **gather_plans(const struct dsort_comm *c, struct dsort_job_topo *t,
+                                             int with_stats, size_t *count)
+{
+    *count = 0;
+    if (with_stats)
+        add_node_stats(c, t);
     void *blob = NULL;
     size_t len = 0;
     if (c->node_rank == 0 && dsort_plan_pack(t->node, &blob, &len, NULL))
         len = 0;
-    int ilen = (int)len, *lens = NULL, *displs = NULL;
-    if (c->rank == 0) {
-        lens = calloc((size_t)c->size, sizeof *lens);
-        displs = calloc((size_t)c->size, sizeof *displs);
-    }
-    MPI_Gather(&ilen, 1, MPI_INT, lens, 1, MPI_INT, 0, c->comm);
-    unsigned char *all = NULL;
-    int total = 0;
-    if (c->rank == 0) {
-        for (int r = 0; r < c->size; r++) {
-            displs[r] = total;
-            total += lens[r];
-        }
-        all = malloc((size_t)total + 1);
-    }
-    MPI_Gatherv(blob, ilen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, c->comm);
+    void *all = NULL;
+    size_t *offs = NULL;
+    dsort_agree_gatherv(c, blob, len, &all, &offs, NULL);
     free(blob);
     struct dsort_plan_node **nodes = NULL;
-    if (c->rank == 0 && all) {
+    if (all) {
         nodes = calloc((size_t)c->size, sizeof *nodes);
         for (int r = 0; nodes && r < c->size; r++)
-            if (lens[r] > 0 &&
-                !dsort_plan_unpack(all + displs[r], (size_t)lens[r], &nodes[*count], NULL))
+            if (offs[r + 1] > offs[r] &&
+                !dsort_plan_unpack((unsigned char *)all + offs[r], offs[r + 1] - offs[r],
+                                   &nodes[*count], NULL))
                 (*count)++;
     }
     free(all);
-    free(lens);
-    free(displs);
+    free(offs);
     return nodes;
 }
 
@@ -482,8 +490,7 @@ int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo 
         fflush(stdout);
     }
     free_plans(nodes, n);
-    MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
-    return code;
+    return dsort_agree_code(c, code);
 }
 
 void dsort_job_topo_write_stats(const struct dsort_comm *c, struct dsort_job_topo *t, FILE *f)

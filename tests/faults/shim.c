@@ -26,6 +26,8 @@
  *                   flip    (reads only) the call goes through and the last byte it delivered
  *                           is flipped: silent corruption, e.g. of MPI traffic on a socket
  *      FAULT_RENAME substring: rename/renameat to a new name containing it fail with EIO
+ *      FAULT_CALLOC_IN  OFF:SIZE,...: calloc called from these ranges of the executable (nm -S)
+ *                   returns NULL with ENOMEM (see calloc_fails)
  *      FAULT_RANK   only in this rank (Open MPI's OMPI_COMM_WORLD_RANK, else MPICH's PMI_RANK;
  *                   a singleton is rank 0), default all
  *      FAULT_LOG    each process appends one line for each of its first 20 faults and for the
@@ -657,6 +659,55 @@ int renameat(int fd1, const char *from, int fd2, const char *to)
     if (rename_fails(to))
         return errno = EIO, -1;
     return real(fd1, from, fd2, to);
+}
+
+/* ---- allocation faults ----
+ * FAULT_CALLOC_IN=OFF:SIZE[,OFF:SIZE...]: calloc called from code in one of these ranges of the
+ * executable (offsets and sizes of functions, from nm -S) returns NULL with ENOMEM (in
+ * FAULT_RANK only, FAULT_COUNT times at most; independent of FAULT_MODE). A function that may
+ * be inlined is given with the functions it may be inlined into. */
+static int calloc_fails(uintptr_t from)
+{
+    const char *in = getenv("FAULT_CALLOC_IN");
+    const char *rk = getenv("FAULT_RANK");
+    if (!in || !*in)
+        return 0;
+    configure();
+    if (rk && *rk && strcmp(rk, "all") && atoi(rk) != cfg.rank)
+        return 0;
+    if (!exe_base)
+        dl_iterate_phdr(first_object, NULL);
+    int hit = 0;
+    for (const char *p = in; *p && !hit;) {
+        char *end;
+        unsigned long long off = strtoull(p, &end, 0), size = 0;
+        if (*end == ':')
+            size = strtoull(end + 1, &end, 0);
+        hit = from >= exe_base + off && from < exe_base + off + size;
+        p = *end == ',' ? end + 1 : end + strlen(end);
+    }
+    static unsigned long long n;
+    if (!hit || __atomic_add_fetch(&n, 1, __ATOMIC_ACQ_REL) > cfg.count)
+        return 0;
+    log_line("fault ENOMEM calloc from exe+0x%llx -> NULL\n",
+             (unsigned long long)(from - exe_base));
+    return 1;
+}
+
+void *calloc(size_t nmemb, size_t size)
+{
+    static void *(*real)(size_t, size_t);
+    static __thread int resolving; /* dlsym may allocate: it gets nothing, not a loop */
+    if (!real) {
+        if (resolving)
+            return errno = ENOMEM, NULL;
+        resolving = 1;
+        real = (void *(*)(size_t, size_t))next_sym("calloc");
+        resolving = 0;
+    }
+    if (calloc_fails((uintptr_t)__builtin_return_address(0)))
+        return errno = ENOMEM, NULL;
+    return real(nmemb, size);
 }
 
 __attribute__((destructor)) static void report(void)
