@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agree.h"
 #include "cleanup.h"
 
 static struct dsort_comm *started; /* for dsort_cli_finish */
@@ -113,7 +114,7 @@ int dsort_cli_finish(int code)
      * Then, with the space of the temp files free again, an error line that a full file system
      * may have swallowed is said again. */
     if (started)
-        dsort_comm_require(started, MPI_Barrier(started->comm), "leaving together (MPI_Barrier)");
+        dsort_agree_barrier(started, started->comm, "leaving together (MPI_Barrier)");
     dsort_comm_say_again();
     /* The error is reported; mpirun may now SIGTERM ranks still finishing: no more lines. */
     if (code)

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "check.h"
 #include "cleanup.h"
 #include "cli.h"
@@ -241,8 +242,9 @@ static int report_rank0(const struct dsort_comm *c, const struct dsort_job_optio
 {
     if (o->verbose && dsort_job_topo_token_note(o->topo)) /* every rank that had one */
         dsort_comm_print(c, "topology: %s", dsort_job_topo_token_note(o->topo));
-    struct dsort_job_stats *all = c->rank == 0 ? calloc((size_t)c->size, sizeof *all) : NULL;
-    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->comm);
+    void *got = NULL;
+    dsort_agree_gather(c, mine, sizeof *mine, &got, NULL);
+    struct dsort_job_stats *all = got;
     if (c->rank != 0 || !all) {
         if (o->stats) /* the plan with its figures: collective */
             dsort_job_topo_write_stats(c, o->topo, NULL);
@@ -321,9 +323,7 @@ static int report_rank0(const struct dsort_comm *c, const struct dsort_job_optio
 static int report(const struct dsort_comm *c, const struct dsort_job_options *o,
                   const struct dsort_job_stats *mine, double total_time)
 {
-    int code = report_rank0(c, o, mine, total_time);
-    MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
-    return code;
+    return dsort_agree_code(c, report_rank0(c, o, mine, total_time));
 }
 
 /* The INPUTs' names for messages, by argument index, when some are read through copies
@@ -372,9 +372,7 @@ static int run_check_alone(const struct dsort_comm *c, const struct dsort_job_op
         self.node_rank = self.node_index = 0;
         code = run_check(&self, o, x, in);
     }
-    dsort_comm_require(c, MPI_Bcast(&code, 1, MPI_INT, 0, c->comm),
-                       "sharing the result of -c (MPI_Bcast)");
-    return code;
+    return dsort_agree_code(c, code);
 }
 
 /* Without --format (gensort's 100-byte records), refuse input that is plainly text lines
@@ -750,7 +748,8 @@ int main(int argc, char **argv)
         return dsort_cli_finish(2);
     }
     /* Node-local inputs: every path must exist on some node. */
-    MPI_Allreduce(found, anywhere, (int)o.ninputs, MPI_INT, MPI_LOR, c.comm);
+    memcpy(anywhere, found, o.ninputs * sizeof *found);
+    dsort_agree_any(&c, anywhere, o.ninputs);
     for (size_t i = 0; i < o.ninputs && !st; i++)
         if (!anywhere[i])
             st = DSORT_ERR(&err, DSORT_EINVAL, 0, "input '%s' exists on no node", o.inputs[i]);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agree.h"
 #include "checksum.h"
 #include "cli.h"
 #include "clock.h"
@@ -144,9 +145,9 @@ int main(int argc, char **argv)
     }
     if (dsort_output_commit(&c, &out, &info, &err))
         return dsort_cli_finish(2);
-    struct dsort_sum128 *all = c.rank == 0 ? calloc((size_t)c.size, sizeof *all) : NULL;
-    MPI_Gather(&info.checksum, (int)sizeof info.checksum, MPI_BYTE, all, (int)sizeof info.checksum,
-               MPI_BYTE, 0, c.comm);
+    void *got = NULL;
+    dsort_agree_gather(&c, &info.checksum, sizeof info.checksum, &got, NULL);
+    struct dsort_sum128 *all = got; /* (NULL on every rank when rank 0 has no room for it) */
     if (c.rank == 0 && all) {
         struct dsort_sum128 total = {0, 0};
         for (int r = 0; r < c.size; r++)

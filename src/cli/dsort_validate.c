@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agree.h"
 #include "check.h"
 #include "cli.h"
 #include "io.h"
@@ -106,7 +107,7 @@ static enum dsort_status read_manifests(const struct dsort_comm *c, char *const 
         else
             *bad += b;
     }
-    MPI_Bcast(bad, 1, MPI_LONG, 0, c->comm);
+    dsort_agree_bcast(c, bad, sizeof *bad, "sharing the count of differences (MPI_Bcast)");
     return dsort_comm_agree(c, st, err);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agree.h"
 #include "comm.h"
 
 void dsort_gnuopts_free(struct dsort_gnuopts *x)
@@ -115,8 +116,7 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
             fclose(f);
         hdr[1] = len;
     }
-    dsort_comm_require(c, MPI_Bcast(hdr, 2, MPI_UINT64_T, 0, c->comm),
-                       "sharing the --files0-from names (MPI_Bcast)");
+    dsort_agree_bcast(c, hdr, sizeof hdr, "sharing the --files0-from names (MPI_Bcast)");
     if (hdr[0]) {
         free(buf);
         return 2;
@@ -136,12 +136,7 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
         free(buf);
         return 2;
     }
-    for (size_t off = 0; off < len;) {
-        size_t part = len - off < ((size_t)1 << 30) ? len - off : (size_t)1 << 30;
-        dsort_comm_require(c, MPI_Bcast(buf + off, (int)part, MPI_BYTE, 0, c->comm),
-                           "sharing the --files0-from names (MPI_Bcast)");
-        off += part;
-    }
+    dsort_agree_bcast(c, buf, len, "sharing the --files0-from names (MPI_Bcast)");
     buf[len] = '\0';
     size_t n = 0;
     for (size_t i = 0; i < len; i++)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agree.h"
 #include "check.h"
 #include "lines.h"
 #include "lines_check.h"
@@ -168,32 +169,13 @@ out:
 }
 
 static enum dsort_status gather_lines(const struct dsort_comm *c, const unsigned char *line,
-                                      size_t len, unsigned char **all, size_t **lens, size_t **offs,
+                                      size_t len, unsigned char **all, size_t **offs,
                                       struct dsort_error *err)
 {
-    int n = (int)len, *ns = NULL, *ds = NULL;
-    if (c->rank == 0) {
-        ns = calloc((size_t)c->size, sizeof *ns);
-        ds = calloc((size_t)c->size, sizeof *ds);
-        *lens = calloc((size_t)c->size, sizeof **lens);
-        *offs = calloc((size_t)c->size, sizeof **offs);
-    }
-    MPI_Gather(&n, 1, MPI_INT, ns, 1, MPI_INT, 0, c->comm);
-    size_t total = 0;
-    if (c->rank == 0) {
-        for (int r = 0; r < c->size; r++) {
-            ds[r] = (int)total;
-            (*lens)[r] = (size_t)ns[r];
-            (*offs)[r] = total;
-            total += (size_t)ns[r];
-        }
-        *all = malloc(total + 1);
-    }
-    MPI_Gatherv(line, n, MPI_BYTE, c->rank == 0 ? *all : NULL, ns, ds, MPI_BYTE, 0, c->comm);
-    free(ns);
-    free(ds);
-    (void)err;
-    return DSORT_OK;
+    void *got = NULL;
+    enum dsort_status st = dsort_agree_gatherv(c, line, len, &got, offs, err);
+    *all = got;
+    return st;
 }
 
 /* Rank 0, sort -c's message: "PROG: FILE:LINE: disorder: TEXT" for the line out of order that
@@ -234,36 +216,33 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
         memset(files, 0, in->count * sizeof *files);
     enum dsort_status st = s.file_lines ? check_range(in, first, n, k, eol, &s, &err)
                                         : DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
-    uint64_t *fls = NULL;
-    if (check && c->rank == 0 && !st) {
-        fls = calloc((size_t)c->size * in->count + 1, sizeof *fls);
-        if (!fls)
-            st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
-    }
     if ((st = dsort_comm_agree(c, st, &err))) {
         free(s.first);
         free(s.last);
         free(s.bad);
         free(s.file_lines);
-        free(fls);
         return 2;
     }
     /* rank 0: join the summaries in rank order */
     uint64_t mine[V_N] = {s.lines,  s.unordered,  s.first_unordered, s.duplicates, s.sum.lo,
                           s.sum.hi, s.first_file, s.bad_file,        s.bad_line};
-    uint64_t *all = c->rank == 0 ? calloc((size_t)c->size * V_N, sizeof *all) : NULL;
-    MPI_Gather(mine, V_N, MPI_UINT64_T, all, V_N, MPI_UINT64_T, 0, c->comm);
+    void *got = NULL, *got_fls = NULL;
     unsigned char *fl = NULL, *ll = NULL, *bl = NULL;
-    size_t *flen = NULL, *foff = NULL, *llen = NULL, *loff = NULL, *blen = NULL, *boff = NULL;
-    gather_lines(c, s.first, s.first_len, &fl, &flen, &foff, &err);
-    gather_lines(c, s.last, s.last_len, &ll, &llen, &loff, &err);
-    if (check) {
-        gather_lines(c, s.bad, s.bad_len, &bl, &blen, &boff, &err);
-        MPI_Gather(s.file_lines, (int)in->count, MPI_UINT64_T, fls, (int)in->count, MPI_UINT64_T, 0,
-                   c->comm);
-    }
-    int code = 0;
-    if (c->rank == 0) {
+    size_t *foff = NULL, *loff = NULL, *boff = NULL;
+    /* every rank enters every gather; a failed allocation of one is agreed on after them all */
+    enum dsort_status g[] = {
+        dsort_agree_gather(c, mine, sizeof mine, &got, &err),
+        gather_lines(c, s.first, s.first_len, &fl, &foff, &err),
+        gather_lines(c, s.last, s.last_len, &ll, &loff, &err),
+        check ? gather_lines(c, s.bad, s.bad_len, &bl, &boff, &err) : DSORT_OK,
+        check
+            ? dsort_agree_gather(c, s.file_lines, in->count * sizeof *s.file_lines, &got_fls, &err)
+            : DSORT_OK};
+    for (size_t i = 0; i < sizeof g / sizeof *g && !st; i++)
+        st = g[i];
+    uint64_t *all = got, *fls = got_fls;
+    int code = dsort_comm_agree(c, st, &err) ? 2 : 0;
+    if (c->rank == 0 && !code) {
         uint64_t lines = 0, unordered = 0, first_bad = 0, dups = 0;
         struct dsort_sum128 sum = {0, 0};
         int prev = -1, bad_rank = -1, bad_edge = 0;
@@ -273,7 +252,8 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
                 continue;
             if (prev >= 0) {
                 int bad, dup;
-                judge(k, ll + loff[prev], llen[prev], fl + foff[r], flen[r], &bad, &dup);
+                judge(k, ll + loff[prev], loff[prev + 1] - loff[prev], fl + foff[r],
+                      foff[r + 1] - foff[r], &bad, &dup);
                 if (bad && !unordered++) {
                     first_bad = lines;
                     bad_rank = r;
@@ -297,10 +277,10 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
             const uint64_t *v = all + V_N * bad_rank;
             if (bad_edge)
                 disorder(c, in, fls, bad_rank, (size_t)v[V_FFILE], 0, fl + foff[bad_rank],
-                         flen[bad_rank], eol, shown);
+                         foff[bad_rank + 1] - foff[bad_rank], eol, shown);
             else
                 disorder(c, in, fls, bad_rank, (size_t)v[V_BFILE], v[V_BLINE], bl + boff[bad_rank],
-                         blen[bad_rank], eol, shown);
+                         boff[bad_rank + 1] - boff[bad_rank], eol, shown);
         }
         if (fig) {
             fig->records = lines;
@@ -310,20 +290,17 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
             fig->checksum = sum;
         }
     }
-    MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
+    code = dsort_agree_code(c, code);
     if (fig)
-        MPI_Bcast(fig, (int)(sizeof *fig / sizeof(uint64_t)), MPI_UINT64_T, 0, c->comm);
+        dsort_agree_bcast(c, fig, sizeof *fig, "sharing the check's figures (MPI_Bcast)");
     if (files)
         dsort_check_sum_files(c, files, in->count);
     free(all);
     free(fl);
     free(ll);
     free(bl);
-    free(flen);
     free(foff);
-    free(llen);
     free(loff);
-    free(blen);
     free(boff);
     free(s.first);
     free(s.last);

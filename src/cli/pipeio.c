@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "cleanup.h"
 #include "comm.h"
 #include "io.h"
@@ -99,8 +100,7 @@ int dsort_pipeio_copy_inputs(const struct dsort_comm *c, const char *dir, char *
         free(kind);
         return 2;
     }
-    dsort_comm_require(c, MPI_Bcast(kind, (int)n, MPI_UNSIGNED_CHAR, 0, c->comm),
-                       "sharing which inputs are read through a copy (MPI_Bcast)");
+    dsort_agree_bcast(c, kind, n, "sharing which inputs are read through a copy (MPI_Bcast)");
     size_t copies = 0;
     for (size_t i = 0; i < n; i++)
         copies += kind[i] == COPY_STDIN || kind[i] == COPY_FILE;
@@ -150,8 +150,8 @@ int dsort_pipeio_copy_inputs(const struct dsort_comm *c, const char *dir, char *
         return 2;
     }
     for (size_t k = 0; k < p->ncopies; k++)
-        dsort_comm_require(c, MPI_Bcast(p->copies[k], DSORT_PIPEIO_PATH, MPI_CHAR, 0, c->comm),
-                           "sharing the names of the inputs' copies (MPI_Bcast)");
+        dsort_agree_bcast(c, p->copies[k], DSORT_PIPEIO_PATH,
+                          "sharing the names of the inputs' copies (MPI_Bcast)");
     return 0;
 }
 
@@ -208,8 +208,7 @@ void dsort_pipeio_outdir(const struct dsort_comm *c, const char *dir, char *path
                 x[i] = digits[r % 36];
         }
     }
-    dsort_comm_require(c, MPI_Bcast(path, (int)len, MPI_CHAR, 0, c->comm),
-                       "sharing the name of the output's parts (MPI_Bcast)");
+    dsort_agree_bcast(c, path, len, "sharing the name of the output's parts (MPI_Bcast)");
 }
 
 /* Rank r > 0: send the part (its size first, as int64: -1 if it cannot be opened), then its
@@ -442,7 +441,7 @@ int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort
     free(buf);
     unlink(part);
     dsort_cleanup_forget(part);
-    MPI_Barrier(c->node); /* every part of this node read */
+    dsort_agree_barrier(c, c->node, "every part of this node read (MPI_Barrier)");
     if (c->node_rank == 0) {
         unlink(succ);
         rmdir(path);
@@ -454,7 +453,5 @@ int dsort_pipeio_emit(const struct dsort_comm *c, const char *path, struct dsort
     /* rank 0's status says it all: the other ranks' failures reached it */
     if (c->rank == 0 && st)
         dsort_comm_print(c, "%s", err.msg);
-    int code = st && c->rank == 0 ? 2 : 0;
-    MPI_Bcast(&code, 1, MPI_INT, 0, c->comm);
-    return code;
+    return dsort_agree_code(c, st && c->rank == 0 ? 2 : 0);
 }

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "checkpoint.h"
 #include "cleanup.h"
 #include "job.h"
@@ -249,8 +250,7 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
         st = find_job(c, o, in, job, joblen, err);
     if ((st = dsort_comm_agree(c, st, err)))
         return st;
-    dsort_comm_require(c, MPI_Bcast(job, (int)joblen, MPI_CHAR, 0, c->comm),
-                       "sharing the job's name (MPI_Bcast)");
+    dsort_agree_bcast(c, job, joblen, "sharing the job's name (MPI_Bcast)");
     /* This rank's manifest: in its first directory of that job that has one (every one has). */
     size_t n = 0;
     char **temps = dsort_job_temp_order(o, &n);
@@ -492,18 +492,6 @@ void dsort_job_ckpt_stop(const struct dsort_comm *c, const struct dsort_ckpt *k,
     dsort_runset_keep(runs);
     dsort_tempdirs_keep(td);
     dsort_cleanup_keep_dirs(NULL, 0, NULL);
-}
-
-enum dsort_status dsort_job_checkpoint(const struct dsort_comm *c,
-                                       const struct dsort_job_options *o,
-                                       const struct dsort_inputs *in, const char *job,
-                                       struct dsort_ckpt *k, struct dsort_tempdirs *td,
-                                       struct dsort_runset *runs, struct dsort_error *err)
-{
-    enum dsort_status st = dsort_job_ckpt_save(c, o, in, job, k, td, runs, 1, err);
-    if (!st)
-        dsort_job_ckpt_stop(c, k, td, runs);
-    return st;
 }
 
 int dsort_job_ckpt_fail(const struct dsort_comm *c, struct dsort_tempdirs *td,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "clock.h"
 #include "mem.h"
 
@@ -93,7 +94,8 @@ void dsort_progress_step(const struct dsort_comm *c, const char *phase, uint64_t
     if (!P.on)
         return;
     uint64_t all = 0;
-    MPI_Reduce(&done, &all, 1, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+    dsort_agree_reduce(c, c->comm, &done, &all, 1, MPI_UINT64_T, MPI_SUM, 0,
+                       "summing the progress on rank 0 (MPI_Reduce)");
     if (P.rank0)
         show(phase, all, 0);
 }

@@ -1,0 +1,81 @@
+/* phase.h - the phase clock and the per-rank figures it fills (struct dsort_job_stats), for
+ * -v and --stats. A pipeline brackets each stretch of work with dsort_job_phase_begin and
+ * dsort_job_phase_end; begin also names the phase for the signal handler's message (and for
+ * the fault shim's phase hook, tests/faults/shim.c). Local; the watched disks are
+ * process-wide. The figures are plain data: rank 0 gathers them as a flat struct.
+ */
+#ifndef DSORT_PHASE_H
+#define DSORT_PHASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum dsort_phase {
+    PH_SAMPLE,
+    PH_READ,
+    PH_SORT,
+    PH_SPLIT,
+    PH_EXCHANGE,
+    PH_MERGE,
+    PH_SPILL,
+    PH_FINAL_MERGE,
+    PH_WRITE,
+    PH_COMMIT,
+    PH_COUNT
+};
+extern const char *const dsort_phase_names[PH_COUNT];
+
+/* Block devices watched per phase (dsort_job_watch_disks): at most this many disks. */
+#define DSORT_JOB_DISKS 6
+#define DSORT_JOB_DISK_NAME 32
+/* One disk in one phase: the block layer's counters (/sys/class/block/DISK/stat), so the
+ * node's other I/O on the disk is included; page-cache hits are not device I/O. */
+struct dsort_job_disk_phase {
+    uint64_t read, written; /* bytes (sectors x 512) */
+    uint64_t busy_ms;       /* io_ticks: milliseconds the disk had I/O in flight */
+};
+
+/* Per-rank figures, gathered to rank 0 as a flat struct. */
+struct dsort_job_stats {
+    double t[PH_COUNT];
+    uint64_t io_read[PH_COUNT], io_write[PH_COUNT]; /* /proc/self/io rchar, wchar per phase */
+    uint64_t faults[PH_COUNT]; /* page faults per phase (getrusage: minor + major, all threads):
+                                  the cost of touching fresh memory on these machines */
+    uint64_t records_in, records_out, bytes_read, bytes_written, bytes_sent, bytes_received;
+    uint64_t budget, needed;
+    uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
+    uint64_t rounds; /* out of core: the rounds done (a resumed job's earlier ones too) */
+    int external, splitter_rounds, exchange_rounds, fan_in;
+    int mapped; /* in memory, the input read through a mapping (job_map.c) */
+    /* peak resident set (VmHWM) and, of what is resident before the commit, the part that is
+     * mapped files (RssFile: a mapped input is the page cache, shared by the node's ranks) */
+    uint64_t rss_peak_kb, rss_file_kb;
+    int exchange_node; /* exchanges that took the node path (of exchange_moves) */
+    int exchange_moves;
+    char budget_why[200];
+    char merge_why[160]; /* why an extra merge pass was needed ("" if none) */
+    char host[64];
+    /* The watched disks (names, "" past the last) and their counters per phase. */
+    char disk[DSORT_JOB_DISKS][DSORT_JOB_DISK_NAME];
+    struct dsort_job_disk_phase disk_phase[PH_COUNT][DSORT_JOB_DISKS];
+};
+
+/* Phase timing: begin snapshots the clock and the I/O counters (and names the phase for the
+ * signal handler's message), end adds the deltas; the watched disks' counters too. */
+struct dsort_phase_clock {
+    double t;
+    uint64_t r, w, faults;
+    struct dsort_job_disk_phase disk[DSORT_JOB_DISKS];
+};
+/* Local, process-wide: watch these disks (sysfs block names, e.g. "sda", "loop3", "md0"; at
+ * most DSORT_JOB_DISKS, duplicates dropped) in every phase from now on. The job's topology
+ * calls it with the disks under its inputs, temp dirs and output. */
+void dsort_job_watch_disks(const char *const *names, size_t n);
+void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph);
+void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
+                         const struct dsort_phase_clock *pc);
+
+/* Local: note the resident set in stats (rss_peak_kb, and the largest rss_file_kb seen). */
+void dsort_job_note_rss(struct dsort_job_stats *stats);
+
+#endif
