@@ -4,79 +4,12 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8. */
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
-void dsort_planjson_string(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    const unsigned char *p = (const unsigned char *)s;
-    putc('"', f);
-    while (*p) {
-        unsigned char c = *p;
-        if (c == '"' || c == '\\') {
-            putc('\\', f);
-            putc(c, f);
-            p++;
-        } else if (c == '\n') {
-            fputs("\\n", f);
-            p++;
-        } else if (c == '\t') {
-            fputs("\\t", f);
-            p++;
-        } else if (c < 0x20 || c == 0x7f) {
-            fprintf(f, "\\u%04x", c);
-            p++;
-        } else {
-            size_t n = utf8_len(p);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-                p++;
-            } else {
-                fwrite(p, 1, n, f);
-                p += n;
-            }
-        }
-    }
-    putc('"', f);
-}
+#include "jsonstr.h"
 
 static void key_str(FILE *f, const char *key, const char *value)
 {
     fprintf(f, "\"%s\": ", key);
-    dsort_planjson_string(f, value);
+    dsort_json_string(f, value);
 }
 
 static void stdev(FILE *f, uint32_t major, uint32_t minor)
@@ -107,14 +40,14 @@ static void write_device(FILE *f, const struct dsort_plan_device *d)
     fputs("], \"sysfs\": [", f);
     for (size_t i = 0; i < d->nmembers; i++) {
         fputs(i ? ", " : "", f);
-        dsort_planjson_string(f, d->members[i].name);
+        dsort_json_string(f, d->members[i].name);
     }
     fputs("], ", f);
     key_str(f, "disk", b->ndisks ? b->key : NULL);
     fputs(", \"disks\": [", f);
     for (uint32_t i = 0; i < b->ndisks; i++) {
         fputs(i ? ", " : "", f);
-        dsort_planjson_string(f, b->disks[i]);
+        dsort_json_string(f, b->disks[i]);
     }
     fputs("], ", f);
     key_str(f, "kind", dsort_blockdev_kind_name(b->kind));
@@ -171,7 +104,7 @@ static void write_rank(FILE *f, const struct dsort_plan_node *node,
     fputs("],\n         \"temp_dirs\": [", f);
     for (size_t t = 0; t < rk->ntemp_dirs; t++) {
         fputs(t ? ", " : "", f);
-        dsort_planjson_string(f, node->temps[rk->temp_dirs[t]].path);
+        dsort_json_string(f, node->temps[rk->temp_dirs[t]].path);
     }
     fputs("]}", f);
 }

@@ -38,7 +38,4 @@
 enum dsort_status dsort_planjson_write(FILE *f, const struct dsort_plan_node *const *nodes,
                                        size_t n, struct dsort_error *err);
 
-/* Write s as a JSON string literal (with quotes; NULL as null). For the program's own JSON. */
-void dsort_planjson_string(FILE *f, const char *s);
-
 #endif

@@ -23,6 +23,7 @@
 #include "gnuopts.h"
 #include "clock.h"
 #include "io.h"
+#include "jsonstr.h"
 #include "job.h"
 #include "lines_check.h"
 #include "pipeio.h"
@@ -60,7 +61,9 @@ static void json_disks(FILE *f, const struct dsort_job_stats *s)
             wr[p] = s->disk_phase[p][i].written;
             busy[p] = (double)s->disk_phase[p][i].busy_ms / 1000.0;
         }
-        fprintf(f, "%s{\"disk\": \"%s\", ", i ? ", " : "", s->disk[i]);
+        fprintf(f, "%s{\"disk\": ", i ? ", " : "");
+        dsort_json_string(f, s->disk[i]);
+        fprintf(f, ", ");
         json_bytes(f, "read_bytes", rd);
         fprintf(f, ", ");
         json_bytes(f, "write_bytes", wr);
@@ -195,8 +198,10 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
     FILE *f = stats_open(c, o->stats, sf);
     if (!f)
         return NULL;
-    fprintf(f, "{\n  \"version\": \"%s\",\n  \"ranks\": %d,\n  \"format\": \"%s\",\n",
-            DSORT_VERSION, c->size, o->fmt.name);
+    fprintf(f, "{\n  \"version\": \"%s\",\n  \"ranks\": %d,\n  \"format\": ", DSORT_VERSION,
+            c->size);
+    dsort_json_string(f, o->fmt.name);
+    fprintf(f, ",\n");
     fprintf(f,
             "  \"records\": %" PRIu64 ",\n  \"bytes\": %" PRIu64
             ",\n  \"seconds\": %.6f,\n  \"balance\": %.6f,\n  \"out_of_core\": %s,\n"
@@ -205,7 +210,9 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
             all[0].mapped ? "true" : "false");
     for (int r = 0; r < c->size; r++) {
         const struct dsort_job_stats *s = &all[r];
-        fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", ", r, s->host);
+        fprintf(f, "    {\"rank\": %d, \"host\": ", r);
+        dsort_json_string(f, s->host);
+        fprintf(f, ", ");
         json_phases(f, "phases", s->t);
         fprintf(f, ", ");
         json_bytes(f, "io_read_bytes", s->io_read);
@@ -218,19 +225,23 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
                 ", \"records_in\": %" PRIu64 ", \"records_out\": %" PRIu64
                 ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %" PRIu64
                 ", \"bytes_sent\": %" PRIu64 ", \"bytes_received\": %" PRIu64
-                ", \"memory_budget\": %" PRIu64 ", \"memory_budget_reason\": \"%s\""
-                ", \"memory_needed\": %" PRIu64 ", \"runs\": %" PRIu64
-                ", \"merge_passes\": %" PRIu64 ", \"spill_bytes\": %" PRIu64
-                ", \"extra_merge_bytes\": %" PRIu64 ", \"fan_in\": %d"
-                ", \"extra_pass_reason\": \"%s\""
+                ", \"memory_budget\": %" PRIu64 ", \"memory_budget_reason\": ",
+                s->records_in, s->records_out, s->bytes_read, s->bytes_written, s->bytes_sent,
+                s->bytes_received, s->budget);
+        dsort_json_string(f, s->budget_why);
+        fprintf(
+            f,
+            ", \"memory_needed\": %" PRIu64 ", \"runs\": %" PRIu64 ", \"merge_passes\": %" PRIu64
+            ", \"spill_bytes\": %" PRIu64 ", \"extra_merge_bytes\": %" PRIu64 ", \"fan_in\": %d"
+            ", \"extra_pass_reason\": ",
+            s->needed, s->runs, s->merge_passes, s->spill_bytes, s->extra_merge_bytes, s->fan_in);
+        dsort_json_string(f, s->merge_why);
+        fprintf(f,
                 ", \"splitter_rounds\": %d, \"exchange_rounds\": %d, \"exchanges\": %d"
                 ", \"exchanges_by_node\": %d, \"rounds\": %" PRIu64 ", \"rss_peak_kb\": %" PRIu64
                 ", \"rss_file_kb\": %" PRIu64 "}%s\n",
-                s->records_in, s->records_out, s->bytes_read, s->bytes_written, s->bytes_sent,
-                s->bytes_received, s->budget, s->budget_why, s->needed, s->runs, s->merge_passes,
-                s->spill_bytes, s->extra_merge_bytes, s->fan_in, s->merge_why, s->splitter_rounds,
-                s->exchange_rounds, s->exchange_moves, s->exchange_node, s->rounds, s->rss_peak_kb,
-                s->rss_file_kb, r + 1 < c->size ? "," : "");
+                s->splitter_rounds, s->exchange_rounds, s->exchange_moves, s->exchange_node,
+                s->rounds, s->rss_peak_kb, s->rss_file_kb, r + 1 < c->size ? "," : "");
     }
     fprintf(f, "  ],\n  \"plan\": ");
     return f;

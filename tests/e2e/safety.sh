@@ -193,5 +193,20 @@ if [ "$N" -eq 1 ]; then
     eq "SIGKILL: the dead job's temp was swept by the next run" 0 "$(compgen -G "$T/k/.out.dsort-*" | wc -l)"
 fi
 
+# --stats is JSON whatever the names in it: a disk whose name holds a quote, a backslash and a
+# control character (a fake sysfs tree, DSORT_SYSFS_ROOT, where the test directory's st_dev is
+# that disk) is escaped, and reads back as itself.
+S=$T/sys
+odd=$'we"ird\\x\001'
+mkdir -p "$S/devices/virtual/block/$odd" "$S/dev/block" "$S/class/block/$odd"
+ln -s "$S/devices/virtual/block/$odd" "$S/dev/block/$(stat -c '%Hd:%Ld' "$IN/a.dat")"
+DSORT_SYSFS_ROOT=$S ok "$N" "$DSORT" --stats "$T/odd.json" "$IN/a.dat" -o "$T/o/odd"
+CHECKS=$((CHECKS + 1))
+python3 -m json.tool "$T/odd.json" >/dev/null || fail "--stats with an odd disk name is not JSON"
+py_ok=$(ODD=$odd python3 -c 'import json, os, sys
+d = json.load(open(sys.argv[1]))
+print(int(any(x["disk"] == os.environ["ODD"] for r in d["per_rank"] for x in r["devices"])))' "$T/odd.json" 2>&1)
+eq "--stats names the odd disk as it is" 1 "$py_ok"
+
 eq "the input is untouched at the end" "$before_in" "$(file_state "$IN/a.dat")"
 e2e_finish
