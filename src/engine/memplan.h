@@ -1,12 +1,13 @@
 /* memplan.h - the one memory plan of the out-of-core sort: from the budget (agreed over all
  * ranks) and the format's memory need to every buffer size both pipelines use.
  *
- * Fixed records (rec != 0): A and B (a chunk each, A 1/16 more: it receives a round's pieces),
+ * The format's part is in its table (recfmt.h: plan, rounds; fmt_fixed.c, fmt_lines.c).
+ * Fixed records: A and B (a chunk each, A 1/16 more: it receives a round's pieces),
  * 16 bytes of sort entry a record of chunk (and a scratch as large for records shorter than an
  * entry), and the run writer's buffers; in the merge phase A and B hold the run readers. The
  * I/O block starts at --block-size, at most a 16th of the budget, and halves (down to 4 KiB)
  * while the chunk would not hold two blocks.
- * Text lines (rec == 0): thirds of the budget (at least 4 KiB each): the chunk (lines and their
+ * Text lines: thirds of the budget (at least 4 KiB each): the chunk (lines and their
  * 16-byte index entries), the framed send buffer, the receive buffer; the output's block is a
  * quarter of the budget (at most --block-size); the final merge's run readers get half of it;
  * the run writer an eighth (a 16th a block, or less with runs striped over temp disks).
@@ -28,12 +29,15 @@
  * read (an extra merge pass is cheaper). */
 #define DSORT_MEMPLAN_MIN_RUN_BLOCK ((uint64_t)256 << 10)
 
+struct dsort_recfmt;
+
 struct dsort_memplan_in {
-    uint64_t budget;   /* bytes, the same on every rank (the smallest of all ranks') */
-    uint64_t block;    /* --block-size: the largest I/O block */
+    const struct dsort_recfmt *fmt; /* the format (recfmt.h): its memory need */
+    uint64_t budget;                /* bytes, the same on every rank (the smallest of all ranks') */
+    uint64_t block;                 /* --block-size: the largest I/O block */
     size_t temp_disks; /* temp devices a run is striped over (fixed: the rank's; lines: most) */
     /* fixed records */
-    size_t rec;       /* bytes of a record in flight (with its 8-byte tag); 0: text lines */
+    size_t rec;       /* bytes of a record in flight (with its 8-byte tag) */
     size_t rec_in;    /* bytes of a record in the input (scratch below an entry's 16) */
     uint64_t records; /* the rank's share, in records */
     /* text lines */

@@ -336,7 +336,8 @@ static void release(struct ext *x)
 /* The plan's inputs (memplan.h): the budget agreed over all ranks (x->budget). */
 static struct dsort_memplan_in plan_in(const struct ext *x)
 {
-    return (struct dsort_memplan_in){.budget = x->budget,
+    return (struct dsort_memplan_in){.fmt = &dsort_recfmt_fixed,
+                                     .budget = x->budget,
                                      .block = x->o->block,
                                      .temp_disks = dsort_job_temp_disks(x->o),
                                      .rec = x->irs,

@@ -43,7 +43,8 @@
  * and to the most temp disks of any rank. */
 static void plan(struct lx *x, int fit_runs, uint64_t most_need)
 {
-    struct dsort_memplan_in in = {.budget = x->budget,
+    struct dsort_memplan_in in = {.fmt = &dsort_recfmt_lines,
+                                  .budget = x->budget,
                                   .block = x->o->block,
                                   .temp_disks = 1,
                                   .share_bytes = x->sh.n,

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "memplan.h"
+#include "recfmt.h"
 
 #define BLOCK ((uint64_t)8 << 20)
 
@@ -75,7 +76,8 @@ static void test_fixed(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof fixed_rows / sizeof *fixed_rows; i++) {
         const struct fixed_row *r = &fixed_rows[i];
-        struct dsort_memplan_in in = {.budget = r->budget,
+        struct dsort_memplan_in in = {.fmt = &dsort_recfmt_fixed,
+                                      .budget = r->budget,
                                       .block = BLOCK,
                                       .temp_disks = r->disks,
                                       .rec = r->irs,
@@ -151,7 +153,8 @@ static void test_lines(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof lines_rows / sizeof *lines_rows; i++) {
         const struct lines_row *r = &lines_rows[i];
-        struct dsort_memplan_in in = {.budget = r->budget,
+        struct dsort_memplan_in in = {.fmt = &dsort_recfmt_lines,
+                                      .budget = r->budget,
                                       .block = BLOCK,
                                       .temp_disks = r->disks,
                                       .share_bytes = r->share,
@@ -178,7 +181,8 @@ static void test_monotone(void **state)
     (void)state;
     uint64_t last_chunk = 0, last_third = 0;
     for (uint64_t b = 64 << 10; b <= (uint64_t)1 << 32; b *= 2) {
-        struct dsort_memplan_in in = {.budget = b,
+        struct dsort_memplan_in in = {.fmt = &dsort_recfmt_fixed,
+                                      .budget = b,
                                       .block = BLOCK,
                                       .temp_disks = 1,
                                       .rec = 100,
@@ -190,7 +194,7 @@ static void test_monotone(void **state)
         assert_memory_equal(&p, &q, sizeof p);
         assert_true(p.chunk >= last_chunk);
         last_chunk = p.chunk;
-        in.rec = 0;
+        in.fmt = &dsort_recfmt_lines;
         dsort_memplan_compute(&in, &p);
         assert_true(p.third >= last_third);
         last_third = p.third;
