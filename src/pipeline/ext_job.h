@@ -28,6 +28,7 @@ struct ext {
     int tagged;
     struct dsort_cmp cmp; /* on in-flight records */
     size_t ks;            /* composite key bytes */
+    uint64_t budget;      /* the smallest memory budget of all ranks (the plan's, memplan.h) */
     unsigned char *splitters;
     uint64_t first, n; /* this rank's share of the inputs it opened */
     uint64_t g0;       /* global position of its first record */

@@ -21,8 +21,9 @@
  * rounds, so every record carries its 8-byte global position while it is in flight and on
  * disk ("tagged" records); the default order breaks ties by the whole record and needs no tag.
  *
- * Memory: A and B (a chunk each) plus 16 bytes a record of chunk for the sort entries, plus
- * two I/O blocks for the writer thread. In the merge phase A and B hold the read buffers.
+ * Memory (src/engine/memplan.h, from the smallest budget of all ranks): A and B (a chunk each)
+ * plus 16 bytes a record of chunk for the sort entries, plus two I/O blocks for the writer
+ * thread. In the merge phase A and B hold the read buffers.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +37,7 @@
 #include "ext_job.h"
 #include "checkpoint.h"
 #include "mem.h"
+#include "memplan.h"
 #include "progress.h"
 #include "runfile.h"
 #include "splitters.h"
@@ -45,7 +47,6 @@
 /* The splitters settle within this fraction of a bucket's samples of the exact sample
  * quantile: a few rounds fewer than exact, and well below the sampling error. */
 #define SAMPLE_TOL 0.002
-#define MIN_CHUNK_RECORDS 16
 
 /* The composite key of an input record at global position g: normalised key, normalised
  * last-resort bytes (default order) or nothing, then g. memcmp order = output order. */
@@ -332,158 +333,60 @@ static void release(struct ext *x)
     x->splitters = NULL;
 }
 
-/* The bytes a chunk record costs: A and B, a sixteenth of slack in A, its sort entry and, for
- * records shorter than an entry, the sort scratch. */
-static uint64_t per_record(const struct ext *x)
+/* The plan's inputs (memplan.h): the budget agreed over all ranks (x->budget). */
+static struct dsort_memplan_in plan_in(const struct ext *x)
 {
-    return 2 * x->irs + x->irs / 16 + sizeof(struct dsort_sortent) +
-           (x->rs < sizeof(struct dsort_sortent) ? sizeof(struct dsort_sortent) : 0);
+    return (struct dsort_memplan_in){.fmt = &dsort_recfmt_fixed,
+                                     .budget = x->budget,
+                                     .block = x->o->block,
+                                     .temp_disks = dsort_job_temp_disks(x->o),
+                                     .rec = x->irs,
+                                     .rec_in = x->rs,
+                                     .records = x->n};
 }
 
-/* The chunk (records) that budget leaves with I/O blocks of block bytes, or 0 if it does not
- * hold MIN_CHUNK_RECORDS and two merge read buffers besides the run writer's buffers (two
- * blocks, or one more than the files of a run striped over several temp devices, runfile.h). */
-static uint64_t chunk_for(const struct ext *x, uint64_t budget, uint64_t block)
-{
-    uint64_t writer = dsort_runwriter_buf_len(x->irs, block, dsort_job_temp_disks(x->o));
-    uint64_t chunk = budget > writer ? (budget - writer) / per_record(x) : 0;
-    if (chunk < MIN_CHUNK_RECORDS || chunk * x->irs < dsort_runreader_buf_len(x->irs, block))
-        return 0;
-    return chunk;
-}
-
-/* The I/O block for budget: --block-size, at most a sixteenth of the budget, and smaller still
- * (down to 4 KiB) while the chunk does not hold two blocks: with records of a few bytes each
- * record costs many times its size, so a sixteenth of the budget is more than the chunk holds.
- * *chunk gets chunk_for's answer for it (0: the budget is too small for any block). */
-static uint64_t block_for(const struct ext *x, uint64_t budget, uint64_t *chunk)
-{
-    uint64_t block = x->o->block < budget / 16 ? x->o->block : budget / 16;
-    if (block < 4096)
-        block = 4096;
-    while (!(*chunk = chunk_for(x, budget, block)) && block > 4096)
-        block = block / 2 < 4096 ? 4096 : block / 2;
-    return block;
-}
-
-/* The smallest multiple of unit bytes above lo (a budget known not to fit, or 0) for which
- * fits(x, budget, arg) holds, fits growing with the budget; 0 if none up to 1 TiB does. What a
- * refusal advises. */
-static uint64_t least_fitting(const struct ext *x, uint64_t unit, uint64_t lo,
-                              int (*fits)(const struct ext *, uint64_t, uint64_t), uint64_t arg)
-{
-    const uint64_t cap = ((uint64_t)1 << 40) / unit;
-    lo /= unit;
-    uint64_t hi = lo ? 2 * lo : 1;
-    while (hi < cap && !fits(x, hi * unit, arg))
-        lo = hi, hi *= 2;
-    if (!fits(x, hi * unit, arg))
-        return 0;
-    while (hi - lo > 1) { /* lo fails (or is 0), hi fits */
-        uint64_t mid = lo + (hi - lo) / 2;
-        *(fits(x, mid * unit, arg) ? &hi : &lo) = mid;
-    }
-    return hi * unit;
-}
-
-/* Does budget give a chunk at all (block_for)? For least_fitting. */
-static int plan_fits(const struct ext *x, uint64_t budget, uint64_t unused)
-{
-    (void)unused;
-    uint64_t chunk;
-    block_for(x, budget, &chunk);
-    return chunk != 0;
-}
-
-/* The sort buffers a budget gives (plan_memory's arithmetic, nothing allocated). */
-struct ext_plan {
-    uint64_t block, chunk;
-    size_t abytes, bbytes;
-};
-
-/* Size the chunk, the I/O block and buffers A and B from budget into *p. 0 if the budget is
- * too small to sort out of core. */
-static int size_plan(const struct ext *x, uint64_t budget, struct ext_plan *p)
-{
-    uint64_t chunk;
-    p->block = block_for(x, budget, &chunk);
-    if (!chunk)
-        return 0;
-    /* No bigger than the share, but big enough for two merge read buffers. */
-    uint64_t floor_chunk = dsort_runreader_buf_len(x->irs, (size_t)p->block) / x->irs + 1;
-    if (floor_chunk < MIN_CHUNK_RECORDS)
-        floor_chunk = MIN_CHUNK_RECORDS;
-    if (chunk > x->n)
-        chunk = x->n > floor_chunk ? x->n : floor_chunk;
-    p->chunk = chunk;
-    /* A receives a round's pieces: with sampled splitters a rank may get a little more than
-     * a chunk, and a second wave (another run) for a few records is a waste. */
-    p->bbytes = (size_t)(chunk * x->irs);
-    p->abytes = p->bbytes + p->bbytes / 16;
-    return 1;
-}
-
-/* Size the chunk and the I/O block from the budget, and allocate the buffers. */
+/* Size the chunk, the I/O block and buffers A and B from the budget (memplan.h), and
+ * allocate the buffers. */
 static enum dsort_status plan_memory(struct ext *x)
 {
-    uint64_t budget = x->stats->budget;
-    struct ext_plan p;
-    if (!size_plan(x, budget, &p)) {
+    const struct dsort_memplan_in in = plan_in(x);
+    struct dsort_memplan p;
+    dsort_memplan_compute(&in, &p);
+    if (!p.fits) {
         char b1[32];
-        return DSORT_ERR(&x->err, DSORT_ENOMEM, 0,
-                         "the memory budget %s (-S) is too small to sort %zu-byte records out of "
-                         "core; give at least -S %lluK",
-                         dsort_mem_format(budget, b1, sizeof b1), x->rs,
-                         (unsigned long long)(least_fitting(x, 1024, budget, plan_fits, 0) >> 10));
+        return DSORT_ERR(
+            &x->err, DSORT_ENOMEM, 0,
+            "the memory budget %s (-S) is too small to sort %zu-byte records out of "
+            "core; give at least -S %lluK",
+            dsort_mem_format(x->budget, b1, sizeof b1), x->rs,
+            (unsigned long long)(dsort_memplan_least_budget(&in, 1024, x->budget, 0) >> 10));
     }
-    x->block = (size_t)p.block;
+    x->block = p.block;
     x->chunk = p.chunk;
     x->bbytes = p.bbytes;
     x->abytes = p.abytes;
-    x->ebytes = (size_t)(p.chunk * sizeof(struct dsort_sortent));
+    x->ebytes = p.ebytes;
     x->a = dsort_mem_alloc(x->abytes);
     x->b = dsort_mem_alloc(x->bbytes);
     x->ents = dsort_mem_alloc(x->ebytes);
-    if (x->rs < sizeof(struct dsort_sortent))
+    if (p.scratch)
         x->scratch = dsort_mem_alloc(x->ebytes);
-    if (!x->a || !x->b || !x->ents || (x->rs < sizeof(struct dsort_sortent) && !x->scratch))
+    if (!x->a || !x->b || !x->ents || (p.scratch && !x->scratch))
         return dsort_job_alloc_error(&x->err, errno, "the sort buffers",
                                      x->abytes + x->bbytes + 2 * x->ebytes);
     return DSORT_OK;
 }
 
-/* Do buffers A and B (abytes, bbytes) hold the final merge's two read buffers for runs written
- * in blocks of `block` (carved from A and B, dsort_ext_job_final_merge)? */
-static int reads_fit(const struct ext *x, size_t abytes, size_t bbytes, uint64_t block)
-{
-    const size_t len[2] = {abytes, bbytes};
-    return dsort_runmerge_region_mem(x->irs, (size_t)block, len, 2) >=
-           2 * (uint64_t)dsort_runreader_buf_len(x->irs, (size_t)block);
-}
-
-/* Can the final merge at budget read runs written in blocks of `block`? For least_fitting. */
-static int merge_fits(const struct ext *x, uint64_t budget, uint64_t block)
-{
-    struct ext_plan p;
-    return size_plan(x, budget, &p) && reads_fit(x, p.abytes, p.bbytes, block);
-}
-
-/* Floor of a merge read block: below it the disks seek more than they read. */
-#define MIN_MERGE_BLOCK ((size_t)256 << 10)
-
-/* 2 reads + 2 writes at small budgets: the final merge reads every run at once when its read
- * buffers (two blocks a run, carved from A and B) fit, so the run files are written in blocks
- * small enough for the runs expected (one a round, and a margin for the waves of skewed
- * input), down to MIN_MERGE_BLOCK. rounds: the most rounds of any rank (agreed). Local. */
+/* 2 reads + 2 writes at small budgets: the run files' block fitted to the runs expected
+ * (memplan.h). rounds: the most rounds of any rank (agreed). Local. */
 static void fit_block(struct ext *x, uint64_t rounds)
 {
-    uint64_t runs = rounds + rounds / 4 + 1;
-    uint64_t fit = (uint64_t)(x->abytes + x->bbytes) / (2 * runs);
-    fit = fit / 4096 * 4096;
-    if (fit < MIN_MERGE_BLOCK)
-        fit = MIN_MERGE_BLOCK;
-    if (fit < x->block)
-        x->block = (size_t)fit;
+    struct dsort_memplan_in in = plan_in(x);
+    struct dsort_memplan p;
+    in.fit_runs = 1;
+    in.rounds = rounds;
+    dsort_memplan_compute(&in, &p);
+    x->block = p.block;
 }
 
 /* A resumed job: take the checkpoint's splitters, runs, run block, position and figures.
@@ -501,10 +404,11 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
     /* The kept runs are read back in their own blocks: a smaller -S than the stopped job's may
      * not hold two of their read buffers (then no number of merge passes helps). Refused
      * before anything is touched, naming the budget that does. */
-    if (!reads_fit(x, x->abytes, x->bbytes, k->block)) {
+    const struct dsort_memplan_in in = plan_in(x);
+    if (!dsort_memplan_reads_fit(&in, x->abytes, x->bbytes, k->block)) {
         char b1[32], b2[32], b3[32];
-        uint64_t need = least_fitting(x, (uint64_t)1 << 20, 0, merge_fits, k->block);
-        dsort_mem_format(x->stats->budget, b1, sizeof b1);
+        uint64_t need = dsort_memplan_least_budget(&in, (uint64_t)1 << 20, 0, k->block);
+        dsort_mem_format(x->budget, b1, sizeof b1);
         dsort_mem_format(k->block, b2, sizeof b2);
         dsort_mem_format(need, b3, sizeof b3);
         return DSORT_ERR(&x->err, DSORT_ENOMEM, 0,
@@ -557,6 +461,9 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     x.n = sh->n;
     x.g0 = sh->g0;
     stats->records_in = x.n;
+    /* The smallest budget of all ranks, as for lines (docs/design.md, "One memory plan"):
+     * min(v) = max - max(max - v), through the agreed maximum. */
+    x.budget = UINT64_MAX - dsort_comm_max(c, UINT64_MAX - stats->budget);
 
     struct dsort_output out;
     enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.err);

@@ -12,9 +12,9 @@
  * last line always ends at the file's end and gets an eol if it had none. Equal keys always go
  * to one rank, so -u needs no look across ranks; with -s and -u lines carry their input
  * position through the exchange and spills, so that ties keep input order.
- * Memory: thirds of the budget (the smallest of all ranks'): the chunk (lines and their
- * 16-byte index entries), the framed send buffer, the receive buffer; the sort's scratch
- * entries are allocated while the send buffer is not.
+ * Memory (src/engine/memplan.h): thirds of the budget (the smallest of all ranks'): the chunk
+ * (lines and their 16-byte index entries), the framed send buffer, the receive buffer; the
+ * sort's scratch entries are allocated while the send buffer is not.
  * Reading whole lines and choosing the splitters are in lines_read.c (lines_job.h).
  */
 #include <errno.h>
@@ -30,6 +30,7 @@
 #include "exchange.h"
 #include "lines_job.h"
 #include "mem.h"
+#include "memplan.h"
 #include "output.h"
 #include "outsink.h"
 #include "progress.h"
@@ -37,47 +38,23 @@
 
 /* ---- runs ---- */
 
-static size_t io_block(const struct lx *x, size_t parts)
+/* Collective: the plan (memplan.h) from the budget agreed over all ranks; with fit_runs, the
+ * run files' block fitted to the rounds of the largest share (most_need bytes: 0 in memory)
+ * and to the most temp disks of any rank. */
+static void plan(struct lx *x, int fit_runs, uint64_t most_need)
 {
-    uint64_t b = x->budget / 4 / (parts ? parts : 1);
-    if (b > x->o->block)
-        b = x->o->block;
-    if (b < 4096)
-        b = 4096;
-    return (size_t)b;
-}
-
-/* Run files are read back with two buffers of a block each (runfile.h): half the budget holds
- * them in the final merge (the output's buffer and the writer's take the rest). */
-static uint64_t read_mem(const struct lx *x)
-{
-    return x->budget / 2;
-}
-
-/* Floor of a run file's block: below it the disks seek more than they read. */
-#define MIN_RUN_BLOCK ((uint64_t)256 << 10)
-
-/* Collective: the block of the run files, as the fixed-record pipeline chooses it: at most
- * --block-size and a 16th of the budget; then, from the runs expected (one a round for the
- * largest share, and a margin for waves), small enough that all of them can be merged at once
- * in read_mem with two blocks each (2 reads + 2 writes), but not below MIN_RUN_BLOCK (there an
- * extra pass is cheaper than seeking). */
-static void choose_run_block(struct lx *x, uint64_t need)
-{
-    uint64_t most = dsort_comm_max(x->c, need);
-    uint64_t rounds = (most + x->third - 1) / x->third, runs = rounds + rounds / 4 + 1;
-    /* The run writer holds two blocks, or k + 1 for runs striped over k temp disks (runfile.h):
-     * the block shrinks with k so that the writer takes an eighth of the budget, as two
-     * blocks of a 16th did before runs were striped. */
-    const uint64_t k = dsort_comm_max(x->c, (uint64_t)dsort_job_temp_disks(x->o));
-    const uint64_t cap = k > 1 ? x->budget / (8 * (k + 1)) : x->budget / 16;
-    uint64_t b = x->o->block < cap ? x->o->block : cap;
-    uint64_t fit = read_mem(x) / (2 * runs) / 4096 * 4096;
-    if (fit < MIN_RUN_BLOCK)
-        fit = MIN_RUN_BLOCK;
-    if (fit < b)
-        b = fit;
-    x->run_block = (size_t)(b < 4096 ? 4096 : b);
+    struct dsort_memplan_in in = {.fmt = &dsort_recfmt_lines,
+                                  .budget = x->budget,
+                                  .block = x->o->block,
+                                  .temp_disks = 1,
+                                  .share_bytes = x->sh.n,
+                                  .avg_line = x->avg_line};
+    if (fit_runs) {
+        in.temp_disks = (size_t)dsort_comm_max(x->c, (uint64_t)dsort_job_temp_disks(x->o));
+        in.fit_runs = 1;
+        in.rounds = (most_need + x->mp.third - 1) / x->mp.third;
+    }
+    dsort_memplan_compute(&in, &x->mp);
 }
 
 /* The largest payload of a run file's oversize block: one line with its position. */
@@ -129,7 +106,7 @@ merge_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes, int exac
     dsort_job_phase_begin(&pc, PH_WRITE);
     /* A page more than a block: room for a block after a carried partial page. */
     struct dsort_output_sink os;
-    st = dsort_output_sink_open(&os, out, io_block(x, 1) + DSORT_RUN_ALIGN, out_progress, x,
+    st = dsort_output_sink_open(&os, out, x->mp.out_block + DSORT_RUN_ALIGN, out_progress, x,
                                 &x->err);
     struct dsort_line_writer w = {.sink = &os.sink,
                                   .eol = x->ord.eol,
@@ -313,7 +290,7 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
         goto out;
     /* Waves: sources in rank order, as many as fit the receive allowance at a time. */
     uint64_t most = 0, rtotal = 0;
-    int w = dsort_waves_assign(rcount, p, x->third, wave_of, &most);
+    int w = dsort_waves_assign(rcount, p, x->mp.third, wave_of, &most);
     for (int s = 0; s < p; s++)
         rtotal += rcount[s];
     MPI_Alltoall(wave_of, 1, MPI_INT, swave, 1, MPI_INT, c->comm);
@@ -399,7 +376,7 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     x->max_line = dsort_comm_max(c, x->longest);
     x->fx.max_payload = max_payload(x);
     enum dsort_status st =
-        dsort_runmerge_plan(&x->rm, read_mem(x), 1024, NULL, NULL, 0, x->stats->merge_why,
+        dsort_runmerge_plan(&x->rm, x->mp.merge_mem, 1024, NULL, NULL, 0, x->stats->merge_why,
                             sizeof x->stats->merge_why, &x->err);
     x->stats->fan_in = (int)x->rm.f;
     dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
@@ -647,11 +624,9 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     x.stats = stats;
     dsort_lines_order_init(&x.ord, o->keys, o->eol);
     x.with_pos = x.ord.tie_pos; /* runs and pieces merge in any order */
-    x.budget = stats->budget;
-    MPI_Allreduce(MPI_IN_PLACE, &x.budget, 1, MPI_UINT64_T, MPI_MIN, c->comm);
-    x.third = x.budget / 3;
-    if (x.third < 4096)
-        x.third = 4096;
+    /* the smallest budget of all ranks: min(v) = max - max(max - v) */
+    x.budget = UINT64_MAX - dsort_comm_max(c, UINT64_MAX - stats->budget);
+    plan(&x, 0, 0);
     x.end = sh->first + sh->n;
     stats->external = 1;
 
@@ -681,15 +656,16 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     dsort_job_phase_end(stats, PH_SAMPLE, &pc);
 
     /* The chunk: this rank's share if every share fits (one round: no spill), else a third
-     * of the budget. */
-    /* lines and their entries (estimated from the samples' line length) */
-    double per = 1.0 + (double)sizeof(struct dsort_line_ent) / (x.avg_line > 1 ? x.avg_line : 1);
-    uint64_t need = (uint64_t)((double)sh->n * per * 1.05) + 4096;
+     * of the budget (memplan.h). */
+    plan(&x, 0, 0); /* with the samples' line length */
+    const uint64_t need = x.mp.need;
     stats->needed = need * 3; /* arena, send and receive */
-    int fits = need <= x.third && !o->force_external && !o->resume;
+    int fits = x.mp.share_fits && !o->force_external && !o->resume;
     int direct = dsort_comm_all_ok(c, fits);
-    if (!o->resume) /* else the runs' block */
-        choose_run_block(&x, direct ? 0 : need);
+    if (!o->resume) { /* else the runs' block */
+        plan(&x, 1, dsort_comm_max(c, direct ? 0 : need));
+        x.run_block = x.mp.block;
+    }
     x.fx =
         (struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x.ord, .with_pos = x.with_pos};
     dsort_runmerge_init(&x.rm, &dsort_recfmt_lines, &x.fx, &x.runs, &x.td, x.run_block);
@@ -704,8 +680,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         if (taken)
             goto finish;
     }
-    k.size = direct ? (need > 65536 ? need : 65536) : x.third;
-    k.size = (k.size + 15) / 16 * 16;
+    k.size = dsort_memplan_arena(&x.mp, direct);
     const uint64_t arena = k.size;
     x.grow_share = direct;
     k.a = dsort_mem_alloc((size_t)k.size);
@@ -763,7 +738,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         x.grow_share = 0;
         if (k.size > arena && !direct) { /* it held a long line: back to the budget */
             dsort_mem_free(k.a, (size_t)k.size);
-            k.size = arena > x.third ? arena : x.third;
+            k.size = arena > x.mp.third ? arena : x.mp.third;
             if (!(k.a = dsort_mem_alloc((size_t)k.size)))
                 st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes",
                                k.size);

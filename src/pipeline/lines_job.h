@@ -11,6 +11,7 @@
 
 #include "job.h"
 #include "lines.h"
+#include "memplan.h"
 #include "recfmt.h"
 #include "runmerge.h"
 #include "runset.h"
@@ -25,10 +26,10 @@ struct lx {
     struct dsort_lines_order ord;
     struct dsort_error err;
     int with_pos;
-    uint64_t budget;    /* the smallest budget of all ranks */
-    uint64_t third;     /* each of chunk, send and receive */
-    uint64_t end;       /* lines starting at or after this byte are not ours */
-    uint64_t pos;       /* the next byte to read (index into the inputs) */
+    uint64_t budget;         /* the smallest budget of all ranks */
+    struct dsort_memplan mp; /* its buffers (memplan.h): mp.third each of chunk, send, receive */
+    uint64_t end;            /* lines starting at or after this byte are not ours */
+    uint64_t pos;            /* the next byte to read (index into the inputs) */
     unsigned char *spl; /* the splitter lines (or a checkpoint's blob); split[] points into it */
     const unsigned char **split;
     size_t *split_len;
@@ -41,12 +42,12 @@ struct lx {
     int by_pos;
     struct dsort_tempdirs td;
     int have_td;
-    char job[256];              /* the temp directories' job name (the same on every rank) */
-    double avg_line;            /* bytes a line (with its eol) in the samples of all ranks */
-    struct dsort_runset runs;   /* records: lines; bytes: line + eol bytes (no positions) */
-    size_t run_block;           /* bytes of a run file's checksummed blocks (choose_run_block) */
-    struct dsort_recfmt_ctx fx; /* the lines format's operations' context (recfmt.h) */
-    struct dsort_runmerge rm;   /* spills, extra passes, the final merge's readers */
+    char job[256];            /* the temp directories' job name (the same on every rank) */
+    double avg_line;          /* bytes a line (with its eol) in the samples of all ranks */
+    struct dsort_runset runs; /* records: lines; bytes: line + eol bytes (no positions) */
+    size_t run_block;         /* bytes of a run file's checksummed blocks (the plan's or resumed) */
+    struct dsort_recfmt_ctx fx;          /* the lines format's operations' context (recfmt.h) */
+    struct dsort_runmerge rm;            /* spills, extra passes, the final merge's readers */
     struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
     struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
     uint64_t lines_in;

@@ -215,8 +215,8 @@ enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dso
             uint64_t grown = k->size * 2 > k->size + ((uint64_t)4 << 20)
                                  ? k->size * 2
                                  : k->size + ((uint64_t)4 << 20);
-            if (x->grow_share && k->size < x->third) {
-                if ((st = grow_chunk(k, grown < x->third ? grown : x->third, err)))
+            if (x->grow_share && k->size < x->mp.third) {
+                if ((st = grow_chunk(k, grown < x->mp.third ? grown : x->mp.third, err)))
                     return st;
                 continue;
             }

@@ -1,4 +1,4 @@
-/* Unit tests for the engine's shared merge machinery (src/pipeline/runmerge.h) over both record
+/* Unit tests for the engine's shared merge machinery (src/engine/runmerge.h) over both record
  * formats of recfmt.h, without MPI.
  *
  * Seeded random records (the seed is printed; DSORT_TEST_SEED=<seed> replays it) are cut into

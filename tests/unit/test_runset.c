@@ -1,4 +1,4 @@
-/* Unit tests for the engine's planners (src/pipeline/runset.h, issue 10): the run set (add,
+/* Unit tests for the engine's planners (src/engine/runset.h, issue 10): the run set (add,
  * drop with the files, smallest first), the merge fan-in (open files, memory, cap), the size
  * of the next extra pass, and the two wave planners of the exchange. No MPI. */
 #include <stdarg.h>

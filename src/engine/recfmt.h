@@ -1,11 +1,12 @@
 /* recfmt.h - the engine's record formats: one table of operations a format, through which the
  * out-of-core machinery that is the same for every format (spilling a merge into a run file,
  * the extra merge passes, opening the final merge's cursors over the runs: runmerge.h) handles
- * records without knowing their shape. Two implementations:
- *   dsort_recfmt_fixed  fixed-size records (rec_size bytes; the in-flight record may carry an
- *                       8-byte position tag), cursors struct dsort_cursor (merge.h), ordered by
- *                       a struct dsort_cmp;
- *   dsort_recfmt_lines  text lines, framed as [position] line eol, cursors
+ * records without knowing their shape, and through which the one memory plan (memplan.h)
+ * learns a format's memory need. Two implementations, a file each:
+ *   dsort_recfmt_fixed  (fmt_fixed.c) fixed-size records (rec_size bytes; the in-flight record
+ *                       may carry an 8-byte position tag), cursors struct dsort_cursor
+ *                       (merge.h), ordered by a struct dsort_cmp;
+ *   dsort_recfmt_lines  (fmt_lines.c) text lines, framed as [position] line eol, cursors
  *                       struct dsort_line_cursor (lines.h), ordered by a dsort_lines_order.
  * The operations are coarse (a cursor, a whole merge), so the per-record work stays in each
  * format's own inlined merge loop: no call through the table per record.
@@ -25,6 +26,9 @@
 #include "lines.h"
 #include "runfile.h"
 #include "runset.h"
+
+struct dsort_memplan_in;
+struct dsort_memplan;
 
 /* What a format's operations need (the fields of the other format stay zero). */
 struct dsort_recfmt_ctx {
@@ -62,6 +66,13 @@ struct dsort_recfmt {
     enum dsort_status (*merge_to_run)(const struct dsort_recfmt_ctx *x, void *cur, size_t k,
                                       struct dsort_runwriter *w, uint64_t *bytes,
                                       struct dsort_error *err);
+    /* Memory need (memplan.h, through dsort_memplan_compute): the buffers the budget gives
+     * this format (before the run files' block is fitted to the runs), from the format's
+     * fields of *in; p->fits 0 when the budget is too small. */
+    void (*plan)(const struct dsort_memplan_in *in, struct dsort_memplan *p);
+    /* The rounds the rank's share takes under plan p (0 when the job sorts in memory). */
+    uint64_t (*rounds)(const struct dsort_memplan_in *in, const struct dsort_memplan *p,
+                       int in_memory);
 };
 
 extern const struct dsort_recfmt dsort_recfmt_fixed;

@@ -1,0 +1,131 @@
+/* The fixed-size records' format (recfmt.h): records of one size (with an 8-byte position tag
+ * in flight under -s/-u), ordered by a struct dsort_cmp, merged by merge.h; their memory plan. */
+#include "recfmt.h"
+
+#include "keysort.h"
+#include "memplan.h"
+#include "merge.h"
+
+static size_t fixed_run_rec(const struct dsort_recfmt_ctx *x)
+{
+    return x->rec;
+}
+
+static void fixed_cursor_memory(const struct dsort_recfmt_ctx *x, void *cur, const unsigned char *p,
+                                size_t bytes)
+{
+    dsort_cursor_memory(cur, p, bytes / x->rec, x->rec);
+}
+
+static enum dsort_status fixed_cursor_run(const struct dsort_recfmt_ctx *x, void *cur,
+                                          struct dsort_runreader *rd, const struct dsort_run *run,
+                                          size_t block, unsigned char *buf,
+                                          struct dsort_prefetch *const *pf, struct dsort_error *err)
+{
+    const char *paths[DSORT_RUN_MAX_STRIPES];
+    size_t k = dsort_run_files(run, paths);
+    enum dsort_status st =
+        dsort_runreader_open_striped(rd, paths, k, x->rec, block, 0, buf, pf, run->records, err);
+    if (st)
+        return st;
+    /* A copy of the reader's cursor; its refill finds the reader through ctx. */
+    struct dsort_cursor *c = cur;
+    *c = rd->cur;
+    c->ctx = rd;
+    return DSORT_OK;
+}
+
+static void fixed_cursor_close(const struct dsort_recfmt_ctx *x, void *cur)
+{
+    (void)x;
+    struct dsort_cursor *c = cur;
+    if (c->refill && c->ctx)
+        dsort_runreader_close(c->ctx);
+    c->refill = NULL;
+    c->ctx = NULL;
+}
+
+static enum dsort_status fixed_merge_to_run(const struct dsort_recfmt_ctx *x, void *cur, size_t k,
+                                            struct dsort_runwriter *w, uint64_t *bytes,
+                                            struct dsort_error *err)
+{
+    *bytes = 0; /* the writer's records * rec */
+    return dsort_merge_cmp(x->cmp, x->rec, x->rec, x->unique, cur, k, &w->sink, err);
+}
+
+/* The bytes a chunk record costs: A and B, a sixteenth of slack in A, its sort entry and, for
+ * records shorter than an entry, the sort scratch. */
+static uint64_t per_record(const struct dsort_memplan_in *in)
+{
+    const size_t ent = sizeof(struct dsort_sortent);
+    return 2 * in->rec + in->rec / 16 + ent + (in->rec_in < ent ? ent : 0);
+}
+
+/* The chunk (records) that budget leaves with I/O blocks of block bytes, or 0 if it does not
+ * hold DSORT_MEMPLAN_MIN_CHUNK records and two merge read buffers besides the run writer's
+ * buffers (two blocks, or one more than the files of a run striped over several temp devices,
+ * runfile.h). */
+static uint64_t chunk_for(const struct dsort_memplan_in *in, uint64_t block)
+{
+    uint64_t writer = dsort_runwriter_buf_len(in->rec, block, in->temp_disks);
+    uint64_t chunk = in->budget > writer ? (in->budget - writer) / per_record(in) : 0;
+    if (chunk < DSORT_MEMPLAN_MIN_CHUNK ||
+        chunk * in->rec < dsort_runreader_buf_len(in->rec, block))
+        return 0;
+    return chunk;
+}
+
+/* The I/O block: --block-size, at most a sixteenth of the budget, and smaller still (down to
+ * 4 KiB) while the chunk does not hold two blocks: with records of a few bytes each record
+ * costs many times its size, so a sixteenth of the budget is more than the chunk holds.
+ * *chunk gets chunk_for's answer for it (0: the budget is too small for any block). */
+static uint64_t block_for(const struct dsort_memplan_in *in, uint64_t *chunk)
+{
+    uint64_t block = in->block < in->budget / 16 ? in->block : in->budget / 16;
+    if (block < 4096)
+        block = 4096;
+    while (!(*chunk = chunk_for(in, block)) && block > 4096)
+        block = block / 2 < 4096 ? 4096 : block / 2;
+    return block;
+}
+
+/* Fixed records: the chunk, the block and buffers A and B; p->fits 0 if the budget is too
+ * small to sort out of core. */
+static void fixed_plan(const struct dsort_memplan_in *in, struct dsort_memplan *p)
+{
+    uint64_t chunk;
+    p->block = (size_t)block_for(in, &chunk);
+    if (!(p->fits = chunk != 0))
+        return;
+    /* No bigger than the share, but big enough for two merge read buffers. */
+    uint64_t floor_chunk = dsort_runreader_buf_len(in->rec, p->block) / in->rec + 1;
+    if (floor_chunk < DSORT_MEMPLAN_MIN_CHUNK)
+        floor_chunk = DSORT_MEMPLAN_MIN_CHUNK;
+    if (chunk > in->records)
+        chunk = in->records > floor_chunk ? in->records : floor_chunk;
+    p->chunk = chunk;
+    /* A receives a round's pieces: with sampled splitters a rank may get a little more than
+     * a chunk, and a second wave (another run) for a few records is a waste. */
+    p->bbytes = (size_t)(chunk * in->rec);
+    p->abytes = p->bbytes + p->bbytes / 16;
+    p->ebytes = (size_t)(chunk * sizeof(struct dsort_sortent));
+    p->scratch = in->rec_in < sizeof(struct dsort_sortent);
+    p->merge_mem = (uint64_t)p->abytes + p->bbytes;
+}
+
+static uint64_t fixed_rounds(const struct dsort_memplan_in *in, const struct dsort_memplan *p,
+                             int in_memory)
+{
+    (void)in_memory;
+    return p->chunk ? (in->records + p->chunk - 1) / p->chunk : 0;
+}
+
+const struct dsort_recfmt dsort_recfmt_fixed = {.name = "fixed",
+                                                .cur_size = sizeof(struct dsort_cursor),
+                                                .run_rec = fixed_run_rec,
+                                                .cursor_memory = fixed_cursor_memory,
+                                                .cursor_run = fixed_cursor_run,
+                                                .cursor_close = fixed_cursor_close,
+                                                .merge_to_run = fixed_merge_to_run,
+                                                .plan = fixed_plan,
+                                                .rounds = fixed_rounds};
