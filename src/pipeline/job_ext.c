@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "cleanup.h"
 #include "exchange.h"
 #include "ext_job.h"
@@ -463,7 +464,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     stats->records_in = x.n;
     /* The smallest budget of all ranks, as for lines (docs/design.md, "One memory plan"):
      * min(v) = max - max(max - v), through the agreed maximum. */
-    x.budget = UINT64_MAX - dsort_comm_max(c, UINT64_MAX - stats->budget);
+    x.budget = dsort_agree_min(c, stats->budget);
 
     struct dsort_output out;
     enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.err);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "cleanup.h"
 #include "checkpoint.h"
 #include "exchange.h"
@@ -625,7 +626,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     dsort_lines_order_init(&x.ord, o->keys, o->eol);
     x.with_pos = x.ord.tie_pos; /* runs and pieces merge in any order */
     /* the smallest budget of all ranks: min(v) = max - max(max - v) */
-    x.budget = UINT64_MAX - dsort_comm_max(c, UINT64_MAX - stats->budget);
+    x.budget = dsort_agree_min(c, stats->budget);
     plan(&x, 0, 0);
     x.end = sh->first + sh->n;
     stats->external = 1;
