@@ -688,6 +688,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     stats->needed = need * 3; /* arena, send and receive */
     int fits = need <= x.third && !o->force_external && !o->resume;
     int direct = dsort_comm_all_ok(c, fits);
+    if (direct)
+        dsort_job_ckpt_note_memory(c, o);
     if (!o->resume) /* else the runs' block */
         choose_run_block(&x, direct ? 0 : need);
     x.fx =
