@@ -33,7 +33,7 @@ done
 # A --stats that can be written still works, and its probe leaves nothing beside it.
 ok "$N" "$DSORT" "$T/in.dat" -o "$T/o/sorted" --stats "$T/o/s.json"
 same_file "with --stats" 1 "$T/want" "$T/o/sorted"
-eq "beside the stats" "s.json sorted" "$(ls -A "$T/o" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+eq "beside the stats" "s.json sorted" "$(find "$T/o" -mindepth 1 -printf '%f\n' | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
 rm -f "$T/o"/*
 
 # -- item 4: a checkpoint that cannot happen is said at the start
@@ -67,9 +67,11 @@ usage_error "--progress 10 gets a hint" "^dsort: --progress takes its seconds af
     --progress 10 "$T/in.dat" -o "$T/o/x"
 usage_error "--p=1 names the candidates" "^dsort: option '--p=1' is ambiguous; possibilities: '--parallel' '--plan' '--progress'$" \
     --p=1 "$T/in.dat" -o "$T/o/x"
-eq "no output after the usage errors" "" "$(ls -A "$T/o" | grep -v '^sorted$')"
+eq "no output after the usage errors" "" "$(find "$T/o" -mindepth 1 ! -name sorted)"
 # A file named like a number is an input, as before.
 cp "$T/in.dat" "$T/10"
-(cd "$T" && ok "$N" "$DSORT" --progress 10 -o "$T/o/p")
+cd "$T" || die "cd $T"
+ok "$N" "$DSORT" --progress 10 -o "$T/o/p"
+cd - >/dev/null || die "cd back"
 same_file "--progress FILE with a file named 10" 1 "$T/want" "$T/o/p"
 e2e_finish
