@@ -27,8 +27,10 @@ static char prefix[256];
 static const char *volatile phase = "start-up";
 /* SIGXCPU and SIGXFSZ are what batch systems' limits send (ulimit -t, ulimit -f): their
  * default action kills without a word and leaves every temp file behind. */
-static const int handled[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGXCPU, SIGXFSZ};
+static const int handled[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ};
 static volatile sig_atomic_t stop_mode, stop_requested;
+/* SIGUSR1 with no checkpoint to write: whether this process says so (usr1_speaker), once */
+static volatile sig_atomic_t usr1_speaker, usr1_said;
 /* keep mode: the directories a signal leaves as they are (nkeep 0: none) */
 static char keep[DSORT_CLEANUP_KEEP_MAX][DSORT_CLEANUP_PATH_MAX];
 static volatile sig_atomic_t nkeep;
@@ -118,6 +120,8 @@ static const char *signame(int sig)
         return "SIGHUP";
     case SIGUSR1:
         return "SIGUSR1";
+    case SIGUSR2:
+        return "SIGUSR2";
     case SIGXCPU:
         return "SIGXCPU";
     case SIGXFSZ:
@@ -177,6 +181,26 @@ static void append_limit(char *buf, size_t len, size_t *n, int sig)
 
 static pthread_t main_thread; /* the thread that installed the handlers (main) */
 
+/* SIGUSR1 is Slurm's time-limit warning (--signal=B:USR1@N): a job that has no checkpoint to
+ * write (no --checkpoint, or not yet anything to keep) goes on, as it may still finish in the
+ * time left; ending it would throw its work away. The speaker (rank 0) says so once, in one
+ * write(2). Nothing else changes, so the ranks still agree on everything. */
+static void usr1_go_on(void)
+{
+    if (!usr1_speaker || usr1_said || !prefix[0])
+        return;
+    usr1_said = 1;
+    char line[512];
+    size_t n = 0;
+    append(line, sizeof line, &n, prefix);
+    append(line, sizeof line, &n, "SIGUSR1 (the time-limit warning) in the ");
+    append(line, sizeof line, &n, phase);
+    append(line, sizeof line, &n,
+           " phase: there is no checkpoint to write (see --checkpoint), so the sort goes on\n");
+    ssize_t w = write(2, line, n);
+    (void)w;
+}
+
 static void on_signal(int sig)
 {
     /* Only the main thread stops the job: in another thread (one of MPI's, which do not block
@@ -193,6 +217,11 @@ static void on_signal(int sig)
         return;
     }
     int saved = errno;
+    if (sig == SIGUSR1 && nkeep == 0) {
+        usr1_go_on();
+        errno = saved;
+        return;
+    }
     caught = sig;
     const int keeping = nkeep > 0;
     run_cleanup(keeping);
@@ -222,7 +251,8 @@ static void on_signal(int sig)
     /* A stop that kept its checkpoint is resumable: exit status 3 (DSORT_EXIT_STOPPED), as an
      * orderly stop. SIGINT and SIGHUP (a terminal) still end the process by the signal, so
      * that a shell running dsort stops too. */
-    if (keeping && (sig == SIGUSR1 || sig == SIGTERM || sig == SIGXCPU || sig == SIGXFSZ))
+    if (keeping &&
+        (sig == SIGUSR1 || sig == SIGTERM || sig == SIGUSR2 || sig == SIGXCPU || sig == SIGXFSZ))
         _exit(3);
     if (sig == SIGXCPU || sig == SIGXFSZ) {
         /* Their default action dumps core: a limit is no crash, and a sort's core may be as
@@ -289,6 +319,8 @@ void dsort_cleanup_install(void)
             continue;
         }
         struct sigaction x = sa;
+        if (handled[i] == SIGUSR1)
+            x.sa_flags = SA_RESTART; /* the job goes on after it (usr1_go_on, stop mode) */
         if (handled[i] == SIGXFSZ) {
             x.sa_flags = SA_SIGINFO;
             x.sa_sigaction = on_xfsz;
@@ -471,6 +503,11 @@ void dsort_cleanup_stop_mode(int on)
 int dsort_cleanup_stop_requested(void)
 {
     return stop_requested;
+}
+
+void dsort_cleanup_usr1_speaker(int on)
+{
+    usr1_speaker = on;
 }
 
 enum dsort_status dsort_cleanup_keep_dirs(char *const *dirs, size_t n, struct dsort_error *err)

@@ -2,10 +2,13 @@
  *
  * Every file or directory that must not outlive a failed run (temp output, staged parts,
  * later spilled runs) is registered here. dsort_cleanup_run removes them all (it is also an
- * atexit hook), and the handlers for SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGXCPU and SIGXFSZ (the
+ * atexit hook), and the handlers for SIGTERM, SIGINT, SIGHUP, SIGUSR2, SIGXCPU and SIGXFSZ (the
  * limits ulimit -t and -f; see on_xfsz in cleanup.c for the one a write raises) do nothing but
  * remove them and re-raise the signal with its default action - no MPI call, no stdio -
- * because mpirun and Slurm follow SIGTERM with SIGKILL about a second later.
+ * because mpirun and Slurm follow SIGTERM with SIGKILL about a second later. SIGUSR2 is the
+ * stop the batch scripts pass on to mpirun for a SIGTERM (mpirun forwards it; it aborts on
+ * SIGTERM). SIGUSR1, Slurm's time-limit warning, stops only a job that keeps a checkpoint
+ * (stop mode, keep mode below); otherwise the job goes on (dsort_cleanup_usr1_speaker).
  * Paths are copied into fixed static slots, so that the handler needs no allocation.
  * Registration blocks those signals while it edits the list. Local; process-wide state.
  */
@@ -66,14 +69,20 @@ void dsort_cleanup_run(void);
 void dsort_cleanup_stop_mode(int on);
 int dsort_cleanup_stop_requested(void);
 
+/* SIGUSR1 outside stop and keep mode (no checkpoint to write) neither cleans up nor stops:
+ * the job goes on, and a process made the speaker (on != 0: rank 0, so that a job says it
+ * once) prints "<prefix>SIGUSR1 (the time-limit warning) in the PHASE phase: there is no
+ * checkpoint to write (see --checkpoint), so the sort goes on", once. */
+void dsort_cleanup_usr1_speaker(int on);
+
 /* Keep mode (a job whose temp directories hold a valid checkpoint, see --checkpoint): from
  * now on a handled signal removes only what is registered outside the n directories dirs
  * (copied; at most DSORT_CLEANUP_KEEP_MAX), leaving them and everything registered in them
  * (runs, the checkpoint, owner files), says so, and ends the process: SIGUSR1 (when not taken
- * by stop mode), SIGTERM, SIGXCPU and SIGXFSZ with exit status 3 (stopped, resumable), SIGINT
- * and SIGHUP by their default action.
- * dsort_cleanup_run (errors, exit) still removes everything. n 0 ends keep mode. Paths longer
- * than DSORT_CLEANUP_PATH_MAX are refused with DSORT_EINVAL (keep mode then unchanged). */
+ * by stop mode), SIGTERM, SIGUSR2, SIGXCPU and SIGXFSZ with exit status 3 (stopped, resumable),
+ * SIGINT and SIGHUP by their default action. dsort_cleanup_run (errors, exit) still removes
+ * everything. n 0 ends keep mode. Paths longer than DSORT_CLEANUP_PATH_MAX are refused with
+ * DSORT_EINVAL (keep mode then unchanged). */
 #define DSORT_CLEANUP_KEEP_MAX 16
 enum dsort_status dsort_cleanup_keep_dirs(char *const *dirs, size_t n, struct dsort_error *err);
 

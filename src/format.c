@@ -42,9 +42,9 @@ enum dsort_status dsort_format_parse(const char *spec, struct dsort_format *fmt,
         return DSORT_OK;
     }
     if (strncmp(spec, "fixed:", 6))
-        return DSORT_ERR(err, DSORT_EINVAL, 0,
-                         "unknown format '%s' (expected gensort or fixed:SIZE:KEYOFF:KEYLEN)",
-                         spec);
+        return DSORT_ERR(
+            err, DSORT_EINVAL, 0,
+            "unknown format '%s' (expected gensort, lines or fixed:SIZE:KEYOFF:KEYLEN)", spec);
     const uint64_t max = 1u << 24; /* 16 MiB records are plenty for a fixed format */
     uint64_t size, off, len;
     const char *p = spec + 6;

@@ -101,6 +101,7 @@ void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *
     MPI_Init(argc, argv);
     dsort_cleanup_install();
     dsort_comm_init(c, MPI_COMM_WORLD, prog);
+    dsort_cleanup_usr1_speaker(c->rank == 0); /* the job's one line on a SIGUSR1 it goes on from */
     started = c;
     refuse_singletons(c);
 }

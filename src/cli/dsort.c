@@ -5,6 +5,7 @@
  * (the data fits the ranks' memory) and job_ext.c (it does not). See job.h and docs/design.md.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -120,27 +121,63 @@ struct stats_file {
     char temp[PATH_MAX];   /* "" when written through */
 };
 
-/* Rank 0: open the stats file's temp; NULL (the error printed) if it cannot be made. */
-static FILE *stats_open(const struct dsort_comm *c, const char *path, struct stats_file *sf)
+/* Where the stats file's temp goes: the target (a symbolic link's file) in sf, its directory
+ * and base name (PATH_MAX each). Returns 1 if the target exists (its status in *sb), 0 if not. */
+static int stats_where(const char *path, struct stats_file *sf, struct stat *sb, char *dir,
+                       char *base)
 {
-    struct stat sb;
-    int exists = !stat(path, &sb);
+    int exists = !stat(path, sb);
     sf->temp[0] = '\0';
     if (exists && realpath(path, sf->target) == NULL)
         exists = 0;
     if (!exists)
         snprintf(sf->target, sizeof sf->target, "%s", path);
+    char d[PATH_MAX], b[PATH_MAX];
+    snprintf(d, sizeof d, "%s", sf->target);
+    snprintf(b, sizeof b, "%s", sf->target);
+    snprintf(dir, PATH_MAX, "%s", dirname(d));
+    snprintf(base, PATH_MAX, "%s", basename(b));
+    return exists;
+}
+
+/* Rank 0, before any work: can the stats file be written? Its temp is made beside it and
+ * removed at once (or, for /dev/null and the like, it is opened for writing), so that a
+ * --stats the job could not write refuses the job in its first second rather than after the
+ * whole sort (when the stats would be lost). */
+static enum dsort_status stats_probe(const char *path, struct dsort_error *err)
+{
+    struct stats_file sf;
+    struct stat sb;
+    char dir[PATH_MAX], base[PATH_MAX];
+    int exists = stats_where(path, &sf, &sb, dir, base);
+    if (exists && !S_ISREG(sb.st_mode)) {
+        int fd = open(sf.target, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot write stats '%s'", path);
+        close(fd);
+        return DSORT_OK;
+    }
+    int fd = -1;
+    struct dsort_error why = {0};
+    if (dsort_owner_temp_file(sf.temp, sizeof sf.temp, dir, base, &fd, &why))
+        return DSORT_ERR(err, DSORT_EIO, 0, "cannot write stats '%s': %s", path, why.msg);
+    close(fd);
+    unlink(sf.temp);
+    return DSORT_OK;
+}
+
+/* Rank 0: open the stats file's temp; NULL (the error printed) if it cannot be made. */
+static FILE *stats_open(const struct dsort_comm *c, const char *path, struct stats_file *sf)
+{
+    struct stat sb;
+    char dir[PATH_MAX], base[PATH_MAX];
+    int exists = stats_where(path, sf, &sb, dir, base);
     if (exists && !S_ISREG(sb.st_mode)) {
         FILE *f = fopen(sf->target, "w");
         if (!f)
             dsort_comm_print(c, "cannot write stats '%s': %s", path, strerror(errno));
         return f;
     }
-    char dir[PATH_MAX], base[PATH_MAX], d[PATH_MAX], b[PATH_MAX];
-    snprintf(d, sizeof d, "%s", sf->target);
-    snprintf(b, sizeof b, "%s", sf->target);
-    snprintf(dir, sizeof dir, "%s", dirname(d));
-    snprintf(base, sizeof base, "%s", basename(b));
     struct dsort_error err = {0};
     int fd = -1;
     if (dsort_owner_temp_file(sf->temp, sizeof sf->temp, dir, base, &fd, &err) ||
@@ -588,6 +625,8 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         int fits =
             stats.needed <= stats.budget && !o->force_external && !o->resume && !o->stdin_rank0;
         stats.external = !dsort_comm_all_ok(c, fits);
+        if (!stats.external)
+            dsort_job_ckpt_note_memory(c, o);
         if (stats.external)
             code = dsort_job_sort_external(c, o, in, &sh, &stats);
         else if (dsort_job_map_usable(c, o, in))
@@ -768,6 +807,8 @@ int main(int argc, char **argv)
     free(anywhere);
     if (!st && !o.check)
         st = check_written(&o, &in, &err);
+    if (!st && !o.check && o.stats && c.rank == 0)
+        st = stats_probe(o.stats, &err);
     if (!st && !x.format_given)
         st = refuse_text(&c, &o, &in, &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {

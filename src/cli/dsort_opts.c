@@ -90,6 +90,38 @@ static const struct option long_opts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
 
+/* An option getopt did not take: an ambiguous prefix of long options (--p=1) names them all,
+ * as GNU getopt does when it prints its own messages; anything else is unrecognized. */
+static int unknown_option(const struct dsort_comm *c, const char *arg)
+{
+    size_t n = strncmp(arg, "--", 2) ? 0 : strcspn(arg + 2, "=");
+    char list[512] = "";
+    size_t len = 0;
+    int found = 0;
+    for (const struct option *p = long_opts; n && p->name; p++)
+        if (!strncmp(p->name, arg + 2, n) && len < sizeof list) {
+            len += (size_t)snprintf(list + len, sizeof list - len, " '--%s'", p->name);
+            found++;
+        }
+    if (found > 1)
+        return dsort_cli_usage_error(c, "option '%s' is ambiguous; possibilities:%s", arg, list);
+    return dsort_cli_usage_error(c, "unrecognized option '%s'", arg);
+}
+
+/* --progress takes its seconds only after '=' (its argument is optional): "--progress 10", as
+ * mpifileutils takes it, would make 10 an input. Said at once when no such file is there. */
+static int progress_hint(const struct dsort_comm *c, const char *next)
+{
+    char *end = NULL;
+    struct stat sb;
+    if (!next || !*next || (strtod(next, &end), *end) || !stat(next, &sb))
+        return 0;
+    return dsort_cli_usage_error(c,
+                                 "--progress takes its seconds after '=': --progress=%s (with a "
+                                 "space, '%s' would be an input, and there is no such file)",
+                                 next, next);
+}
+
 static void usage(void)
 {
     printf("Usage: mpirun -n N dsort [OPTION]... [INPUT]... [-o FILE | -O DIR]\n"
@@ -381,6 +413,8 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         }
         case OPT_PROGRESS: {
             char *end = NULL;
+            if (!optarg && optind < argc && progress_hint(c, argv[optind]))
+                return 2;
             o->progress = optarg ? strtod(optarg, &end) : 5.0;
             if (optarg && (end == optarg || *end || !(o->progress >= 0 && o->progress <= 86400)))
                 return dsort_cli_usage_error(c, "invalid --progress '%s' (seconds, 0 to 86400)",
@@ -418,7 +452,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         case ':':
             return dsort_cli_usage_error(c, "option '%s' requires an argument", argv[optind - 1]);
         default:
-            return dsort_cli_usage_error(c, "unrecognized option '%s'", argv[optind - 1]);
+            return unknown_option(c, argv[optind - 1]);
         }
     }
     if (o->ntemp == 0) {

@@ -414,6 +414,17 @@ int dsort_job_stop_now(const struct dsort_comm *c, const struct dsort_job_option
     return !dsort_comm_all_ok(c, !mine);
 }
 
+void dsort_job_ckpt_note_memory(const struct dsort_comm *c, const struct dsort_job_options *o)
+{
+    if ((!o->checkpoint && !o->stop_after) || o->resume || c->rank != 0)
+        return;
+    fprintf(stderr,
+            "dsort: rank 0/%d (%s): note: the sort fits in memory, so it has no rounds to keep: "
+            "%s writes no checkpoint, SIGUSR1 does not stop it and a later --resume finds "
+            "nothing (add --out-of-core to have one)\n",
+            c->size, c->host, o->stop_after ? "--stop-after" : "--checkpoint");
+}
+
 enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
                                        const struct dsort_job_options *o,
                                        const struct dsort_inputs *in, const char *job,

@@ -33,6 +33,10 @@ enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsor
  * gets the same answer; without either option 0 at once, with no communication. */
 int dsort_job_stop_now(const struct dsort_comm *c, const struct dsort_job_options *o,
                        uint64_t rounds_done);
+/* Local: the job under --checkpoint or --stop-after (not --resume) fits in memory, so it will
+ * keep no checkpoint: rank 0 says so in one line on standard error, at the start, instead of
+ * the job stopping nowhere silently (--out-of-core is the way to have one). */
+void dsort_job_ckpt_note_memory(const struct dsort_comm *c, const struct dsort_job_options *o);
 /* Checkpoints. Under --checkpoint a job saves one at the end of every round (and rewrites it
  * after every extra merge pass), so that whatever stops it - the stop it asked for, SIGTERM,
  * SIGUSR1 in the final merge, SIGKILL - leaves a checkpoint of its last round on disk.

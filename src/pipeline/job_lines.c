@@ -663,6 +663,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     stats->needed = need * 3; /* arena, send and receive */
     int fits = x.mp.share_fits && !o->force_external && !o->resume;
     int direct = dsort_comm_all_ok(c, fits);
+    if (direct)
+        dsort_job_ckpt_note_memory(c, o);
     if (!o->resume) { /* else the runs' block */
         plan(&x, 1, dsort_comm_max(c, direct ? 0 : need));
         x.run_block = x.mp.block;

@@ -8,6 +8,9 @@
 # ends COMPLETED, the output is sorted with the generator's checksum (dsort-validate over the
 # three nodes) and byte-identical to a one-shot sort, and nothing is left in the checkpoint
 # directory or in any node's scratch.
+# Then a job that Slurm requeues before its first checkpoint (scontrol requeue, as for a node
+# failure or preemption, while its ranks are still starting) starts over instead of passing
+# --resume (issue 29 item 6): it completes with the same output.
 . "$(dirname "$0")/lib.sh"
 cl_init
 
@@ -69,5 +72,40 @@ else
     cmp -s "$S/once/sorted" "$S/rq/sorted" || fail "the resumed output differs from the one-shot sort's"
     eq "left in the checkpoint directory" "" "$(ls -A "$CK")"
     no_temp_left "requeue"
+fi
+
+# Requeued before any checkpoint: the first run's ranks wait (a wrapper in front of dsort) until
+# the test has requeued the job; the second run must start over and complete.
+W=$S/wrap
+mkdir -p "$W" "$S/early"
+cat >"$W/dsort" <<EOF2
+#!/bin/bash
+if [ ! -e "$S/requeued" ]; then touch "$S/first-run"; exec sleep 600; fi
+exec "$DSORT" "\$@"
+EOF2
+chmod +x "$W/dsort"
+rm -rf "${CK:?}"/*
+DSORT_BIN_DIR=$W DSORT_RESUMABLE=$CK DSORT_MEMORY=2M DSORT_OPTS="--out-of-core" \
+    submit -N 3 --ntasks-per-node=2 -t 5 "$JOBS/dsort.sbatch" "$S/in" "$S/early/sorted"
+job=$JOB
+if ! wait_for 90 test -e "$S/first-run"; then
+    fail "job $job: the first run did not start within 90 s"
+    tb_exec n0 scancel "$job"
+else
+    touch "$S/requeued"
+    tb_exec n0 scontrol requeue "$job"
+    completed() { grep -Eq "^JobId=$job .*JobState=COMPLETED" "$TB_LAB/slurm/jobcomp.txt"; }
+    polls=0 released=0
+    if ! wait_for 280 completed_or_release; then
+        fail "job $job did not complete after its requeue (squeue: $(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>&1))"
+        tail -n 30 "$S/job-$job.out" | sed 's/^/  | /' >&2
+    fi
+    log=$S/job-$job.out
+    contains "early requeue: the script starts over" "$log" "no checkpoint of it in .*, starting over"
+    contains "early requeue: the sort completed" "$log" 'dsort exited with status 0'
+    CHECKS=$((CHECKS + 1))
+    cmp -s "$S/once/sorted" "$S/early/sorted" || fail "the early-requeued job's output differs from the one-shot sort's"
+    eq "left in the checkpoint directory" "" "$(ls -A "$CK")"
+    no_temp_left "early requeue"
 fi
 cl_finish

@@ -3,8 +3,10 @@
 # waiting for a real limit (the sort is made long with a small -S and --out-of-core; the
 # signal comes once every node is spilling):
 #   - scancel --signal=USR1 --batch (what --signal=B:USR1@N sends) to jobs/dsort.sbatch, which
-#     forwards it to mpirun (the default) or srun --mpi=pmix;
-#   - scancel --signal=TERM --batch: SIGTERM to the batch shell alone, forwarded;
+#     forwards it to mpirun (the default): without a checkpoint to write the sort goes on and
+#     completes, saying so once (issue 29 item 5);
+#   - scancel --signal=TERM --batch: SIGTERM to the batch shell alone, forwarded (as SIGUSR2
+#     under mpirun, as SIGTERM under srun);
 #   - scancel: SIGTERM to every process of the job, then SIGKILL after KillWait, as at the time
 #     limit, with srun and with mpirun (under mpirun, only "no output under the final name" is
 #     required: see cancel-mpirun below);
@@ -18,6 +20,7 @@ cl_init
 export DSORT_LOCAL_TMP=$LT
 COUNT=1000000 # 100 MB: 8-20 s with -S 2M on two cores
 gen 6 "$COUNT" "$S/in"
+SUM=$GEN_SUM
 ALLOC=(-N 3 --ntasks-per-node=2 -t 5)
 
 # stop_case NAME LAUNCHER SIGNAL MESSAGES SCANCEL_ARGS...: run jobs/dsort.sbatch with the
@@ -125,14 +128,38 @@ int_case() {
     stop_checks "$name" "$S/int.log" INT all "$out"
 }
 
-# The time-limit warning (--signal=B:USR1@N): to the batch shell, which forwards it.
-stop_case usr1-mpirun mpirun USR1 all --signal=USR1 --batch
+# goes_on_case: the time-limit warning (--signal=B:USR1@N) to the batch shell, which forwards it
+# to mpirun and on to every rank, with no checkpoint to write: the job completes, its output is
+# sorted with the generator's checksum, rank 0 said once that it goes on, nothing is left.
+goes_on_case() {
+    local name=usr1-goes-on out=$S/usr1-goes-on
+    mkdir -p "$out"
+    echo "== $name: mpirun, scancel --signal=USR1 --batch when every node spills"
+    DSORT_MEMORY=2M DSORT_OPTS="--out-of-core" \
+        submit "${ALLOC[@]}" "$JOBS/dsort.sbatch" "$S/in" "$out/sorted" || return
+    local job=$JOB
+    if ! wait_for 60 spilling n0 n1 n2; then
+        note "$name: job $job: no node spilled within 60 s (state $(tb_job_field "$job" JobState)); case skipped"
+        tb_exec n0 scancel "$job"
+        tb_wait_job "$job" 30
+        return
+    fi
+    tb_exec n0 scancel --signal=USR1 --batch "$job"
+    job_ok "$job" 120 || return
+    local log=$S/job-$job.out
+    contains "$name: the script passed it on" "$log" "SIGUSR1 \(time limit near\): passed on"
+    eq "$name: ranks that said they go on" 1 \
+        "$(grep -Ec "rank 0/6 \(n[0-2]\): SIGUSR1 \(the time-limit warning\) in the [a-z_]+ phase: there is no checkpoint to write" "$log")"
+    validated "$name" "$SUM" "$out/sorted"
+    no_temp_left "$name"
+    rm -rf "$out"
+}
+goes_on_case
 # Under srun (PMIx) on this test bed, Open MPI's shared-memory start-up sometimes crashes a
 # rank when the machine is loaded, and Slurm's cancel may SIGKILL a task before its message is
 # out: srun cases are reported, not failed. The mpirun cases (the default launcher) are strict.
-stop_case usr1-srun srun USR1 lenient --signal=USR1 --batch
-# SIGTERM to the batch shell alone: passed on as SIGUSR1 under mpirun (see jobs/dsort.sbatch).
-stop_case term-batch-mpirun mpirun USR1 all --signal=TERM --batch
+# SIGTERM to the batch shell alone: passed on as SIGUSR2 under mpirun (see jobs/dsort.sbatch).
+stop_case term-batch-mpirun mpirun USR2 all --signal=TERM --batch
 # scancel: SIGTERM to every process of the job at once, as at the time limit. Under srun each
 # task is a rank: all clean up and report. Under mpirun the tasks are mpirun and its daemons;
 # they exit at once and Slurm SIGKILLs what is left of their steps, and mpirun's abort

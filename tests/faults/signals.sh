@@ -1,9 +1,9 @@
 #!/bin/bash
-# SIGTERM, SIGINT, SIGHUP and SIGUSR1, to mpirun and to one rank, in chosen phases (issue 9):
+# SIGTERM, SIGINT, SIGHUP and SIGUSR2, to mpirun and to one rank, in chosen phases (issue 9):
 # out of core in a spill (the second run, at its start) and in the final merge (at its third
 # read or write); in memory in the merge (and with the input mapped, in its merge and sort). The shim's phase hook stops the ranks there: every
 # rank when the signal goes to mpirun, the target rank when it goes to a rank (rank 0, which
-# owns the output's temp, for TERM and HUP; rank 1 for INT and USR1). What must hold:
+# owns the output's temp, for TERM and HUP; rank 1 for INT and USR2; SIGUSR1 goes on: usr1.sh). What must hold:
 #   - the job ends within 10 s of the signal, non-zero (or dies by the signal);
 #   - a rank says so: "dsort: rank R/N (host): stopped by SIGx in the PHASE phase";
 #   - nothing under the output's final name (-o FILE old or new, or -O DIR), no hidden output
@@ -25,7 +25,7 @@ sig_case() {
     else
         who="rank $target" ranks=("$target")
         kind="o-new"
-        [ "$sig" = TERM ] || [ "$sig" = USR1 ] && kind="o-old"
+        [ "$sig" = TERM ] || [ "$sig" = USR2 ] && kind="o-old"
     fi
     case_begin "SIG$sig to $who in $phase" "$PIPE" \
         "exit != 0 (or death by the signal) within 10 s; 'stopped by' line; nothing left"
@@ -54,8 +54,8 @@ sig_case() {
     case_end
 }
 
-sigs=(TERM INT HUP USR1)
-declare -A rank_of=([TERM]=0 [INT]=1 [HUP]=0 [USR1]=1)
+sigs=(TERM INT HUP USR2)
+declare -A rank_of=([TERM]=0 [INT]=1 [HUP]=0 [USR2]=1)
 if [ "$PIPE" = mem ]; then
     for s in "${sigs[@]}"; do
         sig_case merge 1 0 "$s" mpirun
@@ -64,7 +64,7 @@ if [ "$PIPE" = mem ]; then
     # the mapped input: in its merge, which writes the output as it goes (its second write)
     PIPE=map
     sig_case merge 1 2 TERM mpirun
-    sig_case merge 1 2 USR1 1
+    sig_case merge 1 2 USR2 1
     sig_case sort 1 0 INT 0
     PIPE=mem
 else

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -206,7 +207,7 @@ static pid_t spawn_waiting_child(const char *file, const char *dir)
 static void test_signals(void **state)
 {
     (void)state;
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR2};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         char d[PATH_MAX], f[PATH_MAX];
         char name[32];
@@ -229,6 +230,34 @@ static void test_signals(void **state)
         assert_false(exists(f));
         assert_false(exists(d));
     }
+}
+
+/* SIGUSR1 with no checkpoint to write (no stop or keep mode) is Slurm's time-limit warning:
+ * the handler returns (the child's pause() ends: exit 20) and removes nothing. */
+static void test_usr1_goes_on(void **state)
+{
+    (void)state;
+    char d[PATH_MAX], f[PATH_MAX];
+    path_of(d, sizeof d, "usr1");
+    snprintf(f, sizeof f, "%s/partial.tmp", d);
+    pid_t pid = spawn_waiting_child(f, d);
+    /* The child may not be in pause() yet when the first one comes: send it until it ends. */
+    int status = 0;
+    pid_t got = 0;
+    for (int i = 0; i < 1000 && got == 0; i++) {
+        assert_int_equal(kill(pid, SIGUSR1), 0);
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        got = waitpid(pid, &status, WNOHANG);
+    }
+    if (got == 0)
+        got = waitpid(pid, &status, 0);
+    assert_int_equal(got, pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 20);
+    assert_true(exists(f));
+    assert_int_equal(unlink(f), 0);
+    assert_int_equal(rmdir(d), 0);
 }
 
 /* Without a handler installed, SIGTERM kills at once and nothing is removed (the handler is
@@ -300,9 +329,10 @@ static void test_atexit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_run_removes), cmocka_unit_test(test_forget),
-        cmocka_unit_test(test_slots),       cmocka_unit_test(test_signals),
-        cmocka_unit_test(test_no_handler),  cmocka_unit_test(test_atexit),
+        cmocka_unit_test(test_run_removes),  cmocka_unit_test(test_forget),
+        cmocka_unit_test(test_slots),        cmocka_unit_test(test_signals),
+        cmocka_unit_test(test_usr1_goes_on), cmocka_unit_test(test_no_handler),
+        cmocka_unit_test(test_atexit),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -1,0 +1,77 @@
+#!/bin/bash
+# A cluster user's day (issue 29): what a batch job should learn in its first second, and the
+# words of the messages. Each case failed on ce51767.
+#   - item 2: a --stats FILE that cannot be written (no such directory; a path through a
+#     regular file) is refused before any work: exit 2, one line naming the file and the cause,
+#     no output written (it used to be found after the whole sort: exit 0, the stats lost);
+#   - item 4: --checkpoint and --stop-after on a sort that fits in memory: rank 0 says at the
+#     start, in one line, that no checkpoint will be kept; the sort completes (exit 0, GNU
+#     sort's output); a later --resume is refused (exit 2) as dsort(1) says, the output kept;
+#   - item 12: an unknown --format lists lines; "--progress 10" (a space) gets a hint; an
+#     ambiguous long option (--p=1) names its candidates. Usage errors: exit 2, rank 0 only.
+# Usage: userday.sh NRANKS
+. "$(dirname "$0")/lib.sh"
+e2e_init "$1"
+E2E_TIMEOUT=60
+RUN_FLAGS=(-q)
+
+gen 2 -a 20000 "$T/in.dat"
+LC_ALL=C sort "$T/in.dat" >"$T/want"
+mkdir -p "$T/o"
+: >"$T/afile"
+
+# -- item 2: --stats that cannot be written
+for s in "$T/nodir/s.json:No such file or directory" "$T/afile/s.json:Not a directory"; do
+    stats=${s%%:*} cause=${s#*:}
+    echo "--stats $stats"
+    expect_rc 2 "$N" "$DSORT" "$T/in.dat" -o "$T/o/sorted" --stats "$stats"
+    contains "--stats refused: the file and the cause" "$T/stderr" \
+        "^dsort: rank 0/$N \([^)]+\): cannot write stats '$stats': .*$cause"
+    eq "--stats refused: the error lines" 1 "$(grep -c '^dsort: ' "$T/stderr")"
+    eq "--stats refused: nothing written" "" "$(ls -A "$T/o")"
+done
+# A --stats that can be written still works, and its probe leaves nothing beside it.
+ok "$N" "$DSORT" "$T/in.dat" -o "$T/o/sorted" --stats "$T/o/s.json"
+same_file "with --stats" 1 "$T/want" "$T/o/sorted"
+eq "beside the stats" "s.json sorted" "$(find "$T/o" -mindepth 1 -printf '%f\n' | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+rm -f "$T/o"/*
+
+# -- item 4: a checkpoint that cannot happen is said at the start
+for opt in --checkpoint --stop-after=1; do
+    echo "$opt in memory"
+    ok "$N" "$DSORT" "$opt" "$T/in.dat" -o "$T/o/sorted"
+    contains "$opt in memory: the note" "$T/stderr" \
+        "^dsort: rank 0/$N \([^)]+\): note: the sort fits in memory, so it has no rounds to keep: ${opt%%=*} writes no checkpoint"
+    eq "$opt in memory: the note is one line" 1 "$(grep -c 'fits in memory' "$T/stderr")"
+    same_file "$opt in memory: the output" 1 "$T/want" "$T/o/sorted"
+done
+# Documented: a later --resume finds nothing and is refused; the output stays as it was.
+expect_rc 2 "$N" "$DSORT" --resume "$T/in.dat" -o "$T/o/sorted"
+contains "--resume after an in-memory --checkpoint" "$T/stderr" "--resume: no checkpoint of this job"
+same_file "the output after the refused --resume" 1 "$T/want" "$T/o/sorted"
+# Out of core the note is not said (a checkpoint is kept there).
+ok "$N" "$DSORT" --checkpoint --out-of-core -S 1M "$T/in.dat" -o "$T/o/sorted"
+eq "--checkpoint out of core: no note" 0 "$(grep -c 'fits in memory' "$T/stderr")"
+
+# -- item 12: messages
+usage_error() {
+    local what=$1 re=$2
+    shift 2
+    expect_rc 2 "$N" "$DSORT" "$@"
+    contains "$what" "$T/stderr" "$re"
+    eq "$what: said once" 1 "$(grep -Ec "$re" "$T/stderr")"
+}
+usage_error "unknown --format lists lines" "^dsort: unknown format 'foo' \(expected gensort, lines or fixed:SIZE:KEYOFF:KEYLEN\)$" \
+    --format foo "$T/in.dat" -o "$T/o/x"
+usage_error "--progress 10 gets a hint" "^dsort: --progress takes its seconds after '=': --progress=10 " \
+    --progress 10 "$T/in.dat" -o "$T/o/x"
+usage_error "--p=1 names the candidates" "^dsort: option '--p=1' is ambiguous; possibilities: '--parallel' '--plan' '--progress'$" \
+    --p=1 "$T/in.dat" -o "$T/o/x"
+eq "no output after the usage errors" "" "$(find "$T/o" -mindepth 1 ! -name sorted)"
+# A file named like a number is an input, as before.
+cp "$T/in.dat" "$T/10"
+cd "$T" || die "cd $T"
+ok "$N" "$DSORT" --progress 10 -o "$T/o/p"
+cd - >/dev/null || die "cd back"
+same_file "--progress FILE with a file named 10" 1 "$T/want" "$T/o/p"
+e2e_finish
