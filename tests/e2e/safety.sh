@@ -11,9 +11,9 @@
 #  - dsort's helper threads (writer, read-ahead) block the signals that the main thread
 #    handles (SigBlk in /proc/PID/task/TID/status).
 # Usage: safety.sh NRANKS
-[ "${1:-0}" -gt 1 ] 2>/dev/null && E2E_REAL_KILL=1
+[ "${1:-0}" -gt 1 ] 2>/dev/null && FAST_KILL=0
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=60
 
 IN=$T/in
@@ -194,4 +194,4 @@ if [ "$N" -eq 1 ]; then
 fi
 
 eq "the input is untouched at the end" "$before_in" "$(file_state "$IN/a.dat")"
-e2e_finish
+suite_finish
