@@ -155,8 +155,8 @@ for _ in $(seq 100); do
 done
 cond "a job reading standard input has its copy in \$TMPDIR" \
     "$(ls -A "$TMPDIR" | grep -c '^\.dsort_stdin\.dsort-') == 1"
-# SIGKILL for the job, every process of it at once (the launcher and the ranks, under every MPI)
-kill_tree KILL "$runner"
+# SIGKILL for the ranks (under every MPI; the launcher sees them die)
+kill_ranks KILL "$runner"
 wait "$runner" 2>/dev/null
 eq "SIGKILL: the copy stays until another job sweeps" 1 "$(ls -A "$TMPDIR" | grep -c '^\.dsort_stdin\.')"
 ok "$N" "$DSORT" "${L[@]}" -o "$T/after.out" "$T/part1"
@@ -174,7 +174,7 @@ for _ in $(seq 200); do
     ls -A "$TMPDIR" | grep -q 'dsort_stdout\.dsort-' && break
     sleep 0.05
 done
-kill_tree KILL "$runner"
+kill_ranks KILL "$runner"
 wait "$runner"
 cond "a job to standard output killed while sorting (exit $?; its directory: $(ls -A "$TMPDIR" | grep -c 'dsort_stdout\.dsort-'))" \
     "$(ls -A "$TMPDIR" | grep -c 'dsort_stdout\.dsort-') == 1"

@@ -107,11 +107,22 @@ tree_pids() {
         }'
 }
 
+# kill_ranks SIG PID...: send SIG to every dsort process below PID (the job's ranks) at once.
+# A test that kills a job's ranks finds them this way, never as the launcher's children
+# (pkill -P): under MPICH those are hydra's proxies, and a proxy killed by SIGKILL leaves its
+# ranks running (orphans, in sessions of their own). The launcher lives, sees its ranks die and
+# cleans up after itself (Open MPI's session directory in $TMPDIR).
+kill_ranks() {
+    local sig=$1 p ranks=()
+    shift
+    for p in $(tree_pids "$@"); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" != dsort ] || ranks+=("$p")
+    done
+    [ ${#ranks[@]} -eq 0 ] || kill -"$sig" "${ranks[@]}" 2>/dev/null
+}
+
 # kill_tree SIG PID...: send SIG to PID and to all its descendants at once (listed before the
-# first is signalled). A test that kills a job kills it this way, never by the launcher's
-# children alone (pkill -P): under MPICH those are hydra's proxies, whose ranks live on
-# (orphans, in sessions of their own) when a proxy dies by SIGKILL; under Open MPI a SIGKILLed
-# mpirun leaves its ranks running too.
+# first is signalled): what suite_cleanup does to the jobs a test left running.
 kill_tree() {
     local sig=$1
     shift
