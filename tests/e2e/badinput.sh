@@ -7,9 +7,9 @@
 # (skipped, with a note, where setpriv cannot drop them).
 # With more than one rank, keep mpirun's default kill delay (see lib.sh): the ranks that did
 # not fail get SIGTERM and 1 s to clean up, as users' jobs do.
-[ "${1:-0}" -gt 1 ] 2>/dev/null && E2E_REAL_KILL=1
+[ "${1:-0}" -gt 1 ] 2>/dev/null && FAST_KILL=0
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=30
 
 IN=$T/in
@@ -139,4 +139,4 @@ bad usage "open failed: '': No such file or directory" "$IN/good.dat" -o ""
 bad usage "output directory's name is empty" "$IN/good.dat" -O ""
 bad usage "--stats: the file's name is empty" "$IN/good.dat" -o "$o" --stats ""
 
-e2e_finish
+suite_finish

@@ -8,7 +8,7 @@
 # -s, and lines all the same, are cut by (line, input position) and spread over the ranks (as
 # before, -u keeps equal keys on one rank). Usage: balance.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # balanced NAME RECORDS OPTIONS INPUT: sort with --stats, check the balance and the output.
 balanced() {
@@ -95,4 +95,4 @@ balanced all-keys-equal 20000 "$EXT" "$T/equal.dat"
 balanced all-keys-equal 20000 "$EXT -s" "$T/equal.dat"
 balanced three-keys 20000 "$EXT -r -s" "$T/few.dat"
 
-e2e_finish
+suite_finish

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # The default memory budget obeys the cgroup's memory limit (issue 9, item 11). Makes a child
 # of this process's cgroup v1 memory cgroup with a 1 GiB limit, runs a small 2-rank sort with
 # -v and --stats (no -S, no Slurm variables) inside it, and checks every rank's budget is 75% of
@@ -7,8 +7,11 @@
 # hierarchy (exit 77 = skipped otherwise). Usage: cgroup_budget.sh BIN_DIR
 set -u
 bin=${1:?usage: cgroup_budget.sh BIN_DIR}
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# skip (exit 77), fail (exit 1 at once: FAIL_FAST), kto and MPI_PREFLAGS are tests/lib/check.sh's.
+# shellcheck disable=SC2034 # read by check.sh
+FAIL_FAST=1
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 [ "$(id -u)" = 0 ] || skip "not running as root"
 command -v python3 >/dev/null 2>&1 || skip "python3 is missing"
 # The v1 memory hierarchy's mount point and this process's cgroup in it.
@@ -40,12 +43,12 @@ echo $((1 << 30)) >"$cg/memory.limit_in_bytes" || fail "cannot set the limit"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset SLURM_MEM_PER_NODE SLURM_MEM_PER_CPU SLURM_CPUS_ON_NODE
-sum=$(timeout 60 mpirun -q -n 1 "$bin/dsort-gen" -a -c 20000 "$work/in.txt" 2>&1 >/dev/null) ||
+sum=$(kto 60 mpirun -q -n 1 "$bin/dsort-gen" -a -c 20000 "$work/in.txt" 2>&1 >/dev/null) ||
     fail gen
 mkdir "$work/spill"
 # The sort, inside the cgroup: the shell moves itself in, then becomes mpirun.
-timeout 120 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
-    mpirun -q --oversubscribe -n 2 "$bin/dsort" -v --stats "$work/stats.json" -T "$work/spill" \
+kto 120 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+    mpirun -q "${MPI_PREFLAGS[@]}" -n 2 "$bin/dsort" -v --stats "$work/stats.json" -T "$work/spill" \
     -o "$work/out.txt" "$work/in.txt" 2>"$work/err" || { cat "$work/err"; fail "dsort failed"; }
 cat "$work/err"
 python3 - "$work/stats.json" <<'PY' || fail "--stats"
@@ -61,6 +64,6 @@ for r in s["per_rank"]:
 PY
 grep -q "memory budget per rank .*cgroup limit" "$work/err" || fail "-v does not name the cgroup"
 LC_ALL=C sort "$work/in.txt" | cmp -s - "$work/out.txt" || fail "output differs from GNU sort"
-v=$(timeout 60 mpirun -q -n 1 "$bin/dsort-validate" "$work/out.txt") || fail "validate: $v"
+v=$(kto 60 mpirun -q -n 1 "$bin/dsort-validate" "$work/out.txt") || fail "validate: $v"
 echo "$v" | grep -q "Checksum: $sum" || fail "checksum: $v, want $sum"
 echo PASS

@@ -5,7 +5,7 @@
 # files), -u finds duplicate keys, -r accepts reverse-sorted input, 2 on errors; -c writes
 # nothing. Usage: check.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 re_escape() {
     printf '%s' "$1" | sed 's/[][\.*^$/+?(){}|]/\\&/g'
@@ -107,4 +107,4 @@ head -c 150 "$T/bin.dat" >"$T/odd.dat"
 expect_rc 2 "$N" "$DSORT" -c "$T/odd.dat"
 expect_rc 2 "$N" "$DSORT" -c "$T"
 
-e2e_finish
+suite_finish

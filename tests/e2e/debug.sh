@@ -11,7 +11,7 @@
 # -g runs on numbers without NaN (GNU sort 9.1 orders NaNs differently from run to run).
 # Usage: debug.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 export LC_ALL=C
 RUN_FLAGS=(-q)
 
@@ -91,4 +91,4 @@ done
 CHECKS=$((CHECKS + 1))
 [ ! -e "$T/out" ] && [ ! -e "$T/outdir" ] || fail "--debug with -o/-O wrote an output"
 
-e2e_finish
+suite_finish

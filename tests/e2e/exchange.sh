@@ -4,7 +4,7 @@
 # stats' exchange_rounds must be at least what the traffic needs at that chunk, and the
 # output correct. Usage: exchange.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # chunked CHUNK FORMAT OPTIONS INPUT [any]: sort with the chunk; check the rounds and the
 # output. Unless "any" is given, the data must need several rounds when N > 1 (records move).
@@ -47,4 +47,4 @@ rm -rf "$T/d"
 ok "$N" "$DSORT" --exchange-chunk 1000 -O "$T/d" "$T/bin.dat" &&
     { errs=$(py manifest "$T/d" "$N" 100 8000 "$sum"); check $? "-O with --exchange-chunk 1000: $errs"; }
 
-e2e_finish
+suite_finish

@@ -5,7 +5,7 @@
 # machine's own node and on virtual nodes of 1, 2 and 3 ranks (DSORT_EXCHANGE_RANKS_PER_NODE,
 # a testing aid; 0 and 1 for one input only). --stats must say which path each run took. Usage: exchange_node.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # by_node STATS: "exchanges exchanges_by_node" summed over the ranks.
 by_node() {
@@ -50,4 +50,4 @@ ok "$N" "$DSORT" --format lines --exchange=node -o "$T/node.out" "$T/lines.txt" 
     LC_ALL=C sort "$T/lines.txt" >"$T/gnu.out" && cmp -s "$T/gnu.out" "$T/node.out"
 check $? "lines by node differ from LC_ALL=C sort"
 
-e2e_finish
+suite_finish

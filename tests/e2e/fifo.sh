@@ -4,9 +4,9 @@
 # writer. Usage: fifo.sh NRANKS (registered at -n 1 and -n 3).
 # With more than one rank, keep mpirun's default kill delay (see lib.sh): the ranks that did
 # not fail get SIGTERM and 1 s to clean up, as users' jobs do.
-[ "${1:-0}" -gt 1 ] 2>/dev/null && E2E_REAL_KILL=1
+[ "${1:-0}" -gt 1 ] 2>/dev/null && FAST_KILL=0
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=20
 
 mkfifo "$T/pipe"
@@ -20,4 +20,4 @@ eq "dsort -c: exit status on a FIFO input (124: timed out)" 2 "$RC"
 run "$N" "$VALIDATE" "$T/pipe"
 eq "dsort-validate: exit status on a FIFO input (124: timed out)" 2 "$RC"
 
-e2e_finish
+suite_finish

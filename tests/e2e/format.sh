@@ -4,7 +4,7 @@
 # long prefixes (fixed:40:0:24), a 1-byte key in the last byte (fixed:13:12:1), against the
 # python oracle, with -r, -s, -u, and dsort-validate's figures. Usage: format.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # fmt_case FORMAT MODE COUNT OPTIONS...: make data, sort it with each option set.
 fmt_case() {
@@ -44,4 +44,4 @@ cp "$T/sorted.out" "$T/g.sorted"
 sort_cmp "$N" fixed:100:0:10 "" "$T/g.dat"
 same_records "fixed:100:0:10 vs gensort" 100 "$T/g.sorted" "$T/sorted.out"
 
-e2e_finish
+suite_finish

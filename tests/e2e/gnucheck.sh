@@ -93,4 +93,4 @@ run "$N" "$DSORT" "${L[@]}" -c "$D/ca" "$D/cempty" "$D/cb"
 eq "--format lines -c, three inputs: exit status" 1 "$RC"
 eq "--format lines -c, three inputs: the line within its file" "$D/cb:1: disorder: 05" \
     "$(said "$T/stderr" dsort 2)"
-e2e_finish
+suite_finish

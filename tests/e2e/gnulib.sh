@@ -1,9 +1,9 @@
 # shellcheck shell=bash disable=SC2034 # variables set here are read by the scripts sourcing it
-# Shared by the GNU-option tests (gnuopts.sh, gnucheck.sh): e2e_init, the inputs made from
+# Shared by the GNU-option tests (gnuopts.sh, gnucheck.sh): suite_init, the inputs made from
 # the seed (a few kinds of lines, CSV lines, equal-length lines for -c), and the helpers that
 # run LC_ALL=C sort and dsort side by side. Sourced with the rank count as $1.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=60
 RUN_FLAGS=(-q)
 export LC_ALL=C

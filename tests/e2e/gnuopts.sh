@@ -176,11 +176,11 @@ dsort_refuses "--files0-from naming '-'" \
 # The list on standard input (rank 0 reads it and gives the names to every rank).
 LC_ALL=C sort -t, -k2,2n --files0-from=- <"$D/list" >"$T/o/gnu.f0"
 rm -f "$T/o/d.out"
-timeout -k 5 120 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" "${L[@]}" -t, -k2,2n \
+kto 120 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" "${L[@]}" -t, -k2,2n \
     --files0-from=- -o "$T/o/d.out" <"$D/list" 2>"$T/stderr"
 eq "--files0-from=- <list: exit status" 0 "$?"
 same "--files0-from=- <list against sort --files0-from=-" "$T/o/gnu.f0" "$T/o/d.out"
-timeout -k 5 120 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" "${L[@]}" \
+kto 120 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" "${L[@]}" \
     --files0-from=- -o "$T/o/r.out" <"$D/list.dash" 2>"$T/stderr"
 eq "--files0-from=- naming '-': exit status" 2 "$?"
 contains "--files0-from=- naming '-': GNU's words" "$T/stderr" \
@@ -191,4 +191,4 @@ gnu /dev/null -C --files0-from="$D/list.c"
 run "$N" "$DSORT" "${F[@]}" -C --files0-from="$D/list.c"
 eq "-C --files0-from: exit status as GNU's" "$GRC" "$RC"
 cond "-C --files0-from: the unsorted file is found unsorted" "$RC == 1"
-e2e_finish
+suite_finish

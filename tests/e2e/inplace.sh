@@ -8,7 +8,7 @@
 # times. Refused with --checkpoint (the checkpoint names the inputs; also tests/e2e/badinput.sh).
 # Usage: inplace.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=60
 RUN_FLAGS=(-q)
 export LC_ALL=C
@@ -120,4 +120,4 @@ expect_rc 2 "$N" "$DSORT" "${L[@]}" --checkpoint "$W/in" -o "$W/sym"
 contains "--checkpoint in place: refused" "$T/stderr" \
     "^dsort: rank 0/$N .*output '$W/sym' is also an input: sorting in place does not go with --checkpoint"
 eq "--checkpoint in place: the input is untouched" "$before" "$(file_state "$W/in")"
-e2e_finish
+suite_finish

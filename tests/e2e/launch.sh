@@ -13,9 +13,9 @@
 #    writing to /dev/full reports the write error itself.
 # Oracle: LC_ALL=C sort of gensort ASCII records (unique keys, so whole-line order is key order).
 # Usage: launch.sh NRANKS
-[ "${1:-0}" -gt 1 ] 2>/dev/null && E2E_REAL_KILL=1
+[ "${1:-0}" -gt 1 ] 2>/dev/null && FAST_KILL=0
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=60
 
 COUNT=3000
@@ -39,7 +39,7 @@ single() {
     done
     shift
     LAST_CMD="env ${envs[*]} $*"
-    timeout -k 5 "$E2E_TIMEOUT" env "${CLEAN[@]}" "${envs[@]}" "$@" </dev/null \
+    kto "$E2E_TIMEOUT" env "${CLEAN[@]}" "${envs[@]}" "$@" </dev/null \
         >"$T/stdout" 2>"$T/stderr"
     RC=$?
 }
@@ -88,7 +88,7 @@ eq "to a file: exit status" 0 "$RC"
 same_file "to a file: output against sort" 100 "$T/ref" "$T/stdout"
 eq "to a file with room: nothing said" "" "$(cat "$T/stderr")"
 # /dev/full: mpirun's write fails; Open MPI 4.1 exits 0 anyway.
-timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" \
+kto "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" \
     "$T/in" </dev/null >/dev/full 2>"$T/stderr"
 RC=$?
 echo "  > /dev/full: exit $RC"
@@ -100,14 +100,14 @@ else
     contains "> /dev/full, exit $RC: the error said" "$T/stderr" "$HANDED|No space left on device"
 fi
 # A pipe: what the reader does with it is not mpirun's to report; rank 0 says what it handed.
-timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" \
+kto "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" \
     "$T/in" </dev/null 2>"$T/stderr" | cat >"$T/piped"
 RC=$?
 eq "| cat: exit status" 0 "$RC"
 same_file "| cat: output against sort" 100 "$T/ref" "$T/piped"
 contains "| cat: rank 0 says what it handed over" "$T/stderr" "$HANDED"
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=64k tmpfs "$T/full"; then
-    timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" \
+    kto "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" \
         "$DSORT" "$T/in" </dev/null >"$T/full/out" 2>"$T/stderr"
     RC=$?
     got=$(stat -c %s "$T/full/out")
@@ -124,4 +124,4 @@ single -- sh -c "exec \"\$0\" \"\$1\" >/dev/full" "$DSORT" "$T/in"
 eq "a singleton to /dev/full: exit status" 2 "$RC"
 contains "a singleton to /dev/full: its own error" "$T/stderr" "cannot write standard output: No space left on device"
 
-e2e_finish
+suite_finish

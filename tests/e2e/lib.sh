@@ -3,94 +3,19 @@
 # rank count as its first argument. The oracles here are independent of the code under test:
 # python3's zlib.crc32 for checksums, a python3 stable sort or GNU sort for the order.
 #
-# Environment (set by ctest from DSORT_TEST_ENV in tests/CMakeLists.txt):
-#   DSORT_BIN_DIR        where dsort, dsort-gen and dsort-validate are
-#   DSORT_MPIEXEC        mpiexec to use (default: mpiexec)
-#   DSORT_REFERENCE_DIR  gensort reference files and their README.md
-# Optional:
-#   DSORT_E2E_SEED       seed of the random data (printed by every failure, to rerun with it)
-#   DSORT_E2E_KEEP=1     keep the temporary directory of a failed test
-#   DSORT_E2E_TIMEOUT    seconds any one command may take (default 60)
+# The environment and the settings are tests/lib/check.sh's (DSORT_E2E_SEED, DSORT_E2E_KEEP,
+# DSORT_E2E_TIMEOUT, default 60 s); the e2e tests also need DSORT_REFERENCE_DIR (gensort
+# reference files and their README.md), and take
 #   DSORT_E2E_TIES=position  expect equal keys in input order without -s too (see py sort)
 #
 # Assertions do not stop the script: each prints what failed, the command and the seed, and the
-# script ends with e2e_finish, which exits 1 if anything failed.
+# script ends with suite_finish, which exits 1 if anything failed.
 
-set -u -o pipefail
-
-# Open MPI's settings (DSORT_MPI, from tests/CMakeLists.txt; unset: Open MPI). MPICH's hydra
-# needs none: it runs as root, allows more ranks than cores, and its mpiexec-compat (the
-# launcher of an MPICH build's tests) takes Open MPI's options.
-if [ "${DSORT_MPI:-openmpi}" = openmpi ]; then
-    # Open MPI selects the ob1 PML here anyway (Debian's openmpi-mca-params.conf excludes ucx),
-    # but probing the other PMLs costs about 0.2 s per MPI_Init; naming ob1 makes the suite 2-3x
-    # faster. Set OMPI_MCA_pml yourself to test another one.
-    export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
-    # When a rank exits with a non-zero status, mpirun sends the others SIGTERM and then sleeps
-    # odls_base_sigkill_timeout (1 s) before SIGKILL, even when they have all exited: every
-    # expected exit 1 or 2 costs 2 s. Scripts that check what a failed run leaves behind set
-    # E2E_REAL_KILL=1 before sourcing this file to keep the default that users get.
-    if [ "${E2E_REAL_KILL:-0}" != 1 ]; then
-        export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-0}
-    fi
-fi
-
-E2E_NAME=$(basename "$0" .sh)
-MPIEXEC=${DSORT_MPIEXEC:-}
-[ -n "$MPIEXEC" ] || MPIEXEC=mpiexec
-E2E_TIMEOUT=${DSORT_E2E_TIMEOUT:-60}
-SEED=${DSORT_E2E_SEED:-$(((RANDOM << 15) | RANDOM))}
-T=""
-# The assertions, run, gen and py (the oracle, tests/lib/oracle.py) are tests/lib/check.sh's.
+SUITE=e2e
+# The settings, the set-up (suite_init), the assertions, run, gen and py (the oracle,
+# tests/lib/oracle.py) are tests/lib/check.sh's.
 # shellcheck source=../lib/check.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh"
-RUN_TIMEOUT_VAR=E2E_TIMEOUT
-
-# e2e_init N: check the environment, make the temporary directory $T, print the parameters.
-e2e_init() {
-    N=${1:-}
-    [[ "$N" =~ ^[1-9][0-9]*$ ]] || die "usage: $0 NRANKS"
-    [ -n "${DSORT_BIN_DIR:-}" ] || die "DSORT_BIN_DIR is not set (run through ctest)"
-    DSORT=$DSORT_BIN_DIR/dsort
-    GEN=$DSORT_BIN_DIR/dsort-gen
-    VALIDATE=$DSORT_BIN_DIR/dsort-validate
-    local b
-    for b in "$DSORT" "$GEN" "$VALIDATE"; do
-        [ -x "$b" ] || die "$b is missing: build first"
-    done
-    command -v python3 >/dev/null || die "the e2e tests need python3 (apt-get install python3)"
-    command -v "$MPIEXEC" >/dev/null || die "no $MPIEXEC"
-    REF=${DSORT_REFERENCE_DIR:-}
-    [ -f "$REF/README.md" ] || die "DSORT_REFERENCE_DIR ($REF) holds no README.md of reference files"
-    T=$(mktemp -d "${TMPDIR:-/tmp}/dsort-e2e-$E2E_NAME-n$N.XXXXXX") || die "mktemp failed"
-    trap e2e_cleanup EXIT
-    # dsort's temporary files (-T defaults to $TMPDIR) go here, so that tests running at the
-    # same time do not see each other's and a test can check that none are left behind.
-    export TMPDIR=$T/tmp
-    mkdir "$TMPDIR"
-    trap 'exit 130' INT TERM
-    echo "e2e $E2E_NAME at -n $N, seed $SEED (rerun: DSORT_E2E_SEED=$SEED), tmp $T"
-}
-
-e2e_cleanup() {
-    [ -n "$T" ] && [ -d "$T" ] || return 0
-    if [ "$FAILS" -gt 0 ] && [ "${DSORT_E2E_KEEP:-0}" = 1 ]; then
-        echo "kept $T"
-        return 0
-    fi
-    chmod -R u+rwx "$T" 2>/dev/null
-    rm -rf "$T"
-}
-
-e2e_finish() {
-    if [ "$FAILS" -gt 0 ]; then
-        echo "$E2E_NAME -n $N: $FAILS of $CHECKS checks FAILED (seed $SEED)"
-        [ "${DSORT_E2E_KEEP:-0}" = 1 ] || echo "(set DSORT_E2E_KEEP=1 to keep $T)"
-        exit 1
-    fi
-    echo "$E2E_NAME -n $N: all $CHECKS checks passed"
-    exit 0
-}
 
 # ties_by_position: are equal keys expected in input order without -s (DSORT_E2E_TIES)?
 ties_by_position() {
@@ -118,19 +43,6 @@ fmt_args() {
     fixed:*) echo "$1" | awk -F: '{ print $2, $3, $4 }' ;;
     *) die "fmt_args: $1" ;;
     esac
-}
-
-# oracle_flags DSORT_OPTIONS...: the python oracle's flags (r, s, u) for dsort's options.
-oracle_flags() {
-    local f="" o
-    for o in "$@"; do
-        case $o in
-        -r | --reverse) f+=r ;;
-        -s | --stable) f+=s ;;
-        -u | --unique) f+=u ;;
-        esac
-    done
-    echo "${f:--}"
 }
 
 # sort_check N FORMAT "OPTIONS" INPUT...: run dsort with OPTIONS and -o, compare the output

@@ -40,7 +40,7 @@
 #                            (a stand-in while developing; the registered tests use the real ones)
 [ -n "${DSORT_LINES_SEED:-}" ] && export DSORT_E2E_SEED=$DSORT_LINES_SEED
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 # No run here takes more than a few seconds: a hang costs 30 s, not lib.sh's 60.
 E2E_TIMEOUT=${DSORT_E2E_TIMEOUT:-30}
 
@@ -596,4 +596,4 @@ if [ "$MAX_PASSES" -lt 1 ]; then
     fail "no out-of-core case made an extra merge pass (-S $OOC_BUDGET; see --stats)"
 fi
 echo "out of core: $OOC_CASES cases; most runs on every rank of one case: $MAX_MIN_RUNS; most extra merge passes: $MAX_PASSES"
-e2e_finish
+suite_finish

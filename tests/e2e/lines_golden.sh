@@ -7,7 +7,7 @@
 # there is only a note: the committed file is the reference). Usage: lines_golden.sh NRANKS
 # DSORT_LINES_CMD runs another program instead of dsort (a stand-in while developing).
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 GOLDEN=$(cd "$(dirname "$0")/golden" && pwd)
 DSORT=${DSORT_LINES_CMD:-$DSORT}
@@ -58,4 +58,4 @@ for dir in "$GOLDEN"/*/; do
     echo "  $name: dsort --format lines ${opts[*]} ${inputs[*]##*/}"
 done
 [ "$cases" -ge 10 ] || die "only $cases golden cases in $GOLDEN"
-e2e_finish
+suite_finish

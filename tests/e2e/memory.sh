@@ -6,9 +6,9 @@
 # sorts. Usage: memory.sh NRANKS
 # With more than one rank, keep mpirun's default kill delay (see lib.sh): the ranks that did
 # not fail get SIGTERM and 1 s to clean up, as users' jobs do.
-[ "${1:-0}" -gt 1 ] 2>/dev/null && E2E_REAL_KILL=1
+[ "${1:-0}" -gt 1 ] 2>/dev/null && FAST_KILL=0
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 mkdir -p "$T/out"
 gen "$N" -b $((SEED % 1000000)) 20000 "$T/bin.dat"
@@ -53,4 +53,4 @@ for budget in 256M 10%; do
 done
 sums_equal "sorted vs dsort-gen -c" 100 "20000 $sum" "$T/out/sorted.dat"
 
-e2e_finish
+suite_finish

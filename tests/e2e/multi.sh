@@ -4,7 +4,7 @@
 # or -u ties go by file order, then offset), the same file twice, and ASCII files checked
 # against GNU sort of their concatenation. Usage: multi.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # Binary: sizes 777, 0, 1, 5000, 2, 0, 1234 from consecutive gensort slices, out of order.
 b=$((SEED % 1000000))
@@ -83,4 +83,4 @@ ok "$N" "$DSORT" -s -o "$T/out" "${ins[@]}" &&
 ok "$N" "$DSORT" -r -s -o "$T/out" "${ins[@]}" &&
     same_records "ASCII files k3 k1 k2, -r -s vs cat | sort -s -r -k1.1,1.10" 100 "$T/want-rs" "$T/out"
 
-e2e_finish
+suite_finish

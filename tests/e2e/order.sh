@@ -4,7 +4,7 @@
 # resort; see py sort in lib.sh), reversed by -r; in input order with -s (-r -s too); -u keeps
 # the first record in input order of each key, across ranks. Usage: order.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # All keys equal; every record is different (it holds its index), and the whole-record order
 # is not the input order, so a swap is seen whatever the tie rule.
@@ -93,4 +93,4 @@ eq "sort -u keeps one line per key" 5 "$(wc -l <"$T/want")"
 ok "$N" "$DSORT" -u -o "$T/out" "$T/dup.txt" &&
     same_records "dsort -u vs sort -s -u -k1.1,1.10" 100 "$T/want" "$T/out"
 
-e2e_finish
+suite_finish

@@ -4,7 +4,7 @@
 # order equal the -o output; dsort-validate accepts the directory; an existing -o file is
 # replaced; no temporary file is left beside the output. Usage: output.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # out_dir_case NAME RECORDS CHECKSUM ORACLE_FILE INPUT...: -O and -o on the same input.
 out_dir_case() {
@@ -63,13 +63,13 @@ eq "files beside the replaced output" "out.dat" "$(ls -A "$T/rep")"
 
 # A relative -o and -O (from the output's directory), including a one-character name.
 mkdir -p "$T/rel"
-(cd "$T/rel" && timeout 60 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -o x "$T/bin.dat" \
+(cd "$T/rel" && kto 60 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -o x "$T/bin.dat" \
     </dev/null >"$T/stdout" 2>"$T/stderr")
 RC=$?
 LAST_CMD="cd $T/rel && $MPIEXEC ${MPI_PREFLAGS[*]} -n $N $DSORT -o x $T/bin.dat"
 check $RC "relative one-character -o x failed: $(head -n 3 "$T/stderr")"
 same_records "relative -o x" 100 "$T/bin.want" "$T/rel/x"
-(cd "$T/rel" && timeout 60 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -O d "$T/bin.dat" \
+(cd "$T/rel" && kto 60 "$MPIEXEC" "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -O d "$T/bin.dat" \
     </dev/null >"$T/stdout" 2>"$T/stderr")
 RC=$?
 LAST_CMD="cd $T/rel && $MPIEXEC ${MPI_PREFLAGS[*]} -n $N $DSORT -O d $T/bin.dat"
@@ -77,4 +77,4 @@ check $RC "relative one-character -O d failed: $(head -n 3 "$T/stderr")"
 errs=$(py manifest "$T/rel/d" "$N" 100 10000 "$bin_sum" 2>&1)
 check $? "relative -O d: $errs"
 
-e2e_finish
+suite_finish

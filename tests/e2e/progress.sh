@@ -11,7 +11,7 @@
 #  - Bad values are usage errors (exit 2): --progress=x, --progress=-1.
 # Usage: progress.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=120
 RUN_FLAGS=(-q)
 export LC_ALL=C
@@ -85,9 +85,9 @@ eq "failed job: a 100% line" "" "$(grep '100% done' "$T/stderr")"
 
 # On a terminal: redrawn with carriage returns, one newline at the end of the progress line.
 if command -v script >/dev/null; then
-    cmd="$MPIEXEC ${RUN_FLAGS[*]} --oversubscribe -n $N $(printf '%q ' "$DSORT" --progress=0 -S 2M -o "$T/tty.dat" "$T/in.dat")"
+    cmd="$MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $N $(printf '%q ' "$DSORT" --progress=0 -S 2M -o "$T/tty.dat" "$T/in.dat")"
     LAST_CMD="script -qec '$cmd' /dev/null"
-    timeout -k 5 120 script -qec "$cmd" /dev/null </dev/null >"$T/tty.out" 2>&1
+    kto 120 script -qec "$cmd" /dev/null </dev/null >"$T/tty.out" 2>&1
     check $? "on a terminal: exit 0"
     eq "on a terminal: the final line" 1 "$(grep -c 'dsort: 100% done' "$T/tty.out")"
     eq "on a terminal: newlines (one, at the end)" 1 "$(tr -cd '\n' <"$T/tty.out" | wc -c)"
@@ -107,4 +107,4 @@ for bad in --progress=x --progress=-1 --progress=1e9; do
     contains "$bad: the error names it" "$T/stderr" "invalid --progress"
 done
 
-e2e_finish
+suite_finish

@@ -11,9 +11,9 @@
 #  - dsort's helper threads (writer, read-ahead) block the signals that the main thread
 #    handles (SigBlk in /proc/PID/task/TID/status).
 # Usage: safety.sh NRANKS
-[ "${1:-0}" -gt 1 ] 2>/dev/null && E2E_REAL_KILL=1
+[ "${1:-0}" -gt 1 ] 2>/dev/null && FAST_KILL=0
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=60
 
 IN=$T/in
@@ -209,4 +209,4 @@ print(int(any(x["disk"] == os.environ["ODD"] for r in d["per_rank"] for x in r["
 eq "--stats names the odd disk as it is" 1 "$py_ok"
 
 eq "the input is untouched at the end" "$before_in" "$(file_state "$IN/a.dat")"
-e2e_finish
+suite_finish

@@ -3,7 +3,7 @@
 # (ASCII checked byte for byte against LC_ALL=C sort), and inputs of 0, 1, 2, N-1 and N+1
 # records (fewer records than ranks). Usage: sort.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # The reference file: the sorted output must keep gensort's checksum (from the README).
 want=$(ref_checksum bin-1000.dat)
@@ -39,4 +39,4 @@ for c in $counts; do
     sort_cmp "$N" gensort "-r" "$T/tiny-$c.dat"
 done
 
-e2e_finish
+suite_finish

@@ -7,7 +7,7 @@
 # (byte-identical). Errors exit 2 with nothing on standard output; nothing is left in $TMPDIR
 # either way; what stays refused is refused. Usage: stdio.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=60
 RUN_FLAGS=(-q)
 export LC_ALL=C
@@ -40,7 +40,7 @@ piped() {
     # shellcheck disable=SC2034 # read by fail (tests/lib/check.sh)
     LAST_CMD="cat $in | $MPIEXEC ${RUN_FLAGS[*]} ${MPI_PREFLAGS[*]} -n $n $(printf '%q ' "$@")"
     for try in 1 2 3 4 5 6 7 8; do
-        cat "$in" | timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" \
+        cat "$in" | kto "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" \
             -n "$n" "$@" >"$T/stdout" 2>"$T/stderr"
         RC=$?
         if [ "$try" = 8 ] || [ "$RC" != 139 ] ||
@@ -146,7 +146,7 @@ echo "== a copy of standard input left by a job killed with SIGKILL: the next jo
 mkfifo "$T/never.fifo"
 # rank 0 copies what comes through the FIFO, which stays open and silent: the copy exists
 (exec 3<>"$T/never.fifo"
-    timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" \
+    kto "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" \
         "$DSORT" "${L[@]}" -o "$T/killed.out" <&3 >/dev/null 2>&1) &
 runner=$!
 for _ in $(seq 100); do
@@ -155,9 +155,8 @@ for _ in $(seq 100); do
 done
 cond "a job reading standard input has its copy in \$TMPDIR" \
     "$(ls -A "$TMPDIR" | grep -c '^\.dsort_stdin\.dsort-') == 1"
-# SIGKILL for the ranks: the children of mpirun (the child of timeout, the subshell's child)
-mpirun_pid=$(pgrep -P "$(pgrep -P "$runner" | head -n 1)" | head -n 1)
-[ -n "$mpirun_pid" ] && pkill -KILL -P "$mpirun_pid"
+# SIGKILL for the ranks (under every MPI; the launcher sees them die)
+kill_ranks KILL "$runner"
 wait "$runner" 2>/dev/null
 eq "SIGKILL: the copy stays until another job sweeps" 1 "$(ls -A "$TMPDIR" | grep -c '^\.dsort_stdin\.')"
 ok "$N" "$DSORT" "${L[@]}" -o "$T/after.out" "$T/part1"
@@ -168,15 +167,14 @@ rm -f "$T/never.fifo"
 # The same for the output's directory (its stage, or the committed one being written out):
 # a job to standard output killed while it sorts out of core.
 for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do cat "$D/lines"; done >"$T/big"
-timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" \
+kto "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" "${MPI_PREFLAGS[@]}" -n "$N" \
     "$DSORT" "${L[@]}" --out-of-core -S 64K -k2,2n "$T/big" >/dev/null 2>&1 &
 runner=$!
 for _ in $(seq 200); do
     ls -A "$TMPDIR" | grep -q 'dsort_stdout\.dsort-' && break
     sleep 0.05
 done
-mpirun_pid=$(pgrep -P "$runner" | head -n 1)
-[ -n "$mpirun_pid" ] && pkill -KILL -P "$mpirun_pid"
+kill_ranks KILL "$runner"
 wait "$runner"
 cond "a job to standard output killed while sorting (exit $?; its directory: $(ls -A "$TMPDIR" | grep -c 'dsort_stdout\.dsort-'))" \
     "$(ls -A "$TMPDIR" | grep -c 'dsort_stdout\.dsort-') == 1"
@@ -205,7 +203,7 @@ echo "== a reader that exits early"
 # mpirun gets SIGPIPE and ends the job (Open MPI's mpirun may crash doing so); the ranks
 # remove their parts on the way out (given mpirun's usual 1 s before SIGKILL).
 head -c 1000 "$T/g.sorted" >"$T/g.head"
-OMPI_MCA_odls_base_sigkill_timeout=1 timeout -k 5 "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" \
+OMPI_MCA_odls_base_sigkill_timeout=1 kto "$E2E_TIMEOUT" "$MPIEXEC" "${RUN_FLAGS[@]}" \
     "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" "$D/g.dat" 2>/dev/null | head -c 1000 >"$T/stdout"
 same "| head -c 1000: the first records" "$T/g.head" "$T/stdout"
 sleep 1
@@ -235,4 +233,4 @@ for bad in "--local-inputs -:does not go with standard input" \
     eq "refused: ${bad%%:*}: nothing on stdout" "0" "$(wc -c <"$T/stdout")"
     clean "refused: ${bad%%:*}"
 done
-e2e_finish
+suite_finish

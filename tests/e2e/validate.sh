@@ -7,7 +7,7 @@
 # parts anyway); a part missing, extra, cut short, or changed in place with its order and size
 # kept is exit 1 naming the part (gensort, fixed and lines outputs). Usage: validate.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 
 # figures WHAT RECORDS CHECKSUM DUPS: the last dsort-validate output shows these figures.
 figures() {
@@ -149,4 +149,4 @@ expect_rc 2 "$N" "$VALIDATE" "$T/f1" "$T/missing"
 head -c 150 "$T/f1" >"$T/odd"
 expect_rc 2 "$N" "$VALIDATE" "$T/odd"
 
-e2e_finish
+suite_finish

@@ -7,12 +7,14 @@
 # A budget too small to sort with (-S 16K) is refused: exit 2, one line naming the rank and
 # the budget, no output, nothing in the temp dir; -S 64K on 10 MB either sorts right or is
 # refused the same way, never another error. Usage: budget.sh NRANKS
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 COUNT=300000 # 30 MB
 mkdir -p "$T/out" "$T/spill"
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
 SUM=$GEN_SUM
 NOSLURM=(env -u SLURM_MEM_PER_NODE -u SLURM_MEM_PER_CPU -u SLURM_CPUS_ON_NODE)
 MEM_BYTES=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))
@@ -82,4 +84,4 @@ else
     echo "  (-S 64K must either sort correctly or refuse, naming the budget)" >&2
     refused '64(\.0+)? ?K'
 fi
-ext_finish
+suite_finish

@@ -6,11 +6,13 @@
 # the run back must fail: exit 2, one line naming the rank and the run file (and, for the
 # flipped byte, the CRC and an offset); temp files removed, nothing under the output
 # directory. Usage: corrupt.sh NRANKS
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 COUNT=300000 # 30 MB
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
 SUM=$GEN_SUM
 K=0
 
@@ -95,4 +97,4 @@ PY
 corrupt_case "a flipped byte in a spilled run" flip
 corrupt_case "a spilled run cut in a block" cut-mid
 corrupt_case "a spilled run cut at a block boundary" cut-block
-ext_finish
+suite_finish

@@ -11,11 +11,13 @@
 # boundary, and the ranks continue (SIGCONT). Reading the run back must fail: exit 2, one line
 # naming the rank and the run file (and, for a flipped byte, CRC32C and an offset); temp files
 # removed, nothing under the output directory. Usage: corrupt_lines.sh NRANKS
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 COUNT=150000 # 15 MB of 100-byte gensort ASCII lines
-gen "$N" -a -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.txt" || ext_finish
+gen "$N" -a -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.txt" || suite_finish
 K=0
 
 # blocks RUN: the run's blocks as "offset payload lines" lines; fails (exit 1) when the file
@@ -167,4 +169,4 @@ corrupt_case "a flipped byte in a spilled run of lines" flip
 corrupt_case "a flipped byte in the middle of a spilled run of lines, -s" flip-mid -s
 corrupt_case "a spilled run of lines cut in a block" cut-mid
 corrupt_case "a spilled run of lines cut at a block boundary" cut-block
-ext_finish
+suite_finish

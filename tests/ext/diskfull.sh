@@ -5,14 +5,16 @@
 # on device"; the temp dir is empty afterwards and nothing (not even a hidden temporary file)
 # is left under the output's name; with -o and with -O. Needs root to mount; otherwise it
 # says why and exits 77 (skipped). Usage: diskfull.sh NRANKS
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 FULL=$T/full
-ext_mount_tmpfs "$FULL" 4M || ext_skip "$EXT_WHY"
+mount_tmpfs "$FULL" 4M || skip "$MOUNT_WHY"
 COUNT=200000 # 20 MB
 mkdir -p "$T/out"
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
 
 full_case() {
     local name=$1
@@ -33,4 +35,4 @@ full_case() {
 full_case "-o" -o "$T/out/sorted.dat"
 full_case "-O" -O "$T/out/parts"
 full_case "-u -o" -u -o "$T/out/sorted.dat"
-ext_finish
+suite_finish

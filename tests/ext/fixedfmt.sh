@@ -4,9 +4,11 @@
 # is the key), in every order, with a small budget so that every rank spills several runs,
 # every other case under `ulimit -n 33` (a small merge fan-in: extra merge passes). Oracle: the python stable sort (byte identity), dsort-validate --format, nothing left in the
 # temp dir, --stats out of core. Usage: fixedfmt.sh NRANKS
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 SPILL=$T/spill
 mkdir -p "$SPILL" "$T/out"
@@ -43,4 +45,4 @@ fmt_case() {
 
 fmt_case fixed:32:4:8 32 4 8 200000 20000
 fmt_case fixed:8:0:8 8 0 8 400000 50000
-ext_finish
+suite_finish

@@ -5,16 +5,18 @@
 # that fit one merge (merge_passes 0), the bytes read over all phases and ranks (from
 # /proc/self/io, reported by --stats) are 2.0-2.3 x the data, and so are the bytes written.
 # Usage: io2.sh NRANKS [DSORT_OPTIONS...] (for example -u, or -r -s)
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 shift
 OPTS=("$@")
 COUNT=250000 # 25 MB
 
 SPILL=$T/spill
 mkdir -p "$SPILL" "$T/out"
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
 SUM=$GEN_SUM
 WANT_RECS=$COUNT
 WANT_SUM=$SUM
@@ -91,4 +93,4 @@ for args in "--out-of-core -S 8M --block-size 64K" "-S 4M --block-size 64K" "-S 
     cond "$args: spill_bytes ($(st "$STATS" sum spill_bytes)) about the data ($((COUNT * 100)))" \
         "$((COUNT * 100)) <= $(st "$STATS" sum spill_bytes) <= $((COUNT * 100)) * 1.15"
 done
-ext_finish
+suite_finish

@@ -15,9 +15,11 @@
 #  - text lines (-s -k2,2) stopped twice and resumed: GNU sort's output; a 3 MB line that
 #    covers a whole rank's range (-n 3), stopped and resumed.
 # Usage: resume.sh NRANKS
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 EXT_TIMEOUT=120
 
 C=$T/ckpt # the -T of the stopped jobs
@@ -211,4 +213,4 @@ contains "--stop-after=0: usage error" "$T/stderr" 'invalid --stop-after'
 expect_rc 2 "$N" "$DSORT" -c --resume "$T/in.dat"
 contains "--resume with -c: refused" "$T/stderr" 'for sorting, not -c'
 
-ext_finish
+suite_finish

@@ -20,8 +20,10 @@
 # Ranks are frozen (SIGSTOP) at the moment looked for, signalled, and let go (SIGCONT), so the
 # signal lands where the test says it does.
 # Usage: resume_signals.sh NRANKS
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 EXT_TIMEOUT=120
 
 C=$T/ckpt # the -T of the jobs
@@ -224,4 +226,4 @@ for bad in soon 5y -1d ""; do
     contains "--keep-checkpoint=$bad: said" "$T/stderr" "invalid --keep-checkpoint"
 done
 
-ext_finish
+suite_finish

@@ -15,9 +15,11 @@
 #     refused with "give at least -S NK", N K above the refused budget; -S NK then sorts right.
 # The ulimit -v cases are skipped under AddressSanitizer (its shadow memory needs terabytes of
 # address space). Usage: rlimits.sh NRANKS
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 mkdir -p "$T/out" "$T/spill"
 NOSLURM=(env -u SLURM_MEM_PER_NODE -u SLURM_MEM_PER_CPU -u SLURM_CPUS_ON_NODE)
@@ -42,7 +44,7 @@ if nm "$DSORT" 2>/dev/null | grep __asan_init >/dev/null; then # not grep -q: nm
     echo "  ulimit -v cases skipped: AddressSanitizer build"
 else
     COUNT=$((N * 1000000)) # 100 MB a rank
-    gen "$N" -a "$COUNT" "$T/big.txt" || ext_finish
+    gen "$N" -a "$COUNT" "$T/big.txt" || suite_finish
     LC_ALL=C sort -S 256M "$T/big.txt" >"$T/big.ref" || die "GNU sort failed"
     # The probe: an address-space limit far above the need, so that the reason names the use.
     ulimit_v 8000000 "${NOSLURM[@]}" "$DSORT" -v --no-map -T "$T/spill" --stats "$STATS" \
@@ -98,7 +100,7 @@ else
 fi
 
 # ---- -S beyond the node (item 18), Slurm's figure that is no size (item 23)
-gen "$N" -a 100000 "$T/small.txt" || ext_finish
+gen "$N" -a 100000 "$T/small.txt" || suite_finish
 LC_ALL=C sort "$T/small.txt" >"$T/small.ref"
 # node_case NAME NOTE-REGEX ENV-AND-DSORT-ARGS...
 node_case() {
@@ -156,4 +158,4 @@ for size in 1 5; do
     done
 done
 empty_dir "left in the temp dir" "$T/spill"
-ext_finish
+suite_finish

@@ -3,9 +3,11 @@
 # RSS, measured by /usr/bin/time -f %M around each rank, stays at or below
 # 32 MiB x 1.1 + 64 MiB; in the default order, with -u, and with -O. The outputs are checked
 # with dsort-validate (count, checksum against dsort-gen -c). Usage: rss.sh NRANKS
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 TIME=/usr/bin/time
 [ -x "$TIME" ] || die "$TIME is missing (apt-get install time)"
@@ -14,7 +16,7 @@ BUDGET_MIB=32
 LIMIT_KB=$(((BUDGET_MIB * 1024 * 11 / 10) + 64 * 1024))
 SPILL=$T/spill
 mkdir -p "$SPILL" "$T/out"
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
 SUM=$GEN_SUM
 
 # rss_case NAME OUTPUT-ARGS...: sort with -S 32M under /usr/bin/time; check each rank's RSS.
@@ -52,4 +54,4 @@ rss_case() {
 rss_case "-o" -o "$T/out/sorted.dat" && validate "$N" "" "$T/out/sorted.dat" "$COUNT" "$SUM"
 rss_case "-u -o" -u -o "$T/out/sorted.dat" && validate "$N" -u "$T/out/sorted.dat" "$COUNT" "$SUM"
 rss_case "-r -s -O" -r -s -O "$T/out/d" && validate "$N" -r "$T/out/d" "$COUNT" "$SUM"
-ext_finish
+suite_finish

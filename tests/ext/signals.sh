@@ -9,12 +9,14 @@
 #     directory stays, and the next out-of-core run on the same temp dir removes it and says
 #     "removed N temp directories left by dead dsort jobs".
 # Open MPI's default kill delays are kept: they are what users get. Usage: signals.sh NRANKS
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 COUNT=500000 # 50 MB
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
-gen 1 -b 7 2000 "$T/small.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
+gen 1 -b 7 2000 "$T/small.dat" || suite_finish
 K=0
 
 # start_sort TEMPDIR OUTPUT-ARGS...: start the slow sort in the background; JOB is mpirun's PID.
@@ -125,4 +127,4 @@ else
     fail "SIGKILL case: no run file appeared in $td before the job ended"
     show_output
 fi
-ext_finish
+suite_finish

@@ -11,9 +11,11 @@
 # equal 8-10, binary 11-13): -n 2 the even ones, -n 4 the odd ones. Each half has low-limit
 # cases that take an extra merge pass (at -n 2 skewed and binary -r -s, at -n 4 uniform -r...).
 # Usage: smallbudget.sh NRANKS
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 COUNT=${DSORT_EXT_COUNT:-120000} # 12 MB: about 40 runs per rank at -n 1, 8 at -n 4
 SPILL=$T/spill
@@ -57,9 +59,9 @@ sort_case() {
 }
 
 base=$(((SEED % 100000) * 100))
-gen "$N" -a -b "$base" "$COUNT" "$T/uniform.txt" || ext_finish
+gen "$N" -a -b "$base" "$COUNT" "$T/uniform.txt" || suite_finish
 sum_uniform=$GEN_SUM
-gen "$N" -a -s -b "$base" "$COUNT" "$T/skewed.txt" || ext_finish
+gen "$N" -a -s -b "$base" "$COUNT" "$T/skewed.txt" || suite_finish
 sum_skewed=$GEN_SUM
 py setkey "$T/uniform.txt" "$T/equal.txt" 'EQUAL~KEY!' || die "setkey failed"
 read -r _ sum_equal <<<"$(py sum 100 "$T/equal.txt")"
@@ -90,7 +92,7 @@ for data in uniform skewed equal; do
 done
 
 # Skewed binary keys (bytes 0-255), checked by the python oracle.
-gen "$N" -s -b "$base" 100000 "$T/skewed.bin" || ext_finish
+gen "$N" -s -b "$base" 100000 "$T/skewed.bin" || suite_finish
 sum_bin=$GEN_SUM
 for opts in "" "-r -s" "-u"; do
     share $((c++)) || continue
@@ -104,4 +106,4 @@ done
 echo "largest number of extra merge passes: $MAX_PASSES ($LOW_LIMIT_CASES cases under a low ulimit -n)"
 cond "some rank took an extra merge pass under the low descriptor limit (--stats merge_passes)" \
     "$MAX_PASSES >= 1"
-ext_finish
+suite_finish

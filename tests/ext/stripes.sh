@@ -14,15 +14,17 @@
 #  - SIGTERM to every rank once a run has files in all three dirs: the job exits non-zero and
 #    every file of every run is removed (the cleanup series of each directory).
 # Usage: stripes.sh NRANKS
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 COUNT=200000 # 20 MB
 D=("$T/tA" "$T/tB" "$T/tC")
 STRIPED=1
 for d in "${D[@]}"; do
-    if ! ext_mount_tmpfs "$d" 96M; then
+    if ! mount_tmpfs "$d" 96M; then
         STRIPED=0
         mkdir -p "$d"
     fi
@@ -30,13 +32,13 @@ done
 if [ "$STRIPED" = 1 ]; then
     echo "temp dirs: three tmpfs mounts (three devices): runs striped over them"
 else
-    echo "temp dirs: three directories on one device, runs not striped ($EXT_WHY)"
+    echo "temp dirs: three directories on one device, runs not striped ($MOUNT_WHY)"
 fi
 TS=(-T "${D[0]}" -T "${D[1]}" -T "${D[2]}")
 mkdir -p "$T/o"
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
 SUM=$GEN_SUM
-gen "$N" -a -b $(((SEED % 100000) * 1000 + 7)) "$COUNT" "$T/in.txt" || ext_finish
+gen "$N" -a -b $(((SEED % 100000) * 1000 + 7)) "$COUNT" "$T/in.txt" || suite_finish
 gnu_sort "" "$T/in.txt" "$T/want.txt"
 
 nothing_left() {
@@ -134,4 +136,4 @@ if [ "$STRIPED" = 1 ]; then
         echo "  (the sort ended, exit $RC, before a run had files in all three dirs)"
     fi
 fi
-ext_finish
+suite_finish

@@ -9,12 +9,14 @@
 #     left alone, run files and all;
 #   - the sort succeeds (dsort-validate: order, count and checksum against dsort-gen -c).
 # Usage: sweep.sh NRANKS
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 COUNT=20000 # 2 MB
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
 SUM=$GEN_SUM
 
 # The host part of a job name (dsort_tempdirs_job_name: '/' and ' ' become '_').
@@ -78,4 +80,4 @@ eq "directories left in the temp dir" \
     "$(printf '%s\n' "${OLD##*/}" "${OTHERBOOT##*/}" "${OPEN##*/}" | sort | tr '\n' ' ')" \
     "$(find "$TD" -mindepth 1 -maxdepth 1 ! -type l -printf '%f\n' | sort | tr '\n' ' ')"
 validate "$N" "" "$T/out.dat" "$COUNT" "$SUM"
-ext_finish
+suite_finish

@@ -6,26 +6,28 @@
 # and checksum against dsort-gen -c). Without mount permission it uses the two directories.
 # Then one of them named four times (-T A -T A -T A/ -T link-to-A): the sort runs, as GNU's.
 # Usage: tempdirs.sh NRANKS
-EXT_FAST_KILL=1
-. "$(dirname "$0")/extlib.sh"
-ext_init "$1"
+FAST_KILL=1
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+suite_init "$1"
 
 COUNT=300000 # 30 MB
 A=$T/tmpA
 B=$T/tmpB
 mkdir -p "$A" "$B" "$T/out"
-if ext_mount_tmpfs "$A" 64M && ext_mount_tmpfs "$B" 64M; then
+if mount_tmpfs "$A" 64M && mount_tmpfs "$B" 64M; then
     echo "temp dirs: two tmpfs mounts $A and $B"
 else
-    echo "temp dirs: two directories $A and $B ($EXT_WHY)"
+    echo "temp dirs: two directories $A and $B ($MOUNT_WHY)"
 fi
-gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || ext_finish
+gen "$N" -b $(((SEED % 100000) * 1000)) "$COUNT" "$T/in.dat" || suite_finish
 SUM=$GEN_SUM
 STATS=$T/stats.json
 
 # A slowish out-of-core run (small budget and blocks: many runs) that we watch.
 LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $N $DSORT -S 1M --block-size 8K -T $A -T $B --stats $STATS -o $T/out/sorted.dat $T/in.dat"
-timeout -k 5 "$EXT_TIMEOUT" "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --block-size 8K \
+kto "$EXT_TIMEOUT" "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --block-size 8K \
     -T "$A" -T "$B" --stats "$STATS" -o "$T/out/sorted.dat" "$T/in.dat" \
     </dev/null >"$T/stdout" 2>"$T/stderr" &
 job=$!
@@ -73,4 +75,4 @@ ok "$N" "$DSORT" -S 1M -T "$A" -T "$A" -T "$A/" -T "$T/link-to-A" -T "$B" -o "$T
     "$T/in.dat"
 validate "$N" "" "$T/out/sorted.dat" "$COUNT" "$SUM"
 empty_dir "files left in the temp dir named four times" "$A"
-ext_finish
+suite_finish

@@ -46,4 +46,4 @@ flip_case map
 flip_case mlines
 flip_case ext
 flip_case lines
-ext_finish
+suite_finish

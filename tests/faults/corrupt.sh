@@ -53,4 +53,4 @@ damage_case ext flip o-new
 damage_case ext cut O
 damage_case lines flip o-old
 damage_case lines cut o-new
-ext_finish
+suite_finish

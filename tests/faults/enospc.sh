@@ -8,7 +8,7 @@
 . "$(dirname "$0")/faultlib.sh"
 faults_init "$1"
 FULL=$T/full
-ext_mount_tmpfs "$FULL" 4M || ext_skip "$EXT_WHY"
+mount_tmpfs "$FULL" 4M || skip "$MOUNT_WHY"
 data mem ext
 
 # full_case PIPE WHERE KIND: WHERE is tmp (-T on the tmpfs) or out (the output on it).
@@ -43,4 +43,4 @@ full_case mem out o-new
 full_case mem out O
 full_case ext out o-old
 full_case lines out o-new
-ext_finish
+suite_finish

@@ -1,12 +1,12 @@
 # shellcheck shell=bash disable=SC2034
 # (SC2034: the variables set here are used by the scripts that source this file.)
 # Shared helpers of the fault matrix (issue 9, "Proven, not promised"). Each tests/faults/NAME.sh
-# sources this file, which builds on tests/ext/extlib.sh (check, eq, contains, cond, gen, the
-# temporary directory $T and its cleanup, tmpfs mounts). A script runs cases; a case is one
-# scenario: case_begin, start a job, make the fault happen, check what must hold, case_end.
-# case_end prints one RESULT line and, when DSORT_FAULTS_RESULTS_DIR is set, appends a row to
-# DIR/NAME.tsv (scenario, pipeline, what must happen, outcome, ms to exit, why it failed); the
-# table in docs/reliability.md is made from those rows by tests/faults/table.py.
+# sources this file, which builds on tests/lib/check.sh (check, eq, contains, cond, gen, the
+# temporary directory $T and its cleanup, tmpfs mounts; the settings of the ext suite). A script
+# runs cases; a case is one scenario: case_begin, start a job, make the fault happen, check what
+# must hold, case_end. case_end prints one RESULT line and, when DSORT_FAULTS_RESULTS_DIR is set,
+# appends a row to DIR/NAME.tsv (scenario, pipeline, what must happen, outcome, ms to exit, why it
+# failed); the table in docs/reliability.md is made from those rows by tests/faults/table.py.
 #
 # Faults come from the LD_PRELOAD shim (shim.c, DSORT_FAULT_SHIM), configured by the FAULT_*
 # variables in the array FX (see shim.c). Phases are reached through the shim's phase hook: a
@@ -18,13 +18,14 @@
 # and cmp for "unchanged"; find for "nothing left".
 
 # Keep Open MPI's default kill delays (mpirun waits 1 s before SIGKILL): they are what users get.
-EXT_FAST_KILL=0
-# shellcheck source=../ext/extlib.sh
-. "$(dirname "$0")/../ext/extlib.sh"
+FAST_KILL=0
+SUITE=ext
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 
 # Our temp dirs are /tmp/dsort-ext-faults-NAME-nN.*: tests/ext has scripts of the same names.
-FAULTS_NAME=$EXT_NAME
-EXT_NAME=faults-$FAULTS_NAME
+FAULTS_NAME=$TEST_NAME
+TEST_NAME=faults-$FAULTS_NAME
 FX=()
 BEFORE_MPIEXEC=()
 BEFORE_RANK=()
@@ -37,16 +38,16 @@ LIMIT_S=10
 # How long a phase may take to be reached (a slow, loaded machine; never normally hit).
 REACH_S=90
 
-# fail is extlib's, plus the first reason of the current case for its RESULT line.
-eval "$(declare -f fail | sed '1s/^fail/ext_fail/')"
+# fail is check.sh's, plus the first reason of the current case for its RESULT line.
+eval "$(declare -f fail | sed '1s/^fail/check_fail/')"
 fail() {
     [ -z "$CASE" ] || [ -n "$CASE_WHY" ] || CASE_WHY=$*
-    ext_fail "$@"
+    check_fail "$@"
 }
 
-# faults_init N: extlib's set-up, the shim, the offset of dsort's phase variable, the results.
+# faults_init N: check.sh's set-up, the shim, the offset of dsort's phase variable, the results.
 faults_init() {
-    ext_init "$1"
+    suite_init "$1"
     SHIM=${DSORT_FAULT_SHIM:-}
     [ -f "$SHIM" ] || die "DSORT_FAULT_SHIM ($SHIM) is not built (run through ctest)"
     # The phase hook reads dsort's `phase` (src/cleanup.c), a static variable: its offset in the
@@ -102,7 +103,7 @@ data_make() {
     local f=$1 ref=$2 n=$3 first=$4 count=$5
     [ "$(cat "$f.ok" 2>/dev/null)" = "$((count * 100))" ] && [ -f "$ref" ] && return 0
     rm -f "$f.ok"
-    gen "$n" -a -b "$first" "$count" "$f" || ext_finish
+    gen "$n" -a -b "$first" "$count" "$f" || suite_finish
     LC_ALL=C sort -S 64M "$f" >"$ref" || die "GNU sort failed"
     stat -c %s "$f" >"$f.ok"
 }
@@ -249,6 +250,16 @@ wait_ready() {
         read -r "READY_PID[$r]" "READY_PHASE[$r]" <"$C/ready.$r"
     done
     return 0
+}
+
+# signal_rank SIG RANK: send SIG to rank RANK, stopped at the hook, let it go on, and wait_end
+# from the signal (GONE_MS counts from it).
+signal_rank() {
+    local t0
+    t0=$(date +%s%N)
+    kill -"$1" "${READY_PID[$2]}"
+    resume "$2"
+    wait_end "$t0"
 }
 
 # resume RANK...: let stopped ranks go on.

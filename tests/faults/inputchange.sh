@@ -137,7 +137,7 @@ if [ "$GROUP" = inplace ]; then
     inplace_case mlines eol sort o-new
     inplace_case mlines eol exchange o-old
     inplace_case mlines eol write O
-    ext_finish
+    suite_finish
 fi
 
 change_case mem truncate o-new
@@ -149,4 +149,4 @@ change_case ext truncate O
 change_case ext append o-new
 change_case lines truncate o-old
 change_case lines append O
-ext_finish
+suite_finish

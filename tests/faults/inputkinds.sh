@@ -159,7 +159,7 @@ d = open(sys.argv[1], "rb").read()
 sys.stdout.buffer.write(b"".join(sorted(d[i:i + 100] for i in range(0, len(d), 100))))
 ' "$T/text.txt" >"$T/text.records"
 head -c 12345 "$T/text.txt" >"$T/odd.txt"
-gen 1 2000 "$T/bin.dat" || ext_finish
+gen 1 2000 "$T/bin.dat" || suite_finish
 python3 -c '
 import sys
 d = open(sys.argv[1], "rb").read()
@@ -244,4 +244,4 @@ run_job "$N" -T "$C/tmp" -c "$SMALL_REF"
 check_exit 0
 case_end
 
-ext_finish
+suite_finish

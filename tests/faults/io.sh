@@ -91,4 +91,4 @@ else
     eio_case lines read /run- 0 0 O "run-[0-9]+" "reading a spilled run (rank 0)"
     eio_case lines write /out/ 1000000 all o-old "sorted\.dat" "writing the output (after 1 MB)"
 fi
-ext_finish
+suite_finish

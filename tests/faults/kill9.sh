@@ -32,10 +32,7 @@ kill_case() {
         start_job "$N" -T "$C/tmp" "${OUTARGS[@]}" "${PARGS[@]}"
         if wait_ready "$victim"; then
             eq "the phase the rank stopped in" "$phase" "${READY_PHASE[$victim]}"
-            local t0
-            t0=$(date +%s%N)
-            kill -KILL "${READY_PID[$victim]}"
-            wait_end "$t0"
+            signal_rank KILL "$victim"
             check_exit nz
             check_prompt
             check_final
@@ -102,4 +99,4 @@ lines)
     kill_case commit 1 0 0 o-old
     ;;
 esac
-ext_finish
+suite_finish

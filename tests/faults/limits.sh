@@ -103,11 +103,7 @@ kill_case() {
         phase_hook spill 1 0 0
         start_limited env -- -T "$C/tmp" "${OUTARGS[@]}" "${PARGS[@]}"
         if wait_ready 0; then
-            local t0
-            t0=$(date +%s%N)
-            kill -XFSZ "${READY_PID[0]}"
-            resume 0
-            wait_end "$t0"
+            signal_rank XFSZ 0
             check_exit nz
             check_prompt
             check_rank_line "stopped by SIGXFSZ \(the file size limit, ulimit -f\) in the spill phase"
@@ -122,4 +118,4 @@ fsize_case o-old
 fsize_case O
 cpu_case
 kill_case
-ext_finish
+suite_finish

@@ -17,7 +17,7 @@ data ext
 # The input (30 MB, outside) spills about 29 MB of runs at -S 8M; 38 MiB hold the runs but not
 # the output too (each rank frees its runs when its own merge ends, so 44 MiB may hold both):
 # the final merge fills the file system.
-ext_mount_tmpfs "$FULL" 38M || ext_skip "$EXT_WHY"
+mount_tmpfs "$FULL" 38M || skip "$MOUNT_WHY"
 pipeline_args ext
 
 case_begin "ENOSPC in the final merge, the error log on the full file system ($ROUNDS runs)" ext \
@@ -50,4 +50,4 @@ done
 note "exit status$codes; the line in $((ROUNDS - lost)) of $ROUNDS logs; said again (first line maybe lost) in $again"
 case_end
 rm -f "$T/stderr"
-ext_finish
+suite_finish

@@ -33,11 +33,7 @@ hup_case() {
         phase_hook spill 2 0 0
         start_single "${pre[@]}" -- -T "$C/tmp" "${OUTARGS[@]}" "${PARGS[@]}"
         if wait_ready 0; then
-            local t0
-            t0=$(date +%s%N)
-            kill -HUP "${READY_PID[0]}"
-            resume 0
-            wait_end "$t0"
+            signal_rank HUP 0
             if [ "$how" = none ]; then
                 check_exit nz
                 check_prompt
@@ -59,4 +55,4 @@ hup_case() {
 hup_case nohup
 hup_case trap
 hup_case none
-ext_finish
+suite_finish

@@ -18,10 +18,10 @@ pipeline_args mem
 
 RO=$T/ro
 RO_WHY=""
-if ext_mount_tmpfs "$RO" 1M; then
+if mount_tmpfs "$RO" 1M; then
     mount -o remount,ro "$RO" 2>/dev/null || RO_WHY="cannot remount $RO read-only"
 else
-    RO_WHY=$EXT_WHY
+    RO_WHY=$MOUNT_WHY
 fi
 
 # ro_case KIND
@@ -90,4 +90,4 @@ check_exit 2
 eq "files in the output directory" "" "$(listing "$C/out")"
 grep -q '^dsort' "$T/stderr" && note "\"$(grep -m1 '^dsort' "$T/stderr" | short_paths | cut -c1-160)\""
 case_end
-ext_finish
+suite_finish

@@ -19,14 +19,14 @@ faults_init "$1"
 data mem
 pipeline_args mem
 
-# bind_mount SRC DST: mount --bind, unmounted on exit. Returns non-zero with EXT_WHY.
+# bind_mount SRC DST: mount --bind, unmounted on exit. Returns non-zero with MOUNT_WHY.
 bind_mount() {
     local err
     if ! err=$(mount --bind "$1" "$2" 2>&1); then
-        EXT_WHY="cannot bind-mount $1 on $2: $err"
+        MOUNT_WHY="cannot bind-mount $1 on $2: $err"
         return 1
     fi
-    EXT_MOUNTS+=("$2")
+    MOUNTS+=("$2")
 }
 
 # mount_case NAME HOW: -O onto an empty mount point made by HOW (tmpfs or bind).
@@ -36,12 +36,12 @@ mount_case() {
     local mp=$C/out/parts ok=1
     mkdir -p "$mp"
     if [ "$2" = tmpfs ]; then
-        ext_mount_tmpfs "$mp" 64M && mkdir "$mp/lost+found" || ok=0
+        mount_tmpfs "$mp" 64M && mkdir "$mp/lost+found" || ok=0
     else
         mkdir -p "$C/src" && bind_mount "$C/src" "$mp" || ok=0
     fi
     if [ "$ok" = 0 ]; then
-        case_skip "$EXT_WHY"
+        case_skip "$MOUNT_WHY"
     else
         out_setup O
         run_job "$N" "${OUTARGS[@]}" "${PARGS[@]}"
@@ -62,8 +62,8 @@ mount_case "mount --bind" bind
 case_begin "kill -9 of a job writing -O into a mount point, then a next run" mem \
     "the dead job's stage inside the mount point is swept by the next run, which succeeds"
 mp=$C/out/parts
-if ! ext_mount_tmpfs "$mp" 64M; then
-    case_skip "$EXT_WHY"
+if ! mount_tmpfs "$mp" 64M; then
+    case_skip "$MOUNT_WHY"
 elif need_phase_hook; then
     out_setup O
     phase_hook write 1 1 0
@@ -88,7 +88,7 @@ case_end
 case_begin "-O DIR on a mount point too small for the output" mem \
     "exit 2; a line naming the rank and the cause; the mount point empty afterwards"
 mp=$C/out/parts
-if ext_mount_tmpfs "$mp" 1M; then
+if mount_tmpfs "$mp" 1M; then
     out_setup O
     run_job "$N" "${OUTARGS[@]}" "${PARGS[@]}"
     check_exit 2
@@ -96,7 +96,7 @@ if ext_mount_tmpfs "$mp" 1M; then
     eq "files in the mount point" "" "$(listing "$mp")"
     eq "files beside it" parts "$(listing "$C/out")"
 else
-    case_skip "$EXT_WHY"
+    case_skip "$MOUNT_WHY"
 fi
 case_end
 
@@ -113,7 +113,7 @@ if bind_mount "$C/src.dat" "$OUT_FINAL"; then
     eq "files in the output directory" sorted.dat "$(listing "$C/out")"
     eq "the bind mount's source" "the old content" "$(cat "$C/src.dat")"
 else
-    case_skip "$EXT_WHY"
+    case_skip "$MOUNT_WHY"
 fi
 case_end
 
@@ -160,7 +160,7 @@ case_end
 case_begin "--stats FILE on a full file system" mem \
     "exit 2 naming the stats file; the older stats file unchanged; no temp left; output committed"
 sd=$C/stats
-if ext_mount_tmpfs "$sd" 64K; then
+if mount_tmpfs "$sd" 64K; then
     python3 -c 'import json, sys; json.dump({"old": "x" * 20000}, open(sys.argv[1], "w"))' "$sd/s.json"
     old=$(sha256sum <"$sd/s.json")
     head -c 1M /dev/zero >"$sd/fill" 2>/dev/null # fills it up
@@ -172,7 +172,7 @@ if ext_mount_tmpfs "$sd" 64K; then
     eq "files beside the stats file" "fill s.json" "$(listing "$sd")"
     same_output
 else
-    case_skip "$EXT_WHY"
+    case_skip "$MOUNT_WHY"
 fi
 case_end
 
@@ -202,4 +202,4 @@ else
     case_skip "cannot set xattrs or an ACL here: $before"
 fi
 case_end
-ext_finish
+suite_finish

@@ -211,4 +211,4 @@ run_job "$N" --resume "${ARGS_RUN[@]}"
 finished
 case_end
 
-ext_finish
+suite_finish

@@ -75,4 +75,4 @@ else
         sig_case final_merge 1 3 "$s" "${rank_of[$s]}"
     done
 fi
-ext_finish
+suite_finish

@@ -41,7 +41,7 @@
 #                             prints the ratio, calls the test's fail if P > 1.5 O + 0.2 s
 #                             (a loose check: this is a test, not a benchmark); nan skips
 #   thr_finish                (tests) fail if a dsort temp dir is left under THR_WORK, then
-#                             print PASS, or FAIL and exit 1 when the test's $fails is not 0
+#                             print PASS, or FAIL and exit 1 when the test's $FAILS is not 0
 #
 # Every function but thr_init returns 0 on success, THR_SKIP (77) when this machine cannot do
 # it (no free loop device, no partition nodes; THR_REASON says why) and 1 on other errors
@@ -333,8 +333,8 @@ thr_finish() {
     local left
     left=$(find "$THR_WORK" -mindepth 1 -maxdepth 2 -name 'dsort-*' 2>/dev/null | head -n 5)
     [ -z "$left" ] || fail "temp files left behind: $left"
-    if [ "${fails:?the test sets fails}" -gt 0 ]; then
-        echo "FAIL: $fails checks failed"
+    if [ "${FAILS:?the test sources tests/lib/check.sh}" -gt 0 ]; then
+        echo "FAIL: $FAILS checks failed"
         exit 1
     fi
     echo PASS

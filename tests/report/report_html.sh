@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # dsort-report on a real run (issue 12): sorts 200000 gensort records on 4 ranks with --stats,
 # turns the stats into a page with dsort-report, and checks the page: a timeline row
 # "rank 0".."rank 3", inline <svg>, every phase of the file named, nothing that loads from
@@ -12,10 +12,11 @@
 set -u
 bin=${1:?usage: report_html.sh BIN_DIR}
 mpiexec=${DSORT_MPIEXEC:-mpiexec}
-# The launcher's flags of every run (tests/CMakeLists.txt; unset: Open MPI's --oversubscribe).
-preflags=${DSORT_MPIEXEC_PREFLAGS---oversubscribe}
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# skip (exit 77), fail (exit 1 at once: FAIL_FAST), kto and MPI_PREFLAGS are tests/lib/check.sh's.
+# shellcheck disable=SC2034 # read by check.sh
+FAIL_FAST=1
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 command -v python3 >/dev/null 2>&1 || skip "python3 is missing"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dsort-report-XXXXXX") || fail mktemp
 trap 'rm -rf "$work"' EXIT
@@ -26,10 +27,9 @@ fi
 export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 
 # A real 4-rank sort with --stats.
-# shellcheck disable=SC2086 # $preflags: words, on purpose
-timeout 60 "$mpiexec" $preflags -n 2 "$bin/dsort-gen" 200000 "$work/in.dat" || fail "dsort-gen failed"
+kto 60 "$mpiexec" "${MPI_PREFLAGS[@]}" -n 2 "$bin/dsort-gen" 200000 "$work/in.dat" || fail "dsort-gen failed"
 # shellcheck disable=SC2086
-timeout 120 "$mpiexec" $preflags -n 4 "$bin/dsort" --stats "$work/s.json" \
+kto 120 "$mpiexec" "${MPI_PREFLAGS[@]}" -n 4 "$bin/dsort" --stats "$work/s.json" \
     -o "$work/out.dat" "$work/in.dat" || fail "dsort failed"
 [ -s "$work/s.json" ] || fail "dsort wrote no stats"
 

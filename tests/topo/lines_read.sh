@@ -15,7 +15,7 @@
 # Usage: lines_read.sh NRANKS
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/../e2e/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 # shellcheck disable=SC2034 # read by lib.sh's run (RUN_TIMEOUT_VAR)
 E2E_TIMEOUT=${DSORT_E2E_TIMEOUT:-60}
 GEN_LINES=$(cd "$(dirname "$0")/.." && pwd)/lines_gen.py
@@ -27,7 +27,7 @@ D2=$T/d2
 if [ -d /dev/shm ] && [ -w /dev/shm ] &&
     [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$T")" ]; then
     D2=$(mktemp -d /dev/shm/dsort-lines-read.XXXXXX) || die "mktemp /dev/shm"
-    trap 'rm -rf "$D2"; e2e_cleanup' EXIT
+    trap 'rm -rf "$D2"; suite_cleanup' EXIT
     echo "second device: $D2"
 else
     mkdir "$D2"
@@ -130,4 +130,4 @@ print(len(d) - start)' "$T/flipme.txt" "$N") || die "python3 could not measure t
 else
     echo "  (no fault shim: the changed-last-byte case is not run)"
 fi
-e2e_finish
+suite_finish

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # dsort --plan --json and a real sort over real mounts: three tmpfs mounts and a disk image
 # with two ext4 partitions on a loop device, inputs spread over all five file systems.
 # Checks that the plan shows the two partitions as one device (the loop disk, one reading
@@ -9,15 +9,18 @@
 # Usage: plan_mounts.sh BIN_DIR
 set -u
 bin=${1:?usage: plan_mounts.sh BIN_DIR}
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# skip (exit 77), fail (exit 1 at once: FAIL_FAST), kto and MPI_PREFLAGS are tests/lib/check.sh's.
+# shellcheck disable=SC2034 # read by check.sh
+FAIL_FAST=1
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 [ "$(id -u)" = 0 ] || skip "not running as root"
 for tool in sfdisk losetup partx mkfs.ext4 mount umount truncate python3; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool is missing"
 done
 [ -e /dev/loop-control ] || skip "no loop devices"
 if [ -z "${DSORT_PLAN_NS:-}" ] && unshare --mount --propagation private true 2>/dev/null; then
-    DSORT_PLAN_NS=1 exec unshare --mount --propagation private sh "$0" "$@"
+    DSORT_PLAN_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/dsort-plan-XXXXXX") || fail mktemp
 loop="" mounted=""
@@ -46,10 +49,7 @@ for t in 1 2 3; do
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpiexec=${DSORT_MPIEXEC:-mpiexec}
-# The launcher's flags of every run (tests/CMakeLists.txt; unset: Open MPI's --oversubscribe).
-preflags=${DSORT_MPIEXEC_PREFLAGS---oversubscribe}
-# shellcheck disable=SC2086 # $preflags: words, on purpose
-run() { timeout 60 "$mpiexec" -q $preflags "$@"; }
+run() { kto 60 "$mpiexec" -q "${MPI_PREFLAGS[@]}" "$@"; }
 # Five inputs, one per file system, in order; the generator's checksum of all of them.
 sum=$(run -n 1 "$bin/dsort-gen" -a -c 30000 "$work/all.txt" 2>&1 >/dev/null) || fail gen
 i=0

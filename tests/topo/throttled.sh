@@ -26,7 +26,7 @@ echo "throttled: cgroup $THR_CG_KIND ($THR_CG), $((bps / 1048576)) MiB/s per dis
 
 # gen FILE COUNT: dsort-gen -c (outside the cgroup); prints the checksum.
 gen() {
-    timeout 60 "$mpiexec" -q --oversubscribe -n 1 "$bin/dsort-gen" -c "$2" "$1" 2>&1 >/dev/null |
+    kto 60 "$mpiexec" -q "${MPI_PREFLAGS[@]}" -n 1 "$bin/dsort-gen" -c "$2" "$1" 2>&1 >/dev/null |
         grep -Eo '^[0-9a-f]+$' | tail -n 1
 }
 # cut_records SRC FIRST COUNT DEST: records FIRST .. FIRST+COUNT-1 of SRC into DEST.
@@ -69,7 +69,7 @@ sort_case() {
     while [ "$1" != -- ]; do opts+=("$1"); shift; done
     shift
     rm -f "$out" "$work/stats.json"
-    thr_run timeout -k 5 90 "$mpiexec" -q --oversubscribe -n "$n" "$bin/dsort" "${opts[@]}" \
+    thr_run timeout -k 5 90 "$mpiexec" -q "${MPI_PREFLAGS[@]}" -n "$n" "$bin/dsort" "${opts[@]}" \
         --stats "$work/stats.json" "$@" -o "$out" || rc=$?
     TOTAL=$THR_ELAPSED
     READ=nan
@@ -79,7 +79,7 @@ sort_case() {
     fi
     READ=$(read_phase "$work/stats.json")
     if [ -z "${ref[$ws]:-}" ]; then
-        v=$(timeout 60 "$mpiexec" -q --oversubscribe -n 1 "$bin/dsort-validate" "$out" 2>&1) ||
+        v=$(kto 60 "$mpiexec" -q "${MPI_PREFLAGS[@]}" -n 1 "$bin/dsort-validate" "$out" 2>&1) ||
             fail "$name: dsort-validate: $v"
         echo "$v" | grep -q "^Records: $wn\$" || fail "$name: dsort-validate: $v; want $wn records"
         echo "$v" | grep -q "^Checksum: $ws\$" || fail "$name: dsort-validate: $v; want checksum $ws"
@@ -139,7 +139,7 @@ mkdir -p "$THR_MNT1/tmp" "$THR_MNT2/tmp"
 ptmps=(-T "$THR_MNT1/tmp" -T "$THR_MNT2/tmp")
 rm -f "$work/out.parts-temp"
 rc=0
-thr_run timeout -k 5 90 "$mpiexec" -q --oversubscribe -n 1 "$bin/dsort" -S 8M "${ptmps[@]}" \
+thr_run timeout -k 5 90 "$mpiexec" -q "${MPI_PREFLAGS[@]}" -n 1 "$bin/dsort" -S 8M "${ptmps[@]}" \
     --checkpoint --stop-after=2 "${inputs[@]}" -o "$work/out.parts-temp" 2>/dev/null || rc=$?
 [ "$rc" = 3 ] || fail "partitions as temp dirs: --stop-after=2 exited $rc, not 3"
 runs=$(find "$THR_MNT1/tmp" "$THR_MNT2/tmp" -name 'run-*' | wc -l)

@@ -29,7 +29,7 @@ echo "throttled_lines: cgroup $THR_CG_KIND ($THR_CG), $((bps / 1048576)) MiB/s p
 inputs=()
 for i in 0 1 2; do
     setup thr_disk "d$i" 64 "$bps" "$bps"
-    timeout 60 "$mpiexec" -q --oversubscribe -n 1 "$bin/dsort-gen" -a -b $((i * per)) "$per" \
+    kto 60 "$mpiexec" -q "${MPI_PREFLAGS[@]}" -n 1 "$bin/dsort-gen" -a -b $((i * per)) "$per" \
         "$THR_MNT/in" >/dev/null 2>&1 || { echo "FAIL: dsort-gen -a" >&2; exit 1; }
     inputs+=("$THR_MNT/in")
 done
@@ -57,7 +57,7 @@ sort_case() {
     local name=$1 n=$2 rc=0 out=$work/out
     shift 2
     rm -f "$out" "$work/stats.json"
-    thr_run timeout -k 5 90 "$mpiexec" -q --oversubscribe -n "$n" "$bin/dsort" --format lines \
+    thr_run timeout -k 5 90 "$mpiexec" -q "${MPI_PREFLAGS[@]}" -n "$n" "$bin/dsort" --format lines \
         -T "$work" "$@" --stats "$work/stats.json" "${inputs[@]}" -o "$out" || rc=$?
     TOTAL=$THR_ELAPSED
     READ=nan SAMPLE=nan RPHASE=nan

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Device stream tokens cannot hang a sort (issue 9, item 9). Two ranks read one input on a
 # private tmpfs (one stream: they take turns through the slot's lock file). Checks that
 #   - the lock file has the uid in its name and mode 0600;
@@ -10,14 +10,17 @@
 # Root (for the mount) needed; exit 77 (skip) otherwise. Usage: token_wait.sh BIN_DIR
 set -u
 bin=${1:?usage: token_wait.sh BIN_DIR}
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# skip (exit 77), fail (exit 1 at once: FAIL_FAST), kto and MPI_PREFLAGS are tests/lib/check.sh's.
+# shellcheck disable=SC2034 # read by check.sh
+FAIL_FAST=1
+# shellcheck source=../lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 [ "$(id -u)" = 0 ] || skip "not running as root"
 for tool in flock mount umount python3 timeout stat; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool is missing"
 done
 if [ -z "${DSORT_TOKEN_NS:-}" ] && unshare --mount --propagation private true 2>/dev/null; then
-    DSORT_TOKEN_NS=1 exec unshare --mount --propagation private sh "$0" "$@"
+    DSORT_TOKEN_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/dsort-token-XXXXXX") || fail mktemp
 mounted=""
@@ -35,10 +38,7 @@ mkdir "$work/fs" "$work/spill" && mount -t tmpfs -o size=16m tmpfs "$work/fs" ||
 mounted=$work/fs
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpiexec=${DSORT_MPIEXEC:-mpiexec}
-# The launcher's flags of every run (tests/CMakeLists.txt; unset: Open MPI's --oversubscribe).
-preflags=${DSORT_MPIEXEC_PREFLAGS---oversubscribe}
-# shellcheck disable=SC2086 # $preflags: words, on purpose
-run() { timeout 60 "$mpiexec" -q $preflags "$@" 9<&-; }
+run() { kto 60 "$mpiexec" -q "${MPI_PREFLAGS[@]}" "$@" 9<&-; }
 sum=$(run -n 1 "$bin/dsort-gen" -a -c 30000 "$work/fs/in.txt" 2>&1 >/dev/null) || fail gen
 LC_ALL=C sort "$work/fs/in.txt" >"$work/want.txt" || fail "GNU sort"
 

@@ -25,26 +25,17 @@
 #include <unistd.h>
 
 #include "awrite.h"
+#include "fixture.h"
 
-static char dir[PATH_MAX];  /* this test's directory */
-static char path[PATH_MAX]; /* dir/out */
+static char path[PATH_MAX]; /* dsort_test_dir/out */
 
 static int setup(void **state)
 {
     (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/dsort-test-awrite-XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(dir))
+    if (dsort_test_dir_setup(state) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/out", dir);
+    dsort_test_path(path, sizeof path, "out");
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    unlink(path);
-    return rmdir(dir);
 }
 
 /* The byte that block `blk` holds at index i. */
@@ -351,13 +342,13 @@ static void test_error_after_success(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_append_blocks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ranges_out_of_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_direct_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_append_blocks, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_ranges_out_of_order, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_direct_fd, setup, dsort_test_dir_teardown),
         cmocka_unit_test(test_finish_null),
-        cmocka_unit_test_setup_teardown(test_read_only_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_fd, setup, dsort_test_dir_teardown),
         cmocka_unit_test(test_full_device),
-        cmocka_unit_test_setup_teardown(test_error_after_success, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_after_success, setup, dsort_test_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* Unit tests for budget.h (issue 9, item 11): the cgroup memory limit read from fake
  * /proc + /sys trees (v2, nested v2, "max", v1 with memory.stat's hierarchical limit, v1
- * without mountinfo, a v1 container whose mount root is its own cgroup, hybrid v1 + v2, a
+ * without mountinfo, a v1 container whose mount dsort_test_dir is its own cgroup, hybrid v1 + v2, a
  * mount point with an escaped space, no cgroup at all), and how it caps the default budget,
  * -S N% and Slurm's figure, and says so in `why`. */
 #include <stdarg.h>
@@ -17,19 +17,18 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "fixture.h"
 
 #define GiB ((uint64_t)1 << 30)
 #define MiB ((uint64_t)1 << 20)
 #define V1_NONE "9223372036854771712"
 
-static char root[PATH_MAX];
-
-/* Write text to root/rel, making its directories. */
+/* Write text to dsort_test_dir/rel (the fake root of /proc and /sys), making its directories. */
 static void put(const char *rel, const char *text)
 {
     char path[PATH_MAX * 2];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    for (char *p = path + strlen(root) + 1; *p; p++)
+    snprintf(path, sizeof path, "%s/%s", dsort_test_dir, rel);
+    for (char *p = path + strlen(dsort_test_dir) + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
             mkdir(path, 0755);
@@ -41,28 +40,12 @@ static void put(const char *rel, const char *text)
     assert_int_equal(fclose(f), 0);
 }
 
-static int fresh(void **state)
-{
-    (void)state;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(root, sizeof root, "%s/dsort-budget-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    return mkdtemp(root) ? 0 : -1;
-}
-
-static int gone(void **state)
-{
-    (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 #define MOUNT_V2 "30 22 0:27 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
 #define MOUNT_V1 "34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
 
 static uint64_t limit(int *version)
 {
-    return dsort_budget_cgroup_limit(root, version);
+    return dsort_budget_cgroup_limit(dsort_test_dir, version);
 }
 
 static void test_no_cgroup(void **state)
@@ -77,7 +60,8 @@ static void test_no_cgroup(void **state)
     assert_int_equal(limit(&v), 0);
     struct dsort_budget b;
     struct dsort_error err;
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
     assert_string_equal(b.why, "default: 75% of 16.00 GiB node memory / 2 ranks");
 }
@@ -93,14 +77,16 @@ static void test_v2(void **state)
     assert_int_equal(v, 2);
     struct dsort_budget b;
     struct dsort_error err;
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 2 * GiB / 4 * 3 / 2);
     assert_non_null(strstr(b.why, "75% of 2.00 GiB cgroup limit (cgroup v2; node memory "
                                   "16.00 GiB) / 2 ranks"));
 
     /* A limit above the node's memory changes nothing. */
     put("sys/fs/cgroup/user.slice/job.scope/memory.max", "68719476736\n");
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
     assert_null(strstr(b.why, "cgroup"));
 }
@@ -191,27 +177,32 @@ static void test_resolve_caps(void **state)
     struct dsort_budget b;
     struct dsort_error err;
     /* -S N%: of the cgroup limit. */
-    assert_int_equal(dsort_budget_resolve_at(root, "50%", 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, "50%", 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, GiB / 2 / 2);
     assert_non_null(strstr(b.why, "-S 50%: 50% of 1.00 GiB cgroup limit"));
     /* -S SIZE: as given while the cgroup holds it for each rank; beyond, the default, and
      * note says so (issue 25, item 18). */
-    assert_int_equal(dsort_budget_resolve_at(root, "512M", 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, "512M", 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 512 * MiB);
     assert_string_equal(b.why, "-S 512M");
     assert_string_equal(b.note, "");
-    assert_int_equal(dsort_budget_resolve_at(root, "4G", 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, "4G", 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, GiB / 4 * 3 / 2);
     assert_non_null(strstr(b.note, "-S 4G (per rank) is more than this node can give each of "
                                    "its 2 ranks (512.00 MiB of 1.00 GiB cgroup limit)"));
     /* Slurm's figure above the cgroup limit: the cgroup's. */
     setenv("SLURM_MEM_PER_NODE", "4096", 1);
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 4, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 4, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, GiB / 4 * 3 / 4);
     assert_non_null(strstr(b.why, "cgroup limit (cgroup v2; SLURM_MEM_PER_NODE 4.00 GiB)"));
     /* Slurm's figure below it: Slurm's. */
     setenv("SLURM_MEM_PER_NODE", "512", 1);
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 4, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 4, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 512 * MiB / 5 * 4 / 4);
     assert_non_null(strstr(b.why, "80% of the Slurm allocation"));
     unsetenv("SLURM_MEM_PER_NODE");
@@ -226,10 +217,12 @@ static void test_resolve_node_clamp(void **state)
     struct dsort_error err;
     unsetenv("SLURM_MEM_PER_NODE");
     unsetenv("SLURM_MEM_PER_CPU");
-    assert_int_equal(dsort_budget_resolve_at(root, "4G", 16 * GiB, 4, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, "4G", 16 * GiB, 4, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 4 * GiB);
     assert_string_equal(b.note, "");
-    assert_int_equal(dsort_budget_resolve_at(root, "50G", 16 * GiB, 4, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, "50G", 16 * GiB, 4, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 3 * GiB);
     assert_non_null(strstr(b.note, "-S 50G (per rank) is more than this node can give each of its "
                                    "4 ranks (4.00 GiB of 16.00 GiB node memory): using 3.00 GiB"));
@@ -249,27 +242,32 @@ static void test_slurm_bad(void **state)
     unsetenv("SLURM_MEM_PER_CPU");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("SLURM_MEM_PER_NODE", bad[i], 1);
-        assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+        assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 2, &b, &err),
+                         DSORT_OK);
         assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
         assert_non_null(strstr(b.note, "SLURM_MEM_PER_NODE='"));
         assert_non_null(strstr(b.note, "the node's memory"));
     }
     setenv("SLURM_MEM_PER_NODE", "32G", 1); /* a valid size, but more than the node has */
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
     assert_non_null(strstr(b.note, "(32.00 GiB) is more than this node's memory (16.00 GiB)"));
     setenv("SLURM_MEM_PER_NODE", "8G", 1); /* valid: used, no note */
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 8 * GiB / 5 * 4 / 2);
     assert_string_equal(b.note, "");
     unsetenv("SLURM_MEM_PER_NODE");
     setenv("SLURM_MEM_PER_CPU", "-100", 1);
     setenv("SLURM_CPUS_ON_NODE", "4", 1);
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
     assert_non_null(strstr(b.note, "SLURM_MEM_PER_CPU='-100' is not a memory size"));
     setenv("SLURM_MEM_PER_CPU", "4611686018427387904", 1); /* x 4 cpus overflows */
-    assert_int_equal(dsort_budget_resolve_at(root, NULL, 16 * GiB, 2, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_at(dsort_test_dir, NULL, 16 * GiB, 2, &b, &err),
+                     DSORT_OK);
     assert_int_equal(b.bytes, 16 * GiB / 4 * 3 / 2);
     assert_non_null(strstr(b.note, "SLURM_MEM_PER_CPU="));
     unsetenv("SLURM_MEM_PER_CPU");
@@ -288,7 +286,7 @@ static void test_resolve_rlimits(void **state)
     struct dsort_error err;
     struct dsort_budget_env env = {16 * GiB, 2, GiB, 200 * MiB, 0, 0};
     const uint64_t room = (GiB - 200 * MiB - DSORT_BUDGET_RESERVE) / 4 * 3 >> 20 << 20;
-    assert_int_equal(dsort_budget_resolve_env(root, NULL, &env, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_env(dsort_test_dir, NULL, &env, &b, &err), DSORT_OK);
     assert_int_equal(b.bytes, room);
     assert_non_null(strstr(b.why, "the address-space limit of this process is 1.00 GiB "
                                   "(ulimit -v 1048576), 200.00 MiB of it in use"));
@@ -298,26 +296,26 @@ static void test_resolve_rlimits(void **state)
              "-S 2G does not fit: the address-space limit of this process is "
              "1.00 GiB (ulimit -v 1048576), 200.00 MiB of it in use; using -S %lluM",
              (unsigned long long)(room >> 20));
-    assert_int_equal(dsort_budget_resolve_env(root, "2G", &env, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_env(dsort_test_dir, "2G", &env, &b, &err), DSORT_OK);
     assert_int_equal(b.bytes, room);
     assert_string_equal(b.note, want);
-    assert_int_equal(dsort_budget_resolve_env(root, "100M", &env, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_env(dsort_test_dir, "100M", &env, &b, &err), DSORT_OK);
     assert_int_equal(b.bytes, 100 * MiB);
     assert_string_equal(b.note, "");
     /* The data limit, when it is the tighter. */
     env.data_limit = 512 * MiB;
     env.data_used = 40 * MiB;
-    assert_int_equal(dsort_budget_resolve_env(root, NULL, &env, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_env(dsort_test_dir, NULL, &env, &b, &err), DSORT_OK);
     assert_int_equal(b.bytes, (512 * MiB - 40 * MiB - DSORT_BUDGET_RESERVE) / 4 * 3 >> 20 << 20);
     assert_non_null(strstr(b.why, "(ulimit -d 524288)"));
     /* Nothing left: 1 MiB, which the pipelines refuse as too small, naming it. */
     env.data_limit = 0;
     env.as_used = GiB - MiB;
-    assert_int_equal(dsort_budget_resolve_env(root, NULL, &env, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_env(dsort_test_dir, NULL, &env, &b, &err), DSORT_OK);
     assert_int_equal(b.bytes, MiB);
     /* With -S beyond the node's share too, both notes. */
     env.as_used = 200 * MiB;
-    assert_int_equal(dsort_budget_resolve_env(root, "100G", &env, &b, &err), DSORT_OK);
+    assert_int_equal(dsort_budget_resolve_env(dsort_test_dir, "100G", &env, &b, &err), DSORT_OK);
     assert_int_equal(b.bytes, room);
     assert_non_null(strstr(b.note, "is more than this node can give"));
     assert_non_null(strstr(b.note, "; -S 100G does not fit: the address-space limit"));
@@ -343,16 +341,24 @@ static void test_real_machine(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_no_cgroup, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_v2, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_v2_nested_and_max, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_v1, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_v1_defaults_and_container, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_hybrid_and_escapes, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_resolve_caps, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_resolve_node_clamp, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_slurm_bad, fresh, gone),
-        cmocka_unit_test_setup_teardown(test_resolve_rlimits, fresh, gone),
+        cmocka_unit_test_setup_teardown(test_no_cgroup, dsort_test_dir_setup,
+                                        dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_v2, dsort_test_dir_setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_v2_nested_and_max, dsort_test_dir_setup,
+                                        dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_v1, dsort_test_dir_setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_v1_defaults_and_container, dsort_test_dir_setup,
+                                        dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_hybrid_and_escapes, dsort_test_dir_setup,
+                                        dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_caps, dsort_test_dir_setup,
+                                        dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_node_clamp, dsort_test_dir_setup,
+                                        dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_bad, dsort_test_dir_setup,
+                                        dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_rlimits, dsort_test_dir_setup,
+                                        dsort_test_dir_teardown),
         cmocka_unit_test(test_real_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,29 +20,12 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-
-static char tmpdir[PATH_MAX];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/dsort-test-cleanup-XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
+#include "fixture.h"
 
 static int teardown_dir(void **state)
 {
-    (void)state;
     dsort_cleanup_run();
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_of(char *out, size_t len, const char *name)
-{
-    snprintf(out, len, "%s/%s", tmpdir, name);
+    return dsort_test_dir_teardown(state);
 }
 
 static void touch(const char *path)
@@ -69,10 +52,10 @@ static void test_run_removes(void **state)
 {
     (void)state;
     char d[PATH_MAX], f1[PATH_MAX], f2[PATH_MAX], keep[PATH_MAX];
-    path_of(d, sizeof d, "run-dir");
+    dsort_test_path(d, sizeof d, "run-dir");
     snprintf(f1, sizeof f1, "%s/inner", d);
-    path_of(f2, sizeof f2, "run-file");
-    path_of(keep, sizeof keep, "run-keep");
+    dsort_test_path(f2, sizeof f2, "run-file");
+    dsort_test_path(keep, sizeof keep, "run-keep");
     assert_int_equal(mkdir(d, 0755), 0);
     touch(f1);
     touch(f2);
@@ -94,7 +77,7 @@ static void test_run_removes(void **state)
     assert_true(exists(f2));
     /* Registered paths that do not exist are no error. */
     char ghost[PATH_MAX];
-    path_of(ghost, sizeof ghost, "never-made");
+    dsort_test_path(ghost, sizeof ghost, "never-made");
     add(ghost, 0);
     add(ghost, 1);
     dsort_cleanup_run();
@@ -104,9 +87,9 @@ static void test_forget(void **state)
 {
     (void)state;
     char a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
-    path_of(a, sizeof a, "forget-a");
-    path_of(b, sizeof b, "forget-b");
-    path_of(c, sizeof c, "forget-c");
+    dsort_test_path(a, sizeof a, "forget-a");
+    dsort_test_path(b, sizeof b, "forget-b");
+    dsort_test_path(c, sizeof c, "forget-c");
     touch(a);
     touch(b);
     touch(c);
@@ -128,24 +111,24 @@ static void test_slots(void **state)
     struct dsort_error err;
     char p[PATH_MAX];
     for (int i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
-        snprintf(p, sizeof p, "%s/slot-%d", tmpdir, i);
+        snprintf(p, sizeof p, "%s/slot-%d", dsort_test_dir, i);
         add(p, 0);
     }
     dsort_error_clear(&err);
     assert_int_equal(dsort_cleanup_add("/one/too/many", 0, &err), DSORT_ENOMEM);
     assert_int_equal(err.status, DSORT_ENOMEM);
     /* forgetting one frees its slot */
-    snprintf(p, sizeof p, "%s/slot-%d", tmpdir, 17);
+    snprintf(p, sizeof p, "%s/slot-%d", dsort_test_dir, 17);
     dsort_cleanup_forget(p);
     char extra[PATH_MAX];
-    path_of(extra, sizeof extra, "slot-extra");
+    dsort_test_path(extra, sizeof extra, "slot-extra");
     touch(extra);
     add(extra, 0);
     dsort_cleanup_run();
     assert_false(exists(extra));
     /* all slots are free again */
     for (int i = 0; i < DSORT_CLEANUP_SLOTS; i++) {
-        snprintf(p, sizeof p, "%s/slot-%d", tmpdir, i);
+        snprintf(p, sizeof p, "%s/slot-%d", dsort_test_dir, i);
         add(p, 0);
     }
     dsort_cleanup_run();
@@ -212,7 +195,7 @@ static void test_signals(void **state)
         char d[PATH_MAX], f[PATH_MAX];
         char name[32];
         snprintf(name, sizeof name, "sig-%d", sigs[i]);
-        path_of(d, sizeof d, name);
+        dsort_test_path(d, sizeof d, name);
         snprintf(f, sizeof f, "%s/partial.tmp", d);
         pid_t pid = spawn_waiting_child(f, d);
         assert_true(exists(f));
@@ -266,7 +249,7 @@ static void test_no_handler(void **state)
 {
     (void)state;
     char f[PATH_MAX];
-    path_of(f, sizeof f, "no-handler");
+    dsort_test_path(f, sizeof f, "no-handler");
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     pid_t pid = fork();
@@ -301,8 +284,8 @@ static void test_atexit(void **state)
 {
     (void)state;
     char gone[PATH_MAX], kept[PATH_MAX];
-    path_of(gone, sizeof gone, "atexit-gone");
-    path_of(kept, sizeof kept, "atexit-kept");
+    dsort_test_path(gone, sizeof gone, "atexit-gone");
+    dsort_test_path(kept, sizeof kept, "atexit-kept");
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -334,5 +317,5 @@ int main(void)
         cmocka_unit_test(test_usr1_goes_on), cmocka_unit_test(test_no_handler),
         cmocka_unit_test(test_atexit),
     };
-    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+    return cmocka_run_group_tests(tests, dsort_test_dir_setup, teardown_dir);
 }

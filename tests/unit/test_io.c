@@ -21,31 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "format.h"
 #include "io.h"
-
-static char tmpdir[PATH_MAX];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/dsort-test-io-XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_of(char *out, size_t len, const char *name)
-{
-    snprintf(out, len, "%s/%s", tmpdir, name);
-}
 
 static void write_file(const char *path, const void *data, size_t len)
 {
@@ -76,9 +54,9 @@ static void test_open_good(void **state)
     struct dsort_format fmt;
     dsort_format_gensort(&fmt);
     char a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
-    path_of(a, sizeof a, "good-a");
-    path_of(b, sizeof b, "good-b");
-    path_of(c, sizeof c, "good-c");
+    dsort_test_path(a, sizeof a, "good-a");
+    dsort_test_path(b, sizeof b, "good-b");
+    dsort_test_path(c, sizeof c, "good-c");
     unsigned char buf[500];
     memset(buf, 'x', sizeof buf);
     write_file(a, buf, 300);
@@ -137,10 +115,10 @@ static void test_open_errors(void **state)
     struct dsort_format fmt;
     dsort_format_gensort(&fmt);
     char good[PATH_MAX], odd[PATH_MAX], missing[PATH_MAX], dir[PATH_MAX], msg[3 * PATH_MAX];
-    path_of(good, sizeof good, "err-good");
-    path_of(odd, sizeof odd, "err-odd");
-    path_of(missing, sizeof missing, "err-missing");
-    path_of(dir, sizeof dir, "err-dir");
+    dsort_test_path(good, sizeof good, "err-good");
+    dsort_test_path(odd, sizeof odd, "err-odd");
+    dsort_test_path(missing, sizeof missing, "err-missing");
+    dsort_test_path(dir, sizeof dir, "err-dir");
     unsigned char *buf = calloc(1, 12345);
     assert_non_null(buf);
     write_file(good, buf, 1000);
@@ -184,7 +162,7 @@ static void test_open_errors(void **state)
     /* an unreadable file (root reads everything, so only as another user) */
     if (geteuid() != 0) {
         char locked[PATH_MAX];
-        path_of(locked, sizeof locked, "err-locked");
+        dsort_test_path(locked, sizeof locked, "err-locked");
         write_file(locked, "", 0);
         assert_int_equal(chmod(locked, 0), 0);
         char *p7[] = {locked};
@@ -199,7 +177,7 @@ static void test_open_fifo(void **state)
 {
     (void)state;
     char fifo[PATH_MAX];
-    path_of(fifo, sizeof fifo, "err-fifo");
+    dsort_test_path(fifo, sizeof fifo, "err-fifo");
     assert_int_equal(mkfifo(fifo, 0644), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -247,7 +225,7 @@ static void test_read_ranges(void **state)
     for (size_t f = 0; f < NF; f++) {
         char name[32];
         snprintf(name, sizeof name, "range-%zu", f);
-        path_of(names[f], sizeof names[f], name);
+        dsort_test_path(names[f], sizeof names[f], name);
         paths[f] = names[f];
         uint64_t recs[16];
         for (size_t i = 0; i < counts[f]; i++)
@@ -305,7 +283,7 @@ static void test_pread_pwrite(void **state)
 {
     (void)state;
     char p[PATH_MAX];
-    path_of(p, sizeof p, "rw");
+    dsort_test_path(p, sizeof p, "rw");
     int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
     assert_true(fd >= 0);
     enum { LEN = 100000 };
@@ -355,9 +333,9 @@ static void test_fsync_dir(void **state)
     (void)state;
     struct dsort_error err;
     char p[PATH_MAX], missing[PATH_MAX];
-    path_of(p, sizeof p, "some-file");
-    path_of(missing, sizeof missing, "no-such-dir/x");
-    assert_int_equal(dsort_io_fsync_dir(tmpdir, &err), DSORT_OK);
+    dsort_test_path(p, sizeof p, "some-file");
+    dsort_test_path(missing, sizeof missing, "no-such-dir/x");
+    assert_int_equal(dsort_io_fsync_dir(dsort_test_dir, &err), DSORT_OK);
     assert_int_equal(dsort_io_fsync_parent(p, &err), DSORT_OK); /* the file need not exist */
     dsort_error_clear(&err);
     assert_int_equal(dsort_io_fsync_parent(missing, &err), DSORT_EIO);
@@ -421,13 +399,13 @@ static void test_contains(void **state)
     dsort_format_gensort(&fmt);
     char a[PATH_MAX], b[PATH_MAX], other[PATH_MAX], hard[PATH_MAX], sym[PATH_MAX],
         missing[PATH_MAX], dotted[PATH_MAX + 8];
-    path_of(a, sizeof a, "in-a");
-    path_of(b, sizeof b, "in-b");
-    path_of(other, sizeof other, "not-an-input");
-    path_of(hard, sizeof hard, "in-a-hardlink");
-    path_of(sym, sizeof sym, "in-b-symlink");
-    path_of(missing, sizeof missing, "missing");
-    snprintf(dotted, sizeof dotted, "%s/./in-a", tmpdir);
+    dsort_test_path(a, sizeof a, "in-a");
+    dsort_test_path(b, sizeof b, "in-b");
+    dsort_test_path(other, sizeof other, "not-an-input");
+    dsort_test_path(hard, sizeof hard, "in-a-hardlink");
+    dsort_test_path(sym, sizeof sym, "in-b-symlink");
+    dsort_test_path(missing, sizeof missing, "missing");
+    snprintf(dotted, sizeof dotted, "%s/./in-a", dsort_test_dir);
     write_file(a, "", 0);
     write_file(b, "", 0);
     write_file(other, "", 0);
@@ -444,7 +422,7 @@ static void test_contains(void **state)
     assert_true(dsort_inputs_contains(&in, dotted));
     assert_false(dsort_inputs_contains(&in, other));
     assert_false(dsort_inputs_contains(&in, missing));
-    assert_false(dsort_inputs_contains(&in, tmpdir));
+    assert_false(dsort_inputs_contains(&in, dsort_test_dir));
     dsort_inputs_destroy(&in);
     /* an empty set contains nothing */
     assert_false(dsort_inputs_contains(&in, a));
@@ -459,8 +437,8 @@ static void test_contains(void **state)
 static void scan_off_end(size_t size)
 {
     char path[PATH_MAX], errpath[PATH_MAX];
-    path_of(path, sizeof path, "no-eol");
-    path_of(errpath, sizeof errpath, "no-eol.stderr");
+    dsort_test_path(path, sizeof path, "no-eol");
+    dsort_test_path(errpath, sizeof errpath, "no-eol.stderr");
     unsigned char *data = malloc(size);
     assert_non_null(data);
     memset(data, 'z', size); /* no eol anywhere */
@@ -539,7 +517,7 @@ static void test_unsized(void **state)
     }
     /* an empty regular file is empty */
     char empty[PATH_MAX];
-    path_of(empty, sizeof empty, "unsized-empty");
+    dsort_test_path(empty, sizeof empty, "unsized-empty");
     write_file(empty, "", 0);
     int fd = open(empty, O_RDONLY);
     struct stat sb;
@@ -552,7 +530,7 @@ static void test_unsized(void **state)
 static int sniff_one(const void *data, size_t len, uint64_t *at)
 {
     char path[PATH_MAX];
-    path_of(path, sizeof path, "sniff");
+    dsort_test_path(path, sizeof path, "sniff");
     write_file(path, data, len);
     struct dsort_format fmt;
     dsort_format_gensort(&fmt);
@@ -617,5 +595,5 @@ int main(void)
         cmocka_unit_test(test_unsized),
         cmocka_unit_test(test_sniff_text),
     };
-    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+    return cmocka_run_group_tests(tests, dsort_test_dir_setup, dsort_test_dir_teardown);
 }

@@ -24,13 +24,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "prefetch.h"
 
 #define FILE_SIZE ((size_t)(1 << 20) + 123)
 #define ALIGN 4096
 
-static char dir[PATH_MAX];  /* this test's directory */
-static char path[PATH_MAX]; /* dir/data: FILE_SIZE bytes of pat() */
+static char path[PATH_MAX]; /* dsort_test_dir/data: FILE_SIZE bytes of pat() */
 
 /* pread, wrapped (see the CMakeLists): with choppy set, every third call fails with EINTR and
  * the others read at most 1000 bytes. */
@@ -60,12 +60,9 @@ static unsigned char pat(uint64_t i)
 
 static int setup(void **state)
 {
-    (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/dsort-test-prefetch-XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(dir))
+    if (dsort_test_dir_setup(state) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/data", dir);
+    dsort_test_path(path, sizeof path, "data");
     unsigned char *b = malloc(FILE_SIZE);
     if (!b)
         return -1;
@@ -77,13 +74,6 @@ static int setup(void **state)
         ok = 0;
     free(b);
     return ok ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    unlink(path);
-    return rmdir(dir);
 }
 
 /* Are bytes [off, off + len) of the file in buf? */
@@ -446,5 +436,5 @@ int main(void)
         cmocka_unit_test(test_destroy_serves_queue),
         cmocka_unit_test_teardown(test_short_reads, unchop),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, dsort_test_dir_teardown);
 }

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "fixture.h"
 #include "merge.h"
 #include "prefetch.h"
 #include "runfile.h"
@@ -45,8 +46,7 @@
 #define ALIGN DSORT_RUN_ALIGN
 #define HDR DSORT_RUN_HEADER
 
-static char dir[PATH_MAX]; /* this test's directory */
-static unsigned seq;       /* for fresh file names */
+static unsigned seq; /* for fresh file names */
 
 /* open, wrapped (see the CMakeLists): with no_direct set it behaves as on a file system without
  * O_DIRECT, where the kernel creates the file (O_CREAT) before it refuses O_DIRECT (an open
@@ -98,21 +98,10 @@ int __wrap_fcntl(int fd, int cmd, ...)
     return __real_fcntl(fd, cmd, arg);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/dsort-test-runfile-XXXXXX", t && *t ? t : "/tmp");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
 static int teardown(void **state)
 {
-    (void)state;
     no_direct = 0;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return dsort_test_dir_teardown(state);
 }
 
 static int group_setup(void **state)
@@ -125,7 +114,7 @@ static int group_setup(void **state)
 /* A new file name in the test's directory. */
 static void fresh(char *out, size_t len)
 {
-    snprintf(out, len, "%s/run.%u", dir, seq++);
+    snprintf(out, len, "%s/run.%u", dsort_test_dir, seq++);
 }
 
 static int exists(const char *p)
@@ -917,7 +906,7 @@ static void test_open_errors(void **state)
     free(b);
 
     char q[PATH_MAX + 16];
-    snprintf(q, sizeof q, "%s/no-such-dir/run", dir);
+    snprintf(q, sizeof q, "%s/no-such-dir/run", dsort_test_dir);
     memset(&err, 0, sizeof err);
     assert_int_equal(dsort_runwriter_open(&w, q, 100, 4096, &err), DSORT_EIO);
     assert_int_equal(err.errnum, ENOENT);
@@ -926,7 +915,7 @@ static void test_open_errors(void **state)
 
     unsigned char *buf = aligned(dsort_runreader_buf_len(100, 4096));
     struct dsort_runreader r;
-    snprintf(q, sizeof q, "%s/no-such-run", dir);
+    snprintf(q, sizeof q, "%s/no-such-run", dsort_test_dir);
     memset(&err, 0, sizeof err);
     assert_int_equal(dsort_runreader_open(&r, q, 100, 4096, buf, NULL, UINT64_MAX, &err),
                      DSORT_EIO);
@@ -1058,7 +1047,7 @@ static void stripe_names(char names[][PATH_MAX], const char **paths, size_t k)
     unsigned n = seq++;
     for (size_t i = 0; i < k; i++) {
         char d[PATH_MAX];
-        snprintf(d, sizeof d, "%s/disk%zu", dir, i);
+        snprintf(d, sizeof d, "%s/disk%zu", dsort_test_dir, i);
         mkdir(d, 0700);
         snprintf(names[i], PATH_MAX, "%s/run-%06u", d, n);
         paths[i] = names[i];
@@ -1285,22 +1274,22 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
-        cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_zero_records, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_merge_through_runs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_flipped_byte, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_appended, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wrong_block, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_blocks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_read_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_odirect, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_striped, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_striped_framed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_layout, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_zero_records, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merge_through_runs, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flipped_byte, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncated, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_appended, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrong_block, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_blocks, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_error, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_errors, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abort, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_full, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_odirect, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_striped, dsort_test_dir_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_striped_framed, dsort_test_dir_setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }

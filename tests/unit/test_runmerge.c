@@ -26,12 +26,13 @@
 #include "keys.h"
 #include "lines.h"
 #include "merge.h"
+#include "fixture.h"
 #include "runmerge.h"
 
 #define BLOCK 8192
 
 struct fixture {
-    char base[64];
+    char base[PATH_MAX];
     char *bases[1];
     struct dsort_tempdirs td;
     struct dsort_runset runs;
@@ -42,8 +43,7 @@ struct fixture {
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof *f);
-    snprintf(f->base, sizeof f->base, "/tmp/dsort-test-runmerge.XXXXXX");
-    assert_non_null(mkdtemp(f->base));
+    assert_int_equal(dsort_test_mkdtemp(f->base, sizeof f->base, "runmerge"), 0);
     f->bases[0] = f->base;
     assert_int_equal(dsort_tempdirs_create(&f->td, f->bases, 1, "t", 0, &f->err), DSORT_OK);
     dsort_runset_init(&f->runs);
@@ -315,11 +315,10 @@ static void test_lines(void **state)
 static void test_devices(void **state)
 {
     (void)state;
-    char base[3][64];
+    char base[3][PATH_MAX];
     char *bases[3];
     for (int i = 0; i < 3; i++) {
-        snprintf(base[i], sizeof base[i], "/tmp/dsort-test-runmerge-dev.XXXXXX");
-        assert_non_null(mkdtemp(base[i]));
+        assert_int_equal(dsort_test_mkdtemp(base[i], sizeof base[i], "runmerge-dev"), 0);
         bases[i] = base[i];
     }
     struct dsort_tempdirs td;

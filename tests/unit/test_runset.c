@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "runset.h"
 
 static void make_file(const char *path)
@@ -36,8 +37,8 @@ static int exists(const char *path)
 static void test_add_drop_release(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/dsort-test-runset.XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    char dir[PATH_MAX];
+    assert_int_equal(dsort_test_mkdtemp(dir, sizeof dir, "runset"), 0);
     struct dsort_runset s;
     dsort_runset_init(&s);
     struct dsort_error err;
@@ -79,8 +80,8 @@ static void test_add_drop_release(void **state)
 static void test_striped(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/dsort-test-runset.XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    char dir[PATH_MAX];
+    assert_int_equal(dsort_test_mkdtemp(dir, sizeof dir, "runset"), 0);
     struct dsort_runset s, t;
     dsort_runset_init(&s);
     dsort_runset_init(&t);

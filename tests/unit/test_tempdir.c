@@ -18,29 +18,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "owner.h"
 #include "tempdir.h"
 
-static char top[PATH_MAX];  /* this test's directory */
-static char base[PATH_MAX]; /* the -T directory swept: top/T */
+static char base[PATH_MAX]; /* the -T directory swept: dsort_test_dir/T */
 
 static int setup(void **state)
 {
-    (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(top, sizeof top, "%s/dsort-test-tempdir-XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(top))
+    if (dsort_test_dir_setup(state) != 0)
         return -1;
-    snprintf(base, sizeof base, "%s/T", top);
+    dsort_test_path(base, sizeof base, "T");
     return mkdir(base, 0755);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 static int exists(const char *path)
@@ -209,9 +198,9 @@ static void test_symlink_not_followed(void **state)
     char v1[PATH_MAX], v2[PATH_MAX], l1[PATH_MAX + 64], l2[PATH_MAX + 64], host[128];
     char text[DSORT_OWNER_TEXT_MAX], p[PATH_MAX + 32];
     job_host(host, sizeof host);
-    join(v1, sizeof v1, top, "victim1");
+    join(v1, sizeof v1, dsort_test_dir, "victim1");
     make_job_dir(v1, 0700, NULL);
-    join(v2, sizeof v2, top, "victim2");
+    join(v2, sizeof v2, dsort_test_dir, "victim2");
     struct dsort_owner o = dead_owner();
     owner_text(&o, text, sizeof text);
     make_job_dir(v2, 0700, text);
@@ -462,9 +451,9 @@ static void test_outtemps(void **state)
                      DSORT_OK);
     /* Symlinks with dead owners' names: to a file and to a directory with parts. */
     char vfile[PATH_MAX], vdir[PATH_MAX], l1[PATH_MAX], l2[PATH_MAX];
-    join(vfile, sizeof vfile, top, "victim.dat");
+    join(vfile, sizeof vfile, dsort_test_dir, "victim.dat");
     write_file(vfile, "precious");
-    join(vdir, sizeof vdir, top, "victim-dir");
+    join(vdir, sizeof vdir, dsort_test_dir, "victim-dir");
     assert_int_equal(mkdir(vdir, 0700), 0);
     stage_files(vdir, NULL);
     assert_int_equal(dsort_owner_temp_name(l1, sizeof l1, base, "l1", &dead, NULL), DSORT_OK);
@@ -607,18 +596,18 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_owner_text),
         cmocka_unit_test(test_owner_judge),
-        cmocka_unit_test_setup_teardown(test_symlink_not_followed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dead_removed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alive_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_elsewhere_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wrong_mode_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_other_uid_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_old_format_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_owner, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_create, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_outtemps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_symlink_not_followed, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_dead_removed, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_alive_kept, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_elsewhere_kept, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_wrong_mode_kept, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_other_uid_kept, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_old_format_kept, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_no_owner, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_create, setup, dsort_test_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_outtemps, setup, dsort_test_dir_teardown),
         cmocka_unit_test(test_temp_names),
-        cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_devices, setup, dsort_test_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
