@@ -150,14 +150,6 @@ int dsort_cli_parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-const char *dsort_cli_norm_path(const char *path, char *buf, size_t len)
-{
-    if (strchr(path, '/'))
-        return path;
-    snprintf(buf, len, "./%s", path);
-    return buf;
-}
-
 int dsort_cli_argmatch(const struct dsort_comm *c, const char *option, const char *arg,
                        const char *const *words, const char *values, const char *valid)
 {

@@ -256,8 +256,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         case OPT_DEBUG:
             x->debug = 1;
             break;
-        case 'm': /* dsort always sorts: sorted inputs merge to what sort -m writes */
-            x->merge = 1;
+        case 'm': /* accepted: dsort always sorts, and sorted inputs merge to what sort -m writes */
             break;
         case 'c':
         case 'C':

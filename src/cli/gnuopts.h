@@ -16,7 +16,6 @@ struct dsort_gnuopts {
     int check_mode;          /* with o->check: 'c' (report the first disorder) or 'C' (quiet) */
     int from_stdin;          /* the input is standard input (INPUT "-", or none) */
     int to_stdout;           /* no -o or -O: the output goes to standard output */
-    int merge;               /* -m: accepted; dsort sorts (a merge of sorted inputs is a sort) */
     int debug;               /* --debug: annotate the keys of the lines on standard output */
     int format_given;        /* --format was given: else input that is plainly text is refused */
     const char *parallel;    /* --parallel=N: accepted and ignored */
