@@ -209,7 +209,7 @@ int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int c
     case 'h':
     case 'V':
     case 'M':
-    case 'R': /* refused by keys.c: "random sort (-R) is not supported" */
+    case 'R': /* refused by keys_spec.c: "random sort (-R) is not supported" */
         st = dsort_keys_set_global(k, (char)ch, &err);
         break;
     case DSORT_CLI_OPT_SORT: {
