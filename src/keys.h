@@ -89,7 +89,7 @@ struct dsort_keys {
     /* Set by dsort_keys_finish: */
     int finished;
     int reverse;     /* the last resort is reversed (global -r) */
-    int prefix_mode; /* what dsort_keys_prefix encodes (PREFIX_* in keys.c) */
+    int prefix_mode; /* what dsort_keys_prefix encodes (PREFIX_* in keys_impl.h) */
 };
 
 /* An empty order: no keys, default field splitting, no options. Never fails. */

@@ -152,14 +152,6 @@ int dsort_cli_parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-const char *dsort_cli_norm_path(const char *path, char *buf, size_t len)
-{
-    if (strchr(path, '/'))
-        return path;
-    snprintf(buf, len, "./%s", path);
-    return buf;
-}
-
 int dsort_cli_argmatch(const struct dsort_comm *c, const char *option, const char *arg,
                        const char *const *words, const char *values, const char *valid)
 {
@@ -219,7 +211,7 @@ int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int c
     case 'h':
     case 'V':
     case 'M':
-    case 'R': /* refused by keys.c: "random sort (-R) is not supported" */
+    case 'R': /* refused by keys_spec.c: "random sort (-R) is not supported" */
         st = dsort_keys_set_global(k, (char)ch, &err);
         break;
     case DSORT_CLI_OPT_SORT: {

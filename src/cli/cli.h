@@ -68,7 +68,4 @@ int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int c
         "month-sort", no_argument, NULL, 'M'                                                       \
     }
 
-/* MPI-IO and some file systems mishandle one-character relative names; "./f" is safe. */
-const char *dsort_cli_norm_path(const char *path, char *buf, size_t len);
-
 #endif

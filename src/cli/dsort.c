@@ -575,23 +575,20 @@ static enum dsort_status check_written(const struct dsort_job_options *o,
     return DSORT_OK;
 }
 
+/* b: the budget that dsort_opts_parse resolved. */
 static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
-                    const struct dsort_inputs *in)
+                    const struct dsort_budget *b, const struct dsort_inputs *in)
 {
     struct dsort_error err = {0};
     struct dsort_job_stats stats;
     memset(&stats, 0, sizeof stats);
     snprintf(stats.host, sizeof stats.host, "%s", c->host);
     double t0 = dsort_clock_now();
-    struct dsort_budget b;
-    enum dsort_status st =
-        dsort_budget_resolve(o->memory_text, dsort_mem_physical(), c->node_size, &b, &err);
-    if ((st = dsort_comm_agree(c, st, &err)))
-        return 2;
-    if (b.note[0] && c->node_rank == 0) /* once a node: the nodes may differ */
-        fprintf(stderr, "dsort: rank %d/%d (%s): %s\n", c->rank, c->size, c->host, b.note);
-    stats.budget = b.bytes;
-    snprintf(stats.budget_why, sizeof stats.budget_why, "%s", b.why);
+    enum dsort_status st;
+    if (b->note[0] && c->node_rank == 0) /* once a node: the nodes may differ */
+        fprintf(stderr, "dsort: rank %d/%d (%s): %s\n", c->rank, c->size, c->host, b->note);
+    stats.budget = b->bytes;
+    snprintf(stats.budget_why, sizeof stats.budget_why, "%s", b->why);
     struct dsort_share sh;
     if (dsort_job_share(c, o, in, &sh, &err))
         return 2;
@@ -823,7 +820,7 @@ int main(int argc, char **argv)
         debug_notes(o.keys);
     code = o.check && o.stdin_rank0 ? run_check_alone(&c, &o, &x, &in)
            : o.check                ? run_check(&c, &o, &x, &in)
-                                    : run_sort(&c, &o, &in);
+                                    : run_sort(&c, &o, &x.budget, &in);
     dsort_inputs_destroy(&in);
     dsort_pipeio_uncopy(&c, &cp);
     struct dsort_debugout dbg;

@@ -40,6 +40,33 @@ static void usage(void)
 
 enum { OPT_PARTS = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL };
 
+/* Write records first..first+n-1 of the generator's sequence to out in blocks, adding them to
+ * *sum when sum is not NULL. */
+static enum dsort_status generate(struct dsort_output *out, enum dsort_gensort_kind kind, int skew,
+                                  uint64_t first, uint64_t n, struct dsort_sum128 *sum,
+                                  struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    size_t blen = GEN_BLOCK_RECORDS * DSORT_GENSORT_REC_SIZE;
+    unsigned char *buf = dsort_mem_alloc(blen);
+    if (!buf)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes", blen);
+    struct dsort_gensort g;
+    if (!st && dsort_gensort_init(&g, kind, skew, first))
+        st = DSORT_ERR(err, DSORT_EINVAL, 0, "cannot start the generator");
+    for (uint64_t done = 0; !st && done < n;) {
+        size_t k = n - done < GEN_BLOCK_RECORDS ? (size_t)(n - done) : GEN_BLOCK_RECORDS;
+        dsort_gensort_fill(&g, buf, k);
+        if (sum)
+            dsort_checksum_records(sum, buf, k, DSORT_GENSORT_REC_SIZE);
+        st = dsort_output_write(out, buf, k * DSORT_GENSORT_REC_SIZE, done * DSORT_GENSORT_REC_SIZE,
+                                err);
+        done += k;
+    }
+    dsort_mem_free(buf, blen);
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     struct dsort_comm c;
@@ -120,25 +147,9 @@ int main(int argc, char **argv)
                           parts ? parts : argv[optind + 1], n * DSORT_GENSORT_REC_SIZE, 0, &err);
     if (st)
         return dsort_cli_finish(2);
-    size_t blen = GEN_BLOCK_RECORDS * DSORT_GENSORT_REC_SIZE;
-    unsigned char *buf = dsort_mem_alloc(blen);
-    if (!buf)
-        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes", blen);
-    struct dsort_gensort g;
     struct dsort_part_info info = {n, n * DSORT_GENSORT_REC_SIZE, {0, 0}, ""};
-    if (!st && dsort_gensort_init(&g, ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, skew,
-                                  start + first))
-        st = DSORT_ERR(&err, DSORT_EINVAL, 0, "cannot start the generator");
-    for (uint64_t done = 0; !st && done < n;) {
-        size_t k = n - done < GEN_BLOCK_RECORDS ? (size_t)(n - done) : GEN_BLOCK_RECORDS;
-        dsort_gensort_fill(&g, buf, k);
-        if (sum || parts)
-            dsort_checksum_records(&info.checksum, buf, k, DSORT_GENSORT_REC_SIZE);
-        st = dsort_output_write(&out, buf, k * DSORT_GENSORT_REC_SIZE,
-                                done * DSORT_GENSORT_REC_SIZE, &err);
-        done += k;
-    }
-    dsort_mem_free(buf, blen);
+    st = generate(&out, ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, skew, start + first, n,
+                  sum || parts ? &info.checksum : NULL, &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_output_abandon(&out);
         return dsort_cli_finish(2);

@@ -2,10 +2,12 @@
 #include "dsort_opts.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "exchange.h"
 #include "keys.h"
@@ -90,6 +92,244 @@ static const struct option long_opts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
 
+/* What the option handlers share while argv is read. */
+struct parse {
+    const struct dsort_comm *c;
+    struct dsort_job_options *o;
+    struct dsort_gnuopts *x;
+    char **temps;   /* -T, in order (the array behind o->temp_dirs) */
+    int key_opts;   /* some -k, -t, -z or -bdfghiMnV was given */
+    int budget_set; /* -S was given (x->budget holds it resolved) */
+};
+
+/* A handler's answer for an option that is not one of its own. Otherwise handlers return -1
+ * (go on) or an exit code, as dsort_opts_parse does. */
+#define NOT_MINE (-2)
+
+/* The options that only set one int of struct dsort_job_options to 1. */
+static const struct {
+    int ch;
+    size_t off;
+} flag_opts[] = {{'r', offsetof(struct dsort_job_options, ord.reverse)},
+                 {'u', offsetof(struct dsort_job_options, ord.unique)},
+                 {'s', offsetof(struct dsort_job_options, ord.stable)},
+                 {OPT_OUT_OF_CORE, offsetof(struct dsort_job_options, force_external)},
+                 {OPT_LOCAL_INPUTS, offsetof(struct dsort_job_options, local_inputs)},
+                 {OPT_LOCAL_OUTPUT, offsetof(struct dsort_job_options, local_output)},
+                 {OPT_PLAN, offsetof(struct dsort_job_options, plan)},
+                 {OPT_JSON, offsetof(struct dsort_job_options, plan_json)},
+                 {OPT_BIND, offsetof(struct dsort_job_options, bind)},
+                 {OPT_ONE_STREAM, offsetof(struct dsort_job_options, one_stream)},
+                 {OPT_NO_MAP, offsetof(struct dsort_job_options, no_map)},
+                 {'v', offsetof(struct dsort_job_options, verbose)},
+                 {OPT_VERIFY, offsetof(struct dsort_job_options, verify)},
+                 {OPT_CHECKPOINT, offsetof(struct dsort_job_options, checkpoint)},
+                 {OPT_NO_DIRECT, offsetof(struct dsort_job_options, no_direct)}};
+
+static int opt_flag(struct parse *p, int ch)
+{
+    for (size_t i = 0; i < sizeof flag_opts / sizeof flag_opts[0]; i++)
+        if (flag_opts[i].ch == ch) {
+            *(int *)(void *)((char *)p->o + flag_opts[i].off) = 1;
+            return -1;
+        }
+    return NOT_MINE;
+}
+
+/* -S: resolved here, once (text NULL: the default), into x->budget, which run_sort hands to the
+ * pipeline as the rank's budget. */
+static int resolve_budget(struct parse *p, const char *text)
+{
+    struct dsort_error err = {0};
+    if (dsort_budget_resolve(text, dsort_mem_physical(), p->c->node_size, &p->x->budget, &err))
+        return dsort_cli_usage_error(p->c, "%s", err.msg);
+    return -1;
+}
+
+/* --format: lines are read as bytes (1-byte "records") in which the lines are found. */
+static int opt_format(struct parse *p, const char *arg)
+{
+    struct dsort_error err = {0};
+    struct dsort_job_options *o = p->o;
+    p->x->format_given = 1;
+    o->lines = strcmp(arg, "lines") == 0;
+    if (o->lines) {
+        /* the inputs are read as bytes; lines are found in them */
+        if (dsort_format_parse("fixed:1:0:1", &o->fmt, &err))
+            return dsort_cli_usage_error(p->c, "%s", err.msg);
+        snprintf(o->fmt.name, sizeof o->fmt.name, "lines");
+    } else if (dsort_format_parse(arg, &o->fmt, &err))
+        return dsort_cli_usage_error(p->c, "%s", err.msg);
+    return -1;
+}
+
+/* -c, -C, --check[=WORD]. */
+static int opt_check(struct parse *p, int ch, const char *arg)
+{
+    static const char *const words[] = {"quiet", "silent", "diagnose-first", NULL};
+    int mode = ch != OPT_CHECK ? ch
+               : arg           ? dsort_cli_argmatch(p->c, "--check", arg, words, "CCc",
+                                                    "  - 'quiet', 'silent'\n  - 'diagnose-first'")
+                               : 'c';
+    if (!mode)
+        return 2;
+    if (p->o->check && p->x->check_mode != mode)
+        return dsort_cli_usage_error(p->c, "options '-cC' are incompatible");
+    p->o->check = 1;
+    p->x->check_mode = mode;
+    return -1;
+}
+
+/* The outputs, and GNU sort's options that only the command line deals with. */
+static int opt_gnu(struct parse *p, int ch, const char *arg)
+{
+    struct dsort_job_options *o = p->o;
+    struct dsort_gnuopts *x = p->x;
+    switch (ch) {
+    case 'o':
+        /* GNU sort's rule: a second -o is an error, not a silent choice of the last. */
+        if (o->output && strcmp(o->output, arg))
+            return dsort_cli_usage_error(p->c, "multiple output files specified");
+        o->output = arg;
+        return -1;
+    case 'O':
+        if (o->output_dir && strcmp(o->output_dir, arg))
+            return dsort_cli_usage_error(p->c, "multiple output directories specified");
+        o->output_dir = arg;
+        return -1;
+    case OPT_DEBUG:
+        x->debug = 1;
+        return -1;
+    case 'm': /* accepted: dsort always sorts, and sorted inputs merge to what sort -m writes */
+        return -1;
+    case 'c':
+    case 'C':
+    case OPT_CHECK:
+        return opt_check(p, ch, arg);
+    case OPT_PARALLEL:
+        if (dsort_gnuopts_parallel(p->c, arg))
+            return 2;
+        x->parallel = arg;
+        return -1;
+    case OPT_BATCH_SIZE:
+        if (dsort_gnuopts_batch_size(p->c, arg))
+            return 2;
+        x->batch_size = arg;
+        return -1;
+    case OPT_COMPRESS: /* GNU's check; dsort's spills are not compressed (dsort(1)) */
+        if (x->compress && strcmp(x->compress, arg))
+            return dsort_cli_usage_error(p->c, "multiple compress programs specified");
+        x->compress = arg;
+        return -1;
+    case OPT_FILES0_FROM:
+        x->files0_from = arg; /* as in GNU, the last one counts */
+        return -1;
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* --exchange=WAY. */
+static int opt_exchange(struct parse *p, const char *arg)
+{
+    if (strcmp(arg, "auto") == 0)
+        p->o->exchange_kind = DSORT_EXCHANGE_AUTO;
+    else if (strcmp(arg, "direct") == 0)
+        p->o->exchange_kind = DSORT_EXCHANGE_DIRECT;
+    else if (strcmp(arg, "node") == 0)
+        p->o->exchange_kind = DSORT_EXCHANGE_NODE;
+    else
+        return dsort_cli_usage_error(p->c, "invalid --exchange '%s' (auto, direct or node)", arg);
+    return -1;
+}
+
+/* Memory, temp dirs, I/O and the exchange. */
+static int opt_resources(struct parse *p, int ch, char *arg)
+{
+    struct dsort_error err = {0};
+    struct dsort_job_options *o = p->o;
+    uint64_t v;
+    switch (ch) {
+    case 'S':
+        p->budget_set = 1;
+        return resolve_budget(p, arg);
+    case 'T':
+        if (!*arg)
+            return dsort_cli_usage_error(p->c, "empty --temp-dir");
+        p->temps[o->ntemp++] = arg;
+        return -1;
+    case OPT_BLOCK:
+        if (dsort_mem_parse_size(arg, &o->block, &err) || o->block < 4096 ||
+            o->block > ((uint64_t)1 << 30))
+            return dsort_cli_usage_error(p->c, "invalid --block-size '%s' (4K to 1G)", arg);
+        return -1;
+    case OPT_STREAMS:
+        if (dsort_cli_parse_u64(arg, &v) || v < 1 || v > 1024)
+            return dsort_cli_usage_error(p->c, "invalid --streams-per-device '%s' (1 to 1024)",
+                                         arg);
+        o->streams_per_device = (uint32_t)v;
+        return -1;
+    case OPT_CHUNK:
+        if (dsort_mem_parse_size(arg, &o->chunk, &err) || o->chunk == 0 ||
+            o->chunk > (uint64_t)1 << 30)
+            return dsort_cli_usage_error(p->c, "invalid --exchange-chunk '%s' (1 byte to 1G)", arg);
+        return -1;
+    case OPT_EXCHANGE:
+        return opt_exchange(p, arg);
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* --keep-checkpoint=N[smhd]. */
+static int opt_keep(struct parse *p, const char *arg)
+{
+    char *end = NULL;
+    double v = strtod(arg, &end);
+    double unit = end && *end == 'd'   ? 86400
+                  : end && *end == 'h' ? 3600
+                  : end && *end == 'm' ? 60
+                                       : 1;
+    if (end && (*end == 'd' || *end == 'h' || *end == 'm' || *end == 's'))
+        end++;
+    if (end == arg || *end || !(v >= 0 && v * unit <= 10.0 * 366 * 86400))
+        return dsort_cli_usage_error(
+            p->c, "invalid --keep-checkpoint '%s' (a time: N[smhd], at most 10 years)", arg);
+    p->o->keep_checkpoint = (uint64_t)(v * unit);
+    return -1;
+}
+
+/* Reports, stop and resume. */
+static int opt_reports(struct parse *p, int ch, const char *arg)
+{
+    struct dsort_job_options *o = p->o;
+    char *end = NULL;
+    switch (ch) {
+    case OPT_STATS:
+        o->stats = arg;
+        return -1;
+    case OPT_STOP_AFTER:
+        if (dsort_cli_parse_u64(arg, &o->stop_after) || o->stop_after < 1)
+            return dsort_cli_usage_error(p->c, "invalid --stop-after '%s' (rounds, 1 or more)",
+                                         arg);
+        return -1;
+    case OPT_RESUME:
+        o->resume = 1;
+        o->checkpoint = 1; /* the checkpoint found stays one until the output is done */
+        return -1;
+    case OPT_KEEP_CKPT:
+        return opt_keep(p, arg);
+    case OPT_PROGRESS:
+        o->progress = arg ? strtod(arg, &end) : 5.0;
+        if (arg && (end == arg || *end || !(o->progress >= 0 && o->progress <= 86400)))
+            return dsort_cli_usage_error(p->c, "invalid --progress '%s' (seconds, 0 to 86400)",
+                                         arg);
+        return -1;
+    default:
+        return NOT_MINE;
+    }
+}
+
 /* An option getopt did not take: an ambiguous prefix of long options (--p=1) names them all,
  * as GNU getopt does when it prints its own messages; anything else is unrecognized. */
 static int unknown_option(const struct dsort_comm *c, const char *arg)
@@ -122,349 +362,57 @@ static int progress_hint(const struct dsort_comm *c, const char *next)
                                  next, next);
 }
 
-static void usage(void)
+/* One option from getopt_long: -1 to go on, or an exit code. */
+static int opt_one(struct parse *p, int ch, char **argv)
 {
-    printf("Usage: mpirun -n N dsort [OPTION]... [INPUT]... [-o FILE | -O DIR]\n"
-           "       mpirun -n N dsort -c [OPTION]... INPUT...\n"
-           "Sort fixed-size binary records (default: gensort's 100-byte records with a\n"
-           "10-byte key), or text lines as LC_ALL=C sort does, across the ranks of an MPI job.\n\n"
-           "With no INPUT, or INPUT -, read standard input (rank 0 copies it to the first\n"
-           "temp dir and reads it alone); with neither -o nor -O, write standard output\n"
-           "(the ranks' parts go to rank 0 through MPI). For pipelines of modest size.\n"
-           "mpirun and srun forward standard output without reporting their own write\n"
-           "errors (a full disk): rank 0 checks the file mpirun writes where it can, else\n"
-           "says how many records and bytes it handed over. Use -o for output you keep.\n\n"
-           "Output:\n"
-           "  -o, --output=FILE       write one sorted file (on a file system all ranks see);\n"
-           "                          FILE may be an input (sorted in place)\n"
-           "  -O, --output-dir=DIR    write DIR/part-00000 ... (one per rank, in key order)\n"
-           "                          and the manifest DIR/_SUCCESS\n"
-           "Records and order:\n"
-           "      --format=FMT        gensort (default), fixed:SIZE:KEYOFF:KEYLEN, or lines\n"
-           "                          (text lines, ordered as LC_ALL=C sort orders them)\n"
-           "  -r, --reverse           descending order\n"
-           "  -u, --unique            keep only the first record of each run of equal keys\n"
-           "  -s, --stable            equal keys keep their input order (no last-resort\n"
-           "                          comparison of whole records)\n"
-           "  -m, --merge             accepted: dsort sorts anyway, so sorted inputs give\n"
-           "                          sort -m's output (unsorted ones are sorted too)\n"
-           "  -c, --check, --check=diagnose-first\n"
-           "                          check that the input is sorted; exit 1 if not\n"
-           "  -C, --check=quiet, --check=silent\n"
-           "                          like -c, but do not report the first disorder\n"
-           "      --files0-from=F     read the input names from file F, each ended by NUL\n"
-           "                          (instead of INPUT operands)\n"
-           "Lines (--format lines), as in GNU sort:\n"
-           "  -z, --zero-terminated   lines end with NUL, not newline\n"
-           "  -t, --field-separator=SEP  fields are separated by SEP, not by blanks\n"
-           "  -k, --key=POS1[,POS2]   a sort key: F[.C][OPTS], OPTS from bdfghiMnrV\n"
-           "      --debug             annotate the part of each line used to sort (to\n"
-           "                          standard output; as GNU sort --debug)\n"
-           "  -b -d -f -i -n -g -h -V -M  ignore leading blanks, dictionary order, fold case,\n"
-           "                          ignore nonprinting, numeric, general numeric, human\n"
-           "                          numeric, version, month order (for keys without options)\n"
-           "      --sort=WORD         general-numeric (-g), human-numeric (-h), month (-M),\n"
-           "                          numeric (-n) or version (-V); random (-R) is refused\n"
-           "Resources:\n"
-           "  -S, --memory=SIZE       memory budget per rank (K, M, G, T suffixes, or N%%\n"
-           "                          of the node's memory shared by its ranks)\n"
-           "  -T, --temp-dir=DIR      where to spill sorted runs when the data does not fit\n"
-           "                          (repeatable; default $TMPDIR, then /tmp)\n"
-           "      --block-size=SIZE   I/O block for spilled runs and merges (default 4M)\n"
-           "      --out-of-core       spill runs even when the data would fit in memory\n"
-           "      --exchange-chunk=SIZE  largest message of the exchange (default 256M)\n"
-           "      --exchange=WAY      auto (default), direct (every rank to every rank) or\n"
-           "                          node (two-level: one message per pair of nodes); auto\n"
-           "                          takes node only for many ranks and small messages\n"
-           "      --parallel=N        accepted for GNU sort's sake and ignored: dsort's\n"
-           "                          parallelism is its ranks (mpirun -n)\n"
-           "      --batch-size=NMERGE, --compress-program=PROG\n"
-           "                          accepted for GNU sort's sake and ignored (see dsort(1))\n"
-           "      --no-direct         write output through the page cache (default: O_DIRECT\n"
-           "                          where the file system supports it)\n"
-           "Devices:\n"
-           "      --plan [--json]     print what dsort would do (devices, reads per rank and\n"
-           "                          thread, spill dirs) per node, without sorting\n"
-           "      --streams-per-device=N  concurrent readers of one SSD/NVMe (default 4;\n"
-           "                          rotational disks and unknown devices get 1)\n"
-           "      --bind              bind each rank near its devices' NUMA node (unless\n"
-           "                          mpirun or srun bound it already)\n"
-           "      --one-stream        read each rank's share with one stream in input order,\n"
-           "                          ignoring devices (to measure what device-parallel\n"
-           "                          reading gains)\n"
-           "      --no-map            in memory, copy the input into memory instead of\n"
-           "                          reading it through a mapping (to measure the mapping)\n"
-           "Node-local data:\n"
-           "      --local-inputs      each node reads the INPUTs it has (same paths, other\n"
-           "                          data per node; a directory means its part-* files)\n"
-           "      --local-output      -O DIR is on node-local disks: each node writes the\n"
-           "                          parts of its ranks to its own DIR\n"
-           "Reports:\n"
-           "      --verify            checksum input and output and compare them\n"
-           "  -v, --verbose           rank 0 prints a summary: phases, throughput, balance\n"
-           "      --stats=FILE        write per-rank figures as JSON\n"
-           "Stop and resume (out of core):\n"
-           "      --checkpoint        keep a checkpoint of every round: SIGUSR1 stops the\n"
-           "                          job at the end of a round (exit status 3), SIGTERM\n"
-           "                          at once; both keep the runs of the rounds done\n"
-           "      --stop-after=N      stop so after round N (for tests and planned stops)\n"
-           "      --resume            finish a stopped job: the same command and --resume\n"
-           "                          (--checkpoint too)\n"
-           "      --keep-checkpoint=T keep dead jobs' checkpoints in -T dirs for T (s, m, h\n"
-           "                          or d; default 7d), then the sweep removes them\n"
-           "      --progress[=SECS]   rank 0 shows how far the job is: percent of all\n"
-           "                          ranks' work, rate and ETA, redrawn on a terminal,\n"
-           "                          else a line every SECS seconds (default 5)\n"
-           "      --help              display this help and exit\n"
-           "      --version           output version information and exit\n\n"
-           "Exit status: 0 success, 1 -c found disorder, 2 error, 3 stopped with a\n"
-           "checkpoint (--resume finishes it).\n");
+    int code = dsort_cli_key_option(p->c, p->o->keys, ch, optarg, &p->o->eol);
+    if (code < 0)
+        return 2;
+    if (code > 0) {
+        p->key_opts = 1;
+        return -1;
+    }
+    /* argv[argc] is NULL, so argv[optind] may be read at the end too */
+    if (ch == OPT_PROGRESS && !optarg && progress_hint(p->c, argv[optind]))
+        return 2;
+    if ((code = opt_flag(p, ch)) != NOT_MINE || (code = opt_gnu(p, ch, optarg)) != NOT_MINE ||
+        (code = opt_resources(p, ch, optarg)) != NOT_MINE ||
+        (code = opt_reports(p, ch, optarg)) != NOT_MINE)
+        return code;
+    switch (ch) {
+    case OPT_FORMAT:
+        return opt_format(p, optarg);
+    case OPT_HELP:
+        if (p->c->rank == 0)
+            dsort_opts_usage();
+        return 0;
+    case OPT_VERSION:
+        if (p->c->rank == 0)
+            printf("dsort %s\n", DSORT_VERSION);
+        return 0;
+    case ':':
+        return dsort_cli_usage_error(p->c, "option '%s' requires an argument", argv[optind - 1]);
+    default:
+        return unknown_option(p->c, argv[optind - 1]);
+    }
 }
 
-int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct dsort_job_options *o,
-                     struct dsort_gnuopts *x, char ***temp_store)
+/* The temp dirs and the inputs after the options: the defaults ($TMPDIR or /tmp; standard
+ * input) and what goes with what. */
+static int inputs_after(struct parse *p, int argc, char **argv)
 {
-    memset(x, 0, sizeof *x);
-    memset(o, 0, sizeof *o);
-    dsort_format_gensort(&o->fmt);
-    o->chunk = DSORT_EXCHANGE_CHUNK;
-    o->block = DEFAULT_BLOCK;
-    o->progress = -1;
-    o->streams_per_device = 4;
-    o->keep_checkpoint = DSORT_CHECKPOINT_KEEP;
-    char **temps = calloc((size_t)argc + 2, sizeof *temps);
-    *temp_store = temps;
-    if (!temps)
-        return dsort_cli_usage_error(c, "out of memory");
-    struct dsort_error err = {0};
-    int ch;
-    opterr = 0;
-    static struct dsort_keys keys;
-    dsort_keys_init(&keys);
-    o->keys = &keys;
-    o->eol = '\n';
-    int key_opts = 0;
-    while ((ch = getopt_long(argc, argv, ":o:O:rusmcCvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
-                             NULL)) != -1) {
-        int kr = dsort_cli_key_option(c, &keys, ch, optarg, &o->eol);
-        if (kr < 0)
-            return 2;
-        if (kr > 0) {
-            key_opts = 1;
-            continue;
-        }
-        switch (ch) {
-        case 'o':
-            /* GNU sort's rule: a second -o is an error, not a silent choice of the last. */
-            if (o->output && strcmp(o->output, optarg))
-                return dsort_cli_usage_error(c, "multiple output files specified");
-            o->output = optarg;
-            break;
-        case 'O':
-            if (o->output_dir && strcmp(o->output_dir, optarg))
-                return dsort_cli_usage_error(c, "multiple output directories specified");
-            o->output_dir = optarg;
-            break;
-        case OPT_FORMAT:
-            x->format_given = 1;
-            o->lines = strcmp(optarg, "lines") == 0;
-            if (o->lines) {
-                /* the inputs are read as bytes; lines are found in them */
-                if (dsort_format_parse("fixed:1:0:1", &o->fmt, &err))
-                    return dsort_cli_usage_error(c, "%s", err.msg);
-                snprintf(o->fmt.name, sizeof o->fmt.name, "lines");
-            } else if (dsort_format_parse(optarg, &o->fmt, &err))
-                return dsort_cli_usage_error(c, "%s", err.msg);
-            break;
-        case 'r':
-            o->ord.reverse = 1;
-            break;
-        case 'u':
-            o->ord.unique = 1;
-            break;
-        case 's':
-            o->ord.stable = 1;
-            break;
-        case OPT_DEBUG:
-            x->debug = 1;
-            break;
-        case 'm': /* dsort always sorts: sorted inputs merge to what sort -m writes */
-            x->merge = 1;
-            break;
-        case 'c':
-        case 'C':
-        case OPT_CHECK: {
-            static const char *const words[] = {"quiet", "silent", "diagnose-first", NULL};
-            int mode = ch != OPT_CHECK ? ch
-                       : optarg        ? dsort_cli_argmatch(c, "--check", optarg, words, "CCc",
-                                                            "  - 'quiet', 'silent'\n  - 'diagnose-first'")
-                                       : 'c';
-            if (!mode)
-                return 2;
-            if (o->check && x->check_mode != mode)
-                return dsort_cli_usage_error(c, "options '-cC' are incompatible");
-            o->check = 1;
-            x->check_mode = mode;
-            break;
-        }
-        case OPT_PARALLEL:
-            if (dsort_gnuopts_parallel(c, optarg))
-                return 2;
-            x->parallel = optarg;
-            break;
-        case OPT_BATCH_SIZE:
-            if (dsort_gnuopts_batch_size(c, optarg))
-                return 2;
-            x->batch_size = optarg;
-            break;
-        case OPT_COMPRESS: /* GNU's check; dsort's spills are not compressed (dsort(1)) */
-            if (x->compress && strcmp(x->compress, optarg))
-                return dsort_cli_usage_error(c, "multiple compress programs specified");
-            x->compress = optarg;
-            break;
-        case OPT_FILES0_FROM:
-            x->files0_from = optarg; /* as in GNU, the last one counts */
-            break;
-        case 'S': {
-            struct dsort_budget b;
-            if (dsort_budget_resolve(optarg, dsort_mem_physical(), c->node_size, &b, &err))
-                return dsort_cli_usage_error(c, "%s", err.msg);
-            o->memory_text = optarg;
-            break;
-        }
-        case 'T':
-            if (!*optarg)
-                return dsort_cli_usage_error(c, "empty --temp-dir");
-            temps[o->ntemp++] = optarg;
-            break;
-        case OPT_BLOCK:
-            if (dsort_mem_parse_size(optarg, &o->block, &err) || o->block < 4096 ||
-                o->block > ((uint64_t)1 << 30))
-                return dsort_cli_usage_error(c, "invalid --block-size '%s' (4K to 1G)", optarg);
-            break;
-        case OPT_OUT_OF_CORE:
-            o->force_external = 1;
-            break;
-        case OPT_LOCAL_INPUTS:
-            o->local_inputs = 1;
-            break;
-        case OPT_LOCAL_OUTPUT:
-            o->local_output = 1;
-            break;
-        case OPT_PLAN:
-            o->plan = 1;
-            break;
-        case OPT_JSON:
-            o->plan_json = 1;
-            break;
-        case OPT_BIND:
-            o->bind = 1;
-            break;
-        case OPT_ONE_STREAM:
-            o->one_stream = 1;
-            break;
-        case OPT_NO_MAP:
-            o->no_map = 1;
-            break;
-        case OPT_STREAMS: {
-            uint64_t v;
-            if (dsort_cli_parse_u64(optarg, &v) || v < 1 || v > 1024)
-                return dsort_cli_usage_error(c, "invalid --streams-per-device '%s' (1 to 1024)",
-                                             optarg);
-            o->streams_per_device = (uint32_t)v;
-            break;
-        }
-        case 'v':
-            o->verbose = 1;
-            break;
-        case OPT_STATS:
-            o->stats = optarg;
-            break;
-        case OPT_VERIFY:
-            o->verify = 1;
-            break;
-        case OPT_CHECKPOINT:
-            o->checkpoint = 1;
-            break;
-        case OPT_STOP_AFTER:
-            if (dsort_cli_parse_u64(optarg, &o->stop_after) || o->stop_after < 1)
-                return dsort_cli_usage_error(c, "invalid --stop-after '%s' (rounds, 1 or more)",
-                                             optarg);
-            break;
-        case OPT_RESUME:
-            o->resume = 1;
-            o->checkpoint = 1; /* the checkpoint found stays one until the output is done */
-            break;
-        case OPT_KEEP_CKPT: {
-            char *end = NULL;
-            double v = strtod(optarg, &end);
-            double unit = end && *end == 'd'   ? 86400
-                          : end && *end == 'h' ? 3600
-                          : end && *end == 'm' ? 60
-                                               : 1;
-            if (end && (*end == 'd' || *end == 'h' || *end == 'm' || *end == 's'))
-                end++;
-            if (end == optarg || *end || !(v >= 0 && v * unit <= 10.0 * 366 * 86400))
-                return dsort_cli_usage_error(
-                    c, "invalid --keep-checkpoint '%s' (a time: N[smhd], at most 10 years)",
-                    optarg);
-            o->keep_checkpoint = (uint64_t)(v * unit);
-            break;
-        }
-        case OPT_PROGRESS: {
-            char *end = NULL;
-            if (!optarg && optind < argc && progress_hint(c, argv[optind]))
-                return 2;
-            o->progress = optarg ? strtod(optarg, &end) : 5.0;
-            if (optarg && (end == optarg || *end || !(o->progress >= 0 && o->progress <= 86400)))
-                return dsort_cli_usage_error(c, "invalid --progress '%s' (seconds, 0 to 86400)",
-                                             optarg);
-            break;
-        }
-        case OPT_NO_DIRECT:
-            o->no_direct = 1;
-            break;
-        case OPT_CHUNK:
-            if (dsort_mem_parse_size(optarg, &o->chunk, &err) || o->chunk == 0 ||
-                o->chunk > (uint64_t)1 << 30)
-                return dsort_cli_usage_error(c, "invalid --exchange-chunk '%s' (1 byte to 1G)",
-                                             optarg);
-            break;
-        case OPT_EXCHANGE:
-            if (strcmp(optarg, "auto") == 0)
-                o->exchange_kind = DSORT_EXCHANGE_AUTO;
-            else if (strcmp(optarg, "direct") == 0)
-                o->exchange_kind = DSORT_EXCHANGE_DIRECT;
-            else if (strcmp(optarg, "node") == 0)
-                o->exchange_kind = DSORT_EXCHANGE_NODE;
-            else
-                return dsort_cli_usage_error(c, "invalid --exchange '%s' (auto, direct or node)",
-                                             optarg);
-            break;
-        case OPT_HELP:
-            if (c->rank == 0)
-                usage();
-            return 0;
-        case OPT_VERSION:
-            if (c->rank == 0)
-                printf("dsort %s\n", DSORT_VERSION);
-            return 0;
-        case ':':
-            return dsort_cli_usage_error(c, "option '%s' requires an argument", argv[optind - 1]);
-        default:
-            return unknown_option(c, argv[optind - 1]);
-        }
-    }
+    struct dsort_job_options *o = p->o;
+    struct dsort_gnuopts *x = p->x;
     if (o->ntemp == 0) {
         const char *t = getenv("TMPDIR");
-        temps[o->ntemp++] = (char *)(t && *t ? t : "/tmp");
+        p->temps[o->ntemp++] = (char *)(t && *t ? t : "/tmp");
     }
-    o->temp_dirs = temps;
+    o->temp_dirs = p->temps;
     o->inputs = argv + optind;
     o->ninputs = (size_t)(argc - optind);
     if (x->files0_from && o->ninputs)
         return dsort_cli_usage_error(
-            c, "extra operand '%s'\nfile operands cannot be combined with --files0-from",
+            p->c, "extra operand '%s'\nfile operands cannot be combined with --files0-from",
             argv[optind]);
     if (o->ninputs == 0 && !x->files0_from) { /* as GNU: no INPUT is standard input */
         static char dash[] = "-";
@@ -476,7 +424,16 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         if (!strcmp(o->inputs[i], "-"))
             x->from_stdin = 1;
     if (x->from_stdin && o->local_inputs)
-        return dsort_cli_usage_error(c, "--local-inputs does not go with standard input");
+        return dsort_cli_usage_error(p->c, "--local-inputs does not go with standard input");
+    return -1;
+}
+
+/* The outputs: empty names, and which outputs go together. */
+static int outputs_after(struct parse *p)
+{
+    const struct dsort_comm *c = p->c;
+    struct dsort_job_options *o = p->o;
+    struct dsort_gnuopts *x = p->x;
     /* Empty names: GNU's words for -o ''; found now, not at the commit after all the work. */
     if (o->output && !*o->output)
         return dsort_cli_usage_error(c, "open failed: '': No such file or directory");
@@ -499,6 +456,17 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
                                      x->check_mode);
     if (o->local_output && !o->output_dir)
         return dsort_cli_usage_error(c, "--local-output goes with -O DIR");
+    return -1;
+}
+
+/* The modes: checkpoints, --debug and the line options need their kind of job; then the keys
+ * are finished (-r, -s and -u apply to them). */
+static int modes_after(struct parse *p)
+{
+    const struct dsort_comm *c = p->c;
+    struct dsort_job_options *o = p->o;
+    struct dsort_gnuopts *x = p->x;
+    struct dsort_error err = {0};
     if ((o->resume || o->stop_after || o->checkpoint) && (x->from_stdin || x->to_stdout))
         return dsort_cli_usage_error(c, "--checkpoint, --stop-after and --resume need named "
                                         "inputs and -o or -O (not standard input or output)");
@@ -510,43 +478,97 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
                                      "--checkpoint, --stop-after and --resume are for "
                                      "sorting, not -%c",
                                      x->check_mode);
-    if (!o->lines && key_opts)
+    if (!o->lines && p->key_opts)
         return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnV go with --format lines");
     if (o->lines) {
-        if (o->ord.reverse && dsort_keys_set_global(&keys, 'r', &err))
+        if (o->ord.reverse && dsort_keys_set_global(o->keys, 'r', &err))
             return dsort_cli_usage_error(c, "%s", err.msg);
-        keys.stable = o->ord.stable;
-        keys.unique = o->ord.unique;
-        if (dsort_keys_finish(&keys, &err))
+        o->keys->stable = o->ord.stable;
+        o->keys->unique = o->ord.unique;
+        if (dsort_keys_finish(o->keys, &err))
             return dsort_cli_usage_error(c, "%s", err.msg);
     }
-    /* Last: the only check that reads a file, once every usage error has had its say. */
-    if (x->files0_from) {
-        int code = dsort_gnuopts_files0(c, x, &o->ninputs);
-        if (code >= 0)
-            return code;
-        o->inputs = x->files0_names;
-        /* GNU would overwrite the list; dsort keeps every file it reads, the list too */
-        const char *clash = dsort_gnuopts_same_file(x->files0_from, o->output)  ? o->output
-                            : dsort_gnuopts_same_file(x->files0_from, o->stats) ? o->stats
-                                                                                : NULL;
-        if (clash)
-            return dsort_cli_usage_error(c, "'%s' is the --files0-from list; write elsewhere",
-                                         clash);
-    }
-    if (x->parallel && o->verbose && c->rank == 0)
+    return -1;
+}
+
+/* --files0-from: read the list (collective), which no output may overwrite. */
+static int files0_after(struct parse *p)
+{
+    struct dsort_job_options *o = p->o;
+    struct dsort_gnuopts *x = p->x;
+    int code = dsort_gnuopts_files0(p->c, x, &o->ninputs);
+    if (code >= 0)
+        return code;
+    o->inputs = x->files0_names;
+    /* GNU would overwrite the list; dsort keeps every file it reads, the list too */
+    const char *clash = dsort_gnuopts_same_file(x->files0_from, o->output)  ? o->output
+                        : dsort_gnuopts_same_file(x->files0_from, o->stats) ? o->stats
+                                                                            : NULL;
+    if (clash)
+        return dsort_cli_usage_error(p->c, "'%s' is the --files0-from list; write elsewhere",
+                                     clash);
+    return -1;
+}
+
+/* -v: say which of GNU sort's options were accepted and ignored. */
+static void ignored_notes(const struct dsort_comm *c, const struct dsort_job_options *o,
+                          const struct dsort_gnuopts *x)
+{
+    if (!o->verbose || c->rank != 0)
+        return;
+    if (x->parallel)
         fprintf(stderr,
                 "%s: --parallel=%s ignored: dsort's parallelism is its %d rank%s (mpirun -n)\n",
                 c->prog, x->parallel, c->size, c->size == 1 ? "" : "s");
-    if (x->batch_size && o->verbose && c->rank == 0)
+    if (x->batch_size)
         fprintf(stderr,
                 "%s: --batch-size=%s ignored: dsort's merges take as many runs as -S and "
                 "--block-size allow\n",
                 c->prog, x->batch_size);
-    if (x->compress && o->verbose && c->rank == 0)
+    if (x->compress)
         fprintf(stderr,
                 "%s: --compress-program=%s ignored: dsort does not compress its temporary files "
                 "(see dsort(1))\n",
                 c->prog, x->compress);
-    return -1;
+}
+
+int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct dsort_job_options *o,
+                     struct dsort_gnuopts *x, char ***temp_store)
+{
+    memset(x, 0, sizeof *x);
+    memset(o, 0, sizeof *o);
+    dsort_format_gensort(&o->fmt);
+    o->chunk = DSORT_EXCHANGE_CHUNK;
+    o->block = DEFAULT_BLOCK;
+    o->progress = -1;
+    o->streams_per_device = 4;
+    o->keep_checkpoint = DSORT_CHECKPOINT_KEEP;
+    char **temps = calloc((size_t)argc + 2, sizeof *temps);
+    *temp_store = temps;
+    if (!temps)
+        return dsort_cli_usage_error(c, "out of memory");
+    static struct dsort_keys keys;
+    dsort_keys_init(&keys);
+    o->keys = &keys;
+    o->eol = '\n';
+    struct parse p = {c, o, x, temps, 0, 0};
+    int ch, code = -1;
+    opterr = 0;
+    while (code < 0 && (ch = getopt_long(argc, argv, ":o:O:rusmcCvS:T:" DSORT_CLI_KEY_LETTERS,
+                                         long_opts, NULL)) != -1)
+        code = opt_one(&p, ch, argv);
+    if (code < 0)
+        code = inputs_after(&p, argc, argv);
+    if (code < 0)
+        code = outputs_after(&p);
+    if (code < 0)
+        code = modes_after(&p);
+    /* Last: the only check that reads a file, once every usage error has had its say. */
+    if (code < 0 && x->files0_from)
+        code = files0_after(&p);
+    if (code < 0 && !p.budget_set)
+        code = resolve_budget(&p, NULL);
+    if (code < 0)
+        ignored_notes(c, o, x);
+    return code;
 }

@@ -23,4 +23,7 @@
 int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct dsort_job_options *o,
                      struct dsort_gnuopts *x, char ***temp_store);
 
+/* Local: print --help to standard output (dsort_help.c). */
+void dsort_opts_usage(void);
+
 #endif

@@ -152,6 +152,24 @@ static int validate_inputs(const struct dsort_comm *cp, char *const *paths, size
                            const struct dsort_keys *keys, unsigned char eol,
                            const struct dsort_manifest *man, const int *man_ok);
 
+/* --local-inputs: each node checks the files it has (dsort_check_local). Collective; returns
+ * the exit status. */
+static int validate_local(const struct dsort_comm *c, char *const *paths, size_t n,
+                          const struct dsort_format *fmt, const struct dsort_order *ord)
+{
+    struct dsort_error err = {0};
+    struct dsort_vsum total;
+    if (dsort_comm_agree(c, dsort_vsum_init(&total, fmt, &err), &err))
+        return 2;
+    enum dsort_status st =
+        dsort_check_local(c, paths, n, fmt, ord, (size_t)16 << 20, &total, NULL, &err);
+    struct dsort_lines_figures fig;
+    vsum_figures(&total, &fig);
+    int code = st ? 2 : report(c, &fig, 0);
+    dsort_vsum_destroy(&total);
+    return code;
+}
+
 enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL, OPT_NO_MANIFEST };
 
 int main(int argc, char **argv)
@@ -239,18 +257,9 @@ int main(int argc, char **argv)
             return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
     }
     enum dsort_status st = DSORT_OK;
-    if (local) {
-        struct dsort_vsum total;
-        if ((st = dsort_comm_agree(&c, dsort_vsum_init(&total, &fmt, &err), &err)))
-            return dsort_cli_finish(2);
-        st = dsort_check_local(&c, argv + optind, (size_t)(argc - optind), &fmt, &ord,
-                               (size_t)16 << 20, &total, NULL, &err);
-        struct dsort_lines_figures fig;
-        vsum_figures(&total, &fig);
-        int code = st ? 2 : report(&c, &fig, 0);
-        dsort_vsum_destroy(&total);
-        return dsort_cli_finish(code);
-    }
+    if (local)
+        return dsort_cli_finish(
+            validate_local(&c, argv + optind, (size_t)(argc - optind), &fmt, &ord));
     /* A directory stands for its part-* files in name order (the output of dsort -O), and must
      * be a complete output: its _SUCCESS manifest lists every part with its bytes, records and
      * checksum. Names and sizes are compared first; a part cut short would not be read. */

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "budget.h"
 #include "cli.h"
 
 /* What the command line says beyond struct dsort_job_options: GNU sort's options that only the
@@ -16,7 +17,6 @@ struct dsort_gnuopts {
     int check_mode;          /* with o->check: 'c' (report the first disorder) or 'C' (quiet) */
     int from_stdin;          /* the input is standard input (INPUT "-", or none) */
     int to_stdout;           /* no -o or -O: the output goes to standard output */
-    int merge;               /* -m: accepted; dsort sorts (a merge of sorted inputs is a sort) */
     int debug;               /* --debug: annotate the keys of the lines on standard output */
     int format_given;        /* --format was given: else input that is plainly text is refused */
     const char *parallel;    /* --parallel=N: accepted and ignored */
@@ -25,6 +25,9 @@ struct dsort_gnuopts {
     const char *files0_from; /* --files0-from=F */
     char *files0_buf;        /* F's contents, the names NUL-separated */
     char **files0_names;     /* the names in files0_buf, then NULL */
+    /* -S, or the default: the rank's memory budget, resolved once when the options are parsed
+     * (dsort_budget_resolve); its note is printed when the sort starts. */
+    struct dsort_budget budget;
 };
 
 /* Free what dsort_gnuopts_files0 allocated (any state). */

@@ -35,7 +35,6 @@ struct dsort_job_options {
     const char *output, *output_dir, *stats;
     int check, verbose, verify, no_direct;
     double progress;         /* --progress: seconds between lines in a log; < 0: off */
-    const char *memory_text; /* -S as given, or NULL */
     char **temp_dirs;        /* -T, in order; never empty after parsing */
     size_t ntemp;
     uint64_t chunk;                         /* exchange message limit */

@@ -1,4 +1,4 @@
-/* fuzz_keycmp - the -n, -g, -h, -M and -V comparators of keys.c against slow references.
+/* fuzz_keycmp - the -n, -g, -h, -M and -V comparators of keys_*.c against slow references.
  *
  * Input: byte 0 picks the kind (n g h M V, % 5) and options (bit 3 r, bit 4 b, bit 5 f,
  * bit 6 -s, bit 7: d for -V); byte 1 % 4 picks where the key is: 0 the global option (one
@@ -14,7 +14,7 @@
  *   -h  the same number, after its SI suffix (K M G T P E Z Y k right after it, signed,
  *       counting only when a digit is nonzero);
  *   -g  strtold on the NUL-terminated key (not a number < NaN < numbers; two NaNs skipped):
- *       this checks keys.c's rewrite of keys longer than 64 bytes against strtold itself;
+ *       this checks keys_general.c's rewrite of keys longer than 64 bytes against strtold itself;
  *   -M  the first three bytes after blanks, upper-cased, among JAN..DEC (else 0);
  *   -V  lines of the form D+(.D+)*: compared as tuples of integers, shorter first on ties.
  */

@@ -89,7 +89,7 @@ def seeds_keycmp():
           lines(b"123456789012345K", b"1234567890123456K", b"123456789012345.1K", b"-9M"))
     # -g: 1 + 2^-64 is the midpoint between the long doubles 1 and 1 + 2^-63 (64 fraction
     # digits), which rounds to even (1); a nonzero digit after GNUM_DEC_DIGITS (11600)
-    # significant digits must round it up, as strtold does. keys.c keeps such a digit as a
+    # significant digits must round it up, as strtold does. keys_general.c keeps such a digit as a
     # sticky digit. Too long for max_len: replayed from regress/ only.
     half_ulp = str(5 ** 64).rjust(64, "0").encode()  # 2^-64 = 5^64 / 10^64
     mid = b"1." + half_ulp

@@ -221,7 +221,7 @@ static void test_usr1_goes_on(void **state)
 {
     (void)state;
     char d[PATH_MAX], f[PATH_MAX];
-    path_of(d, sizeof d, "usr1");
+    dsort_test_path(d, sizeof d, "usr1");
     snprintf(f, sizeof f, "%s/partial.tmp", d);
     pid_t pid = spawn_waiting_child(f, d);
     /* The child may not be in pause() yet when the first one comes: send it until it ends. */
