@@ -11,7 +11,7 @@
 #     ambiguous long option (--p=1) names its candidates. Usage errors: exit 2, rank 0 only.
 # Usage: userday.sh NRANKS
 . "$(dirname "$0")/lib.sh"
-e2e_init "$1"
+suite_init "$1"
 E2E_TIMEOUT=60
 RUN_FLAGS=(-q)
 
@@ -74,4 +74,4 @@ cd "$T" || die "cd $T"
 ok "$N" "$DSORT" --progress 10 -o "$T/o/p"
 cd - >/dev/null || die "cd back"
 same_file "--progress FILE with a file named 10" 1 "$T/want" "$T/o/p"
-e2e_finish
+suite_finish

@@ -39,4 +39,4 @@ else
     check $? "the --stats file is not JSON"
 fi
 case_end
-ext_finish
+suite_finish
