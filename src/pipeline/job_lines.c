@@ -294,6 +294,7 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
     int w = dsort_waves_assign(rcount, p, x->mp.third, wave_of, &most);
     for (int s = 0; s < p; s++)
         rtotal += rcount[s];
+    /* Raw: fixed-size buffers on the stack of every rank, entered by all (agreed above). */
     MPI_Alltoall(wave_of, 1, MPI_INT, swave, 1, MPI_INT, c->comm);
     int waves = (int)dsort_comm_max(c, (uint64_t)w);
     /* Receive into the chunk's arena (its lines are all in the send buffer now) when they
@@ -549,6 +550,7 @@ static enum dsort_status sort_mapped(struct lx *x, struct dsort_output *out, int
         free(ranges);
         goto out;
     }
+    /* Raw: ranges was allocated on every rank and agreed just above. */
     MPI_Allgather(range, 2, MPI_UINT64_T, ranges, 2, MPI_UINT64_T, c->comm);
     /* The output's size: the received lines with their eols, each of which must lie in the
      * sender's lines and end there (a long line is measured by looking for its eol: never past

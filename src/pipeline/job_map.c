@@ -170,6 +170,7 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
             free(ranges);
             goto fail;
         }
+        /* Raw: ranges was allocated on every rank and agreed just above. */
         MPI_Allgather(range, 2, MPI_UINT64_T, ranges, 2, MPI_UINT64_T, c->comm);
     }
     for (int r = 0; r < c->size; r++) {

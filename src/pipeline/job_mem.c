@@ -91,6 +91,7 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
 
     /* Merge the pieces in the input order of their sources, so that the merge is stable. */
     dsort_job_phase_begin(&pc, PH_MERGE);
+    /* Raw: g0s was allocated with the job's other buffers, agreed before the exchange. */
     MPI_Allgather(&g0, 1, MPI_UINT64_T, g0s, 1, MPI_UINT64_T, c->comm);
     uint64_t off = 0;
     for (int r = 0; r < c->size; r++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agree.h"
 #include "lines_job.h"
 #include "mem.h"
 #include "splitters.h"
@@ -454,7 +455,7 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
         longest = l > longest ? l : longest;
     }
     uint64_t here[2] = {mlen, n}, all[2] = {0, 0};
-    MPI_Allreduce(here, all, 2, MPI_UINT64_T, MPI_SUM, c->comm);
+    dsort_agree_reduce(c, c->comm, here, all, 2, MPI_UINT64_T, MPI_SUM, -1, "the samples' sizes");
     x->avg_line = all[1] ? (double)all[0] / (double)all[1] : 100.0;
     struct sample_items si = {&x->ord, mine, ents, x->by_pos, x, &smp};
     struct dsort_sample_items it = {

@@ -35,6 +35,8 @@ SECTIONS = [
     ("limits.1", "Process limits: ulimit -f and -t (SIGXFSZ, SIGXCPU), singleton"),
     ("limits.2", "Process limits: ulimit -f and -t (SIGXFSZ, SIGXCPU), 2 ranks"),
     ("lostline", "An error on a full disk that also holds mpirun's log"),
+    ("usr1", "SIGUSR1 without --checkpoint: Slurm's time-limit warning, the sort goes on"),
+    ("agreealloc", "An allocation that fails on one rank before a collective"),
 ]
 
 
