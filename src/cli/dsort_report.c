@@ -17,7 +17,7 @@
 
 #define PROG "dsort-report"
 
-/* dsort's phases in its order (src/pipeline/job.c: dsort_phase_names), with their colours. */
+/* dsort's phases in its order (src/pipeline/phase.c: dsort_phase_names), with their colours. */
 static const char *const known_phases[] = {"sample",   "read",  "sort",  "splitters",
                                            "exchange", "merge", "spill", "final_merge",
                                            "write",    "commit"};

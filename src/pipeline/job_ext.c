@@ -462,8 +462,8 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     x.n = sh->n;
     x.g0 = sh->g0;
     stats->records_in = x.n;
-    /* The smallest budget of all ranks, as for lines (docs/design.md, "One memory plan"):
-     * min(v) = max - max(max - v), through the agreed maximum. */
+    /* The smallest budget of all ranks, as for lines (docs/design.md, "One budget for every
+     * rank"). */
     x.budget = dsort_agree_min(c, stats->budget);
 
     struct dsort_output out;

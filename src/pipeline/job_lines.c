@@ -627,7 +627,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     x.stats = stats;
     dsort_lines_order_init(&x.ord, o->keys, o->eol);
     x.with_pos = x.ord.tie_pos; /* runs and pieces merge in any order */
-    /* the smallest budget of all ranks: min(v) = max - max(max - v) */
+    /* the smallest budget of all ranks (docs/design.md, "One budget for every rank") */
     x.budget = dsort_agree_min(c, stats->budget);
     plan(&x, 0, 0);
     x.end = sh->first + sh->n;
