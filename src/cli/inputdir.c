@@ -85,7 +85,7 @@ static enum dsort_status expand_one(const struct dsort_comm *c, char *dir,
                        dir, bad, bad == 1 ? "" : "s");
     if (!st && in.count == 0)
         st = DSORT_ERR(err, DSORT_EINVAL, 0,
-                       "directory '%s' holds no parts (part-* files): nothing to sort", dir);
+                       "'%s' is a directory without parts (part-* files): nothing to sort", dir);
     for (size_t k = 0; k < in.count && !st; k++)
         st = append(buf, len, cap, in.files[k].path, err);
     dsort_inputs_destroy(&in);

@@ -181,7 +181,7 @@ MO_FROM=gen mo gbad 'echo "{" >_SUCCESS'
 refused "dsort DIR, a damaged manifest" "$T/gbad" "cannot read the manifest '.*gbad/_SUCCESS'"
 mkdir "$T/nothing"
 printf 'x' >"$T/nothing/.hidden"
-refused "dsort DIR, no parts" "$T/nothing" "directory '.*nothing' holds no parts"
+refused "dsort DIR, no parts" "$T/nothing" "nothing' is a directory without parts"
 
 # Errors: exit 2.
 expect_rc 2 "$N" "$VALIDATE" "$T/missing"
