@@ -166,7 +166,7 @@ ok "$N" "$DSORT" -s "$T/parts" -o "$T/parts.out" &&
 # refused WHAT DIR REGEX: exit 2, stderr matches REGEX, no output (nor a stage) left.
 refused() {
     expect_rc 2 "$N" "$DSORT" "$2" -O "$T/never" && contains "$1: the cause" "$T/stderr" "$3"
-    eq "$1: nothing written" "" "$(ls -A "$T" | grep never)"
+    eq "$1: nothing written" "" "$(find "$T" -maxdepth 1 -name '*never*')"
 }
 MO_FROM=gen mo ggone 'rm part-00000'
 refused "dsort DIR, a part deleted" "$T/ggone" "ggone/part-00000' is missing; the manifest _SUCCESS lists it"
