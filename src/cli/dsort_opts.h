@@ -3,8 +3,8 @@
  *
  * Collective: every rank must call it with the same argv, and every rank returns the same
  * code. Rank 0 reads the --files0-from list and lists the INPUTs that are directories, and
- * shares what it found (gnuopts.h, inputdir.h). Usage errors are printed by rank 0 only, in GNU sort's words where GNU has them;
- * --help and --version print on rank 0 only.
+ * shares what it found (gnuopts.h, inputdir.h). Usage errors are printed by rank 0 only, in
+ * GNU sort's words where GNU has them; --help and --version print on rank 0 only.
  */
 #ifndef DSORT_OPTS_H
 #define DSORT_OPTS_H
