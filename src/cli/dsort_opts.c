@@ -510,6 +510,21 @@ static int files0_after(struct parse *p)
     return -1;
 }
 
+/* A directory among the INPUTs stands for its parts, checked against its manifest (inputdir.h).
+ * Not under --local-inputs: there each node lists the directory as it has it (io.h). */
+static int dirs_after(struct parse *p)
+{
+    struct dsort_job_options *o = p->o;
+    struct dsort_inputdir *d = &p->x->dirs;
+    int code = dsort_inputdir_expand(p->c, o->inputs, o->ninputs, &o->fmt,
+                                     o->lines ? 0 : o->fmt.rec_size, d);
+    if (code < 0 && d->paths) {
+        o->inputs = d->paths;
+        o->ninputs = d->n;
+    }
+    return code;
+}
+
 /* -v: say which of GNU sort's options were accepted and ignored. */
 static void ignored_notes(const struct dsort_comm *c, const struct dsort_job_options *o,
                           const struct dsort_gnuopts *x)
@@ -566,6 +581,8 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     /* Last: the only check that reads a file, once every usage error has had its say. */
     if (code < 0 && x->files0_from)
         code = files0_after(&p);
+    if (code < 0 && !o->local_inputs)
+        code = dirs_after(&p);
     if (code < 0 && !p.budget_set)
         code = resolve_budget(&p, NULL);
     if (code < 0)

@@ -1,10 +1,10 @@
 /* dsort_opts.h - dsort's command line (dsort_opts.c): the options into struct dsort_job_options
  * and struct dsort_gnuopts, --help and --version. Program-internal (dsort only).
  *
- * Collective when --files0-from is given (rank 0 reads the list and shares it, see gnuopts.h);
- * otherwise local, but every rank must call it with the same argv, so every rank returns the
- * same code. Usage errors are printed by rank 0 only, in GNU sort's words where GNU has them;
- * --help and --version print on rank 0 only.
+ * Collective: every rank must call it with the same argv, and every rank returns the same
+ * code. Rank 0 reads the --files0-from list and lists the INPUTs that are directories, and
+ * shares what it found (gnuopts.h, inputdir.h). Usage errors are printed by rank 0 only, in
+ * GNU sort's words where GNU has them; --help and --version print on rank 0 only.
  */
 #ifndef DSORT_OPTS_H
 #define DSORT_OPTS_H

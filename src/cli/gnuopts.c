@@ -19,6 +19,7 @@ void dsort_gnuopts_free(struct dsort_gnuopts *x)
     free(x->files0_names);
     x->files0_buf = NULL;
     x->files0_names = NULL;
+    dsort_inputdir_free(&x->dirs);
 }
 
 /* An unsigned count as GNU sort reads --parallel and --batch-size (xstrtoumax without suffixes:

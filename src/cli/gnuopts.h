@@ -10,6 +10,7 @@
 
 #include "budget.h"
 #include "cli.h"
+#include "inputdir.h"
 
 /* What the command line says beyond struct dsort_job_options: GNU sort's options that only the
  * command line deals with. */
@@ -25,6 +26,8 @@ struct dsort_gnuopts {
     const char *files0_from; /* --files0-from=F */
     char *files0_buf;        /* F's contents, the names NUL-separated */
     char **files0_names;     /* the names in files0_buf, then NULL */
+    /* the INPUTs with directories expanded (inputdir.h) */
+    struct dsort_inputdir dirs;
     /* -S, or the default: the rank's memory budget, resolved once when the options are parsed
      * (dsort_budget_resolve); its note is printed when the sort starts. */
     struct dsort_budget budget;

@@ -5,7 +5,8 @@
 # between two files, -r, -u, a fixed format; exit 2 on a missing file. An output directory is
 # checked against its _SUCCESS manifest (issue 25): none is exit 2 (--no-manifest checks the
 # parts anyway); a part missing, extra, cut short, or changed in place with its order and size
-# kept is exit 1 naming the part (gensort, fixed and lines outputs). Usage: validate.sh NRANKS
+# kept is exit 1 naming the part (gensort, fixed and lines outputs). dsort DIR: dsort-gen
+# --parts, dsort DIR -O, dsort-validate; a damaged manifest is exit 2. Usage: validate.sh NRANKS
 . "$(dirname "$0")/lib.sh"
 suite_init "$1"
 
@@ -98,9 +99,10 @@ read -r n sum <<<"$(py sum 100 "$T/dup.sorted")"
 ok "$N" "$DSORT" -O "$T/mo" "$T/dup.dat"
 ok "$N" "$VALIDATE" "$T/mo" && figures "a dsort -O output" "$n" "$sum" "$dups"
 last=$(printf 'part-%05d' $((N - 1)))
+# (MO_FROM=DIR: a copy of $T/DIR instead)
 mo() {
     rm -rf "${T:?}/$1"
-    cp -a "$T/mo" "$T/$1"
+    cp -a "$T/${MO_FROM:-mo}" "$T/$1"
     (cd "$T/$1" && eval "$2")
 }
 # damaged WHAT DIR REGEX [OPTS...]: exit 1, an ERROR line and no SUCCESS, stderr matches REGEX.
@@ -142,6 +144,44 @@ ok "$N" "$VALIDATE" --format lines -k1,1n "$T/ml" &&
     contains "a lines -O output" "$T/stdout" '^SUCCESS'
 python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); i = b.rindex(b"x"); b[i] = ord("y"); open(p, "wb").write(b)' "$T/ml/part-00000"
 damaged "lines, changed in place" "$T/ml" "part-00000' has" --format lines -k1,1n
+
+# dsort DIR (issue 29, item 8), the TeraGen-TeraSort chain: dsort-gen --parts writes a part
+# per rank and _SUCCESS; dsort takes the directory as its part-* files in name order (_SUCCESS
+# and hidden files left out), checked against the manifest first: a part missing or extra, a
+# size or record count not the manifest's, a manifest that cannot be read, or no parts at all is
+# exit 2 naming the cause, before anything is read and with nothing written.
+gen "$N" --parts "$T/gen" 3000
+printf 'not records\n' >"$T/gen/.hidden"
+cat "$T/gen"/part-* >"$T/gen.cat"
+py sort "$T/gen.want" 100 0 10 - "$T/gen.cat"
+ok "$N" "$DSORT" "$T/gen" -O "$T/gs" && ok "$N" "$VALIDATE" "$T/gs" &&
+    figures "dsort-gen --parts DIR; dsort DIR -O" 3000 "$GEN_SUM" &&
+    cat "$T/gs"/part-* >"$T/gs.cat" && same_file "dsort DIR vs sorting the parts" 100 "$T/gen.want" "$T/gs.cat"
+# Name order: the hand-made parts (swapped above, no manifest) with -s, ties in input order.
+printf 'x' >"$T/parts/.hidden"
+cat "$T/parts"/part-* >"$T/parts.cat"
+py sort "$T/parts.want" 100 0 10 s "$T/parts.cat"
+ok "$N" "$DSORT" -s "$T/parts" -o "$T/parts.out" &&
+    same_file "dsort -s DIR: the parts in name order" 100 "$T/parts.want" "$T/parts.out"
+# refused WHAT DIR REGEX: exit 2, stderr matches REGEX, no output (nor a stage) left.
+refused() {
+    expect_rc 2 "$N" "$DSORT" "$2" -O "$T/never" && contains "$1: the cause" "$T/stderr" "$3"
+    eq "$1: nothing written" "" "$(find "$T" -maxdepth 1 -name '*never*')"
+}
+MO_FROM=gen mo ggone 'rm part-00000'
+refused "dsort DIR, a part deleted" "$T/ggone" "ggone/part-00000' is missing; the manifest _SUCCESS lists it"
+MO_FROM=gen mo gextra 'cp part-00000 part-99999'
+refused "dsort DIR, an extra part" "$T/gextra" "gextra/part-99999' is not in the manifest"
+MO_FROM=gen mo gshort 'truncate -s -100 part-00000'
+refused "dsort DIR, a part cut short" "$T/gshort" "gshort/part-00000' is [0-9]+ bytes; the manifest _SUCCESS says"
+MO_FROM=gen mo gcount 'python3 -c "import json; m = json.load(open(\"_SUCCESS\")); m[\"parts\"][0][\"records\"] += 1; json.dump(m, open(\"_SUCCESS\", \"w\"))"'
+refused "dsort DIR, a record count not the manifest's" "$T/gcount" \
+    "gcount/part-00000' holds [0-9]+ records of 100 bytes; the manifest _SUCCESS says"
+MO_FROM=gen mo gbad 'echo "{" >_SUCCESS'
+refused "dsort DIR, a damaged manifest" "$T/gbad" "cannot read the manifest '.*gbad/_SUCCESS'"
+mkdir "$T/nothing"
+printf 'x' >"$T/nothing/.hidden"
+refused "dsort DIR, no parts" "$T/nothing" "nothing' is a directory without parts"
 
 # Errors: exit 2.
 expect_rc 2 "$N" "$VALIDATE" "$T/missing"
