@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 
 #include "agree.h"
 #include "comm.h"
@@ -55,6 +56,33 @@ static long check_records(const struct dsort_comm *c, const struct dsort_inputs 
     return bad;
 }
 
+/* Rank 0: a file of dir that is neither a part (part-*) nor hidden ('.') nor the job's own
+ * (a leading '_', as _SUCCESS, Hadoop's rule) would be left out of the sort without a word:
+ * refused instead, naming it, so that no record a user put there is silently lost.
+ * Directories (lost+found on a mount point) are not data and are passed over. */
+static enum dsort_status stray_files(const char *dir, struct dsort_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot list '%s'", dir);
+    enum dsort_status st = DSORT_OK;
+    for (struct dirent *e; !st && (e = readdir(d));) {
+        if (e->d_name[0] == '.' || e->d_name[0] == '_' || !strncmp(e->d_name, "part-", 5))
+            continue;
+        char path[4352];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+            continue;
+        st = DSORT_ERR(err, DSORT_EINVAL, 0,
+                       "'%s' is not a part (part-*) of the input directory '%s': a directory "
+                       "INPUT is sorted as its part-* files; move the file, or name the inputs",
+                       path, dir);
+    }
+    closedir(d);
+    return st;
+}
+
 /* Rank 0: directory dir's parts, checked against its manifest when it has one, appended. */
 static enum dsort_status expand_one(const struct dsort_comm *c, char *dir,
                                     const struct dsort_format *fmt, size_t rec_size, char **buf,
@@ -72,10 +100,14 @@ static enum dsort_status expand_one(const struct dsort_comm *c, char *dir,
         bad = dsort_manifest_check_files(c->prog, dir, &m, stderr);
     }
     struct dsort_inputs in = {0};
-    enum dsort_status st =
-        bad < 0 ? DSORT_ERR(err, DSORT_EIO, 0, "cannot check '%s' against its manifest", dir)
-        : bad   ? DSORT_OK
-                : dsort_inputs_open_ex(&in, &dir, 1, fmt, DSORT_INPUTS_EXPAND_DIRS, NULL, err);
+    enum dsort_status st = stray_files(dir, err);
+    if (st) {
+        dsort_manifest_free(&m);
+        return st;
+    }
+    st = bad < 0 ? DSORT_ERR(err, DSORT_EIO, 0, "cannot check '%s' against its manifest", dir)
+         : bad   ? DSORT_OK
+                 : dsort_inputs_open_ex(&in, &dir, 1, fmt, DSORT_INPUTS_EXPAND_DIRS, NULL, err);
     if (!st && !bad && has_manifest)
         bad = check_records(c, &in, &m, rec_size);
     if (!st && bad > 0)

@@ -147,9 +147,10 @@ damaged "lines, changed in place" "$T/ml" "part-00000' has" --format lines -k1,1
 
 # dsort DIR (issue 29, item 8), the TeraGen-TeraSort chain: dsort-gen --parts writes a part
 # per rank and _SUCCESS; dsort takes the directory as its part-* files in name order (_SUCCESS
-# and hidden files left out), checked against the manifest first: a part missing or extra, a
-# size or record count not the manifest's, a manifest that cannot be read, or no parts at all is
-# exit 2 naming the cause, before anything is read and with nothing written.
+# and hidden files left out; any other file refused, not silently skipped), checked against the
+# manifest first: a part missing or extra, a size or record count not the manifest's, a
+# manifest that cannot be read, or no parts at all is exit 2 naming the cause, before anything
+# is read and with nothing written.
 gen "$N" --parts "$T/gen" 3000
 printf 'not records\n' >"$T/gen/.hidden"
 cat "$T/gen"/part-* >"$T/gen.cat"
@@ -179,6 +180,8 @@ refused "dsort DIR, a record count not the manifest's" "$T/gcount" \
     "gcount/part-00000' holds [0-9]+ records of 100 bytes; the manifest _SUCCESS says"
 MO_FROM=gen mo gbad 'echo "{" >_SUCCESS'
 refused "dsort DIR, a damaged manifest" "$T/gbad" "cannot read the manifest '.*gbad/_SUCCESS'"
+MO_FROM=gen mo gstray 'cp part-00000 data.bin'
+refused "dsort DIR, a file that is not a part" "$T/gstray" "gstray/data.bin' is not a part [(]part-[*][)] of the input directory"
 mkdir "$T/nothing"
 printf 'x' >"$T/nothing/.hidden"
 refused "dsort DIR, no parts" "$T/nothing" "nothing' is a directory without parts"
