@@ -48,18 +48,30 @@ else
     # administrator can (scontrol update StartTime=now): the requeue itself is what is tested.
     polls=0
     released=0
+    # A job held instead (JobHeldAdmin, JobHeldUser: seen under load) is released the same way.
     completed_or_release() {
         completed && return 0
         polls=$((polls + 1))
-        if [ "$released" = 0 ] && [ $((polls % 10)) = 0 ] &&
-            [ "$(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>/dev/null)" = "PENDING BeginTime" ]; then
-            tb_exec n0 scontrol update JobId="$job" StartTime=now >/dev/null 2>&1 && released=1
-        fi
+        [ "$released" = 0 ] && [ $((polls % 10)) = 0 ] || return 1
+        local st
+        st=$(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>/dev/null)
+        case $st in
+        "PENDING BeginTime")
+            tb_exec n0 scontrol update JobId="$job" StartTime=now >/dev/null 2>&1 && released=1 ;;
+        "PENDING JobHeld"*)
+            tb_exec n0 scontrol release "$job" >/dev/null 2>&1 && released=1 ;;
+        esac
         return 1
+    }
+    # why_not: what Slurm says of the job and its log's lines on it, for a failure's message.
+    why_not() {
+        tb_exec n0 scontrol show job "$job" 2>&1 | grep -E "JobState|Reason|BeginTime|Restarts" | sed 's/^/  | /' >&2
+        grep -E "JobId=$job\b" "$TB_LAB/slurm/log/slurmctld.log" 2>/dev/null | tail -n 8 | sed 's/^/  | /' >&2
     }
     if ! wait_for 280 completed_or_release; then
         fail "job $job did not complete after its requeue (squeue: $(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>&1))"
         tail -n 30 "$S/job-$job.out" | sed 's/^/  | /' >&2
+        why_not
     fi
     log=$S/job-$job.out
     contains "the stop is said" "$log" 'stopped after round [0-9]+ with a checkpoint'
@@ -99,6 +111,7 @@ else
     if ! wait_for 280 completed_or_release; then
         fail "job $job did not complete after its requeue (squeue: $(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>&1))"
         tail -n 30 "$S/job-$job.out" | sed 's/^/  | /' >&2
+        why_not
     fi
     log=$S/job-$job.out
     contains "early requeue: the script starts over" "$log" "no checkpoint of it in .*, starting over"
