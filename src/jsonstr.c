@@ -34,7 +34,7 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
-void dsort_json_string(FILE *f, const char *s)
+void dsort_jsonstr_write(FILE *f, const char *s)
 {
     if (!s) {
         fputs("null", f);

@@ -12,6 +12,6 @@
 /* Write s to f as a JSON string literal, quotes included (NULL: null). '"' and '\\' are
  * escaped, '\n' and '\t' by name, other control characters and DEL as \u00XX; a byte that
  * does not start a valid UTF-8 sequence is written as \ufffd. */
-void dsort_json_string(FILE *f, const char *s);
+void dsort_jsonstr_write(FILE *f, const char *s);
 
 #endif

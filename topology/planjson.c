@@ -9,7 +9,7 @@
 static void key_str(FILE *f, const char *key, const char *value)
 {
     fprintf(f, "\"%s\": ", key);
-    dsort_json_string(f, value);
+    dsort_jsonstr_write(f, value);
 }
 
 static void stdev(FILE *f, uint32_t major, uint32_t minor)
@@ -40,14 +40,14 @@ static void write_device(FILE *f, const struct dsort_plan_device *d)
     fputs("], \"sysfs\": [", f);
     for (size_t i = 0; i < d->nmembers; i++) {
         fputs(i ? ", " : "", f);
-        dsort_json_string(f, d->members[i].name);
+        dsort_jsonstr_write(f, d->members[i].name);
     }
     fputs("], ", f);
     key_str(f, "disk", b->ndisks ? b->key : NULL);
     fputs(", \"disks\": [", f);
     for (uint32_t i = 0; i < b->ndisks; i++) {
         fputs(i ? ", " : "", f);
-        dsort_json_string(f, b->disks[i]);
+        dsort_jsonstr_write(f, b->disks[i]);
     }
     fputs("], ", f);
     key_str(f, "kind", dsort_blockdev_kind_name(b->kind));
@@ -104,7 +104,7 @@ static void write_rank(FILE *f, const struct dsort_plan_node *node,
     fputs("],\n         \"temp_dirs\": [", f);
     for (size_t t = 0; t < rk->ntemp_dirs; t++) {
         fputs(t ? ", " : "", f);
-        dsort_json_string(f, node->temps[rk->temp_dirs[t]].path);
+        dsort_jsonstr_write(f, node->temps[rk->temp_dirs[t]].path);
     }
     fputs("]}", f);
 }

@@ -63,7 +63,7 @@ static void json_disks(FILE *f, const struct dsort_job_stats *s)
             busy[p] = (double)s->disk_phase[p][i].busy_ms / 1000.0;
         }
         fprintf(f, "%s{\"disk\": ", i ? ", " : "");
-        dsort_json_string(f, s->disk[i]);
+        dsort_jsonstr_write(f, s->disk[i]);
         fprintf(f, ", ");
         json_bytes(f, "read_bytes", rd);
         fprintf(f, ", ");
@@ -237,7 +237,7 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
         return NULL;
     fprintf(f, "{\n  \"version\": \"%s\",\n  \"ranks\": %d,\n  \"format\": ", DSORT_VERSION,
             c->size);
-    dsort_json_string(f, o->fmt.name);
+    dsort_jsonstr_write(f, o->fmt.name);
     fprintf(f, ",\n");
     fprintf(f,
             "  \"records\": %" PRIu64 ",\n  \"bytes\": %" PRIu64
@@ -248,7 +248,7 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
     for (int r = 0; r < c->size; r++) {
         const struct dsort_job_stats *s = &all[r];
         fprintf(f, "    {\"rank\": %d, \"host\": ", r);
-        dsort_json_string(f, s->host);
+        dsort_jsonstr_write(f, s->host);
         fprintf(f, ", ");
         json_phases(f, "phases", s->t);
         fprintf(f, ", ");
@@ -265,14 +265,14 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
                 ", \"memory_budget\": %" PRIu64 ", \"memory_budget_reason\": ",
                 s->records_in, s->records_out, s->bytes_read, s->bytes_written, s->bytes_sent,
                 s->bytes_received, s->budget);
-        dsort_json_string(f, s->budget_why);
+        dsort_jsonstr_write(f, s->budget_why);
         fprintf(
             f,
             ", \"memory_needed\": %" PRIu64 ", \"runs\": %" PRIu64 ", \"merge_passes\": %" PRIu64
             ", \"spill_bytes\": %" PRIu64 ", \"extra_merge_bytes\": %" PRIu64 ", \"fan_in\": %d"
             ", \"extra_pass_reason\": ",
             s->needed, s->runs, s->merge_passes, s->spill_bytes, s->extra_merge_bytes, s->fan_in);
-        dsort_json_string(f, s->merge_why);
+        dsort_jsonstr_write(f, s->merge_why);
         fprintf(f,
                 ", \"splitter_rounds\": %d, \"exchange_rounds\": %d, \"exchanges\": %d"
                 ", \"exchanges_by_node\": %d, \"rounds\": %" PRIu64 ", \"rss_peak_kb\": %" PRIu64
