@@ -34,8 +34,8 @@ struct dsort_job_options {
     struct dsort_order ord;
     const char *output, *output_dir, *stats;
     int check, verbose, verify, no_direct;
-    double progress;         /* --progress: seconds between lines in a log; < 0: off */
-    char **temp_dirs;        /* -T, in order; never empty after parsing */
+    double progress;  /* --progress: seconds between lines in a log; < 0: off */
+    char **temp_dirs; /* -T, in order; never empty after parsing */
     size_t ntemp;
     uint64_t chunk;                         /* exchange message limit */
     enum dsort_exchange_kind exchange_kind; /* --exchange */
