@@ -255,7 +255,7 @@ static enum dsort_status add_dir(struct dsort_inputs *in, size_t *cap, const cha
         snprintf(names[k++], len, "%s/%s", dir, e->d_name);
     }
     closedir(d);
-    if (!st)
+    if (!st && k) /* names is NULL when there are none: qsort's pointer may not be */
         qsort(names, k, sizeof *names, cmp_name);
     for (size_t i = 0; i < k; i++) {
         if (!st)
