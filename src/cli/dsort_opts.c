@@ -452,7 +452,13 @@ static int outputs_after(struct parse *p)
                                         "(standard output)");
     x->to_stdout = !o->check && !o->plan && !o->output && !o->output_dir;
     if (o->check && o->local_inputs)
-        return dsort_cli_usage_error(c, "-%c does not take --local-inputs (use dsort-validate)",
+        /* dsort-validate --local-inputs checks fixed records only (node-local parts of lines
+         * are checked by -c on a path every rank sees). */
+        return dsort_cli_usage_error(c,
+                                     o->lines ? "-%c does not take --local-inputs (nor does "
+                                                "dsort-validate under --format lines)"
+                                              : "-%c does not take --local-inputs (use "
+                                                "dsort-validate --local-inputs)",
                                      x->check_mode);
     if (o->local_output && !o->output_dir)
         return dsort_cli_usage_error(c, "--local-output goes with -O DIR");

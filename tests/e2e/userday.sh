@@ -67,6 +67,10 @@ usage_error "--progress 10 gets a hint" "^dsort: --progress takes its seconds af
     --progress 10 "$T/in.dat" -o "$T/o/x"
 usage_error "--p=1 names the candidates" "^dsort: option '--p=1' is ambiguous; possibilities: '--parallel' '--plan' '--progress'$" \
     --p=1 "$T/in.dat" -o "$T/o/x"
+usage_error "-c --local-inputs points at dsort-validate" "^dsort: -c does not take --local-inputs \(use dsort-validate --local-inputs\)$" \
+    -c --local-inputs "$T/in.dat"
+usage_error "-c --local-inputs of lines does not" "^dsort: -c does not take --local-inputs \(nor does dsort-validate under --format lines\)$" \
+    -c --local-inputs --format lines "$T/in.dat"
 eq "no output after the usage errors" "" "$(find "$T/o" -mindepth 1 ! -name sorted)"
 # A file named like a number is an input, as before.
 cp "$T/in.dat" "$T/10"
