@@ -584,13 +584,17 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         code = outputs_after(&p);
     if (code < 0)
         code = modes_after(&p);
-    /* Last: the only check that reads a file, once every usage error has had its say. */
+    /* The ranks agree before the steps that read files together (collective) and again at the
+     * end: -S N% depends on the node, and so may what a node sees of a list or directory. */
+    code = dsort_cli_agree_usage(c, code);
+    /* Last: the only checks that read a file, once every usage error has had its say. */
     if (code < 0 && x->files0_from)
         code = files0_after(&p);
     if (code < 0 && !o->local_inputs)
         code = dirs_after(&p);
     if (code < 0 && !p.budget_set)
         code = resolve_budget(&p, NULL);
+    code = dsort_cli_agree_usage(c, code);
     if (code < 0)
         ignored_notes(c, o, x);
     return code;
