@@ -64,7 +64,8 @@ static void memory_row(FILE *f, const struct report_model *m, const struct repor
         "");
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"budget\"/>", LW + PW, y,
             LW + PW, y + ROW);
-    fprintf(f, "<text x=\"%d\" y=\"%d\">", LW + PW + 8, y + ROW / 2 + 4);
+    /* the text after the longest bar (past the budget, cut at 110%) */
+    fprintf(f, "<text x=\"%d\" y=\"%d\">", LW + PW * 11 / 10 + 8, y + ROW / 2 + 4);
     report_bytes(f, "tspan", rss, "per_rank[%zu].rss_peak_kb*1024", r->index);
     fputs(" of ", f);
     report_bytes(f, "tspan", b, "per_rank[%zu].memory_budget", r->index);
