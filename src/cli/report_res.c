@@ -112,9 +112,16 @@ static void block_layer(FILE *f, const struct report_model *m)
         free(rows);
         return;
     }
-    fprintf(f, "<p>The sectors each disk read and wrote (its /sys/block stat, so the node's other "
-               "I/O on it counts too, and page-cache hits do not), over the whole job, waiting "
-               "included; busy: the time it had I/O in flight.");
+    const struct dsort_json *d0 =
+        &dsort_json_get_type(m->ranks[rows[0].rank].obj, "devices", DSORT_JSON_ARRAY)
+             ->items[rows[0].dev];
+    fprintf(f,
+            "<p>The sectors each disk read and wrote (its /sys/block stat, so the node's other "
+            "I/O on it counts too, and page-cache hits do not), %s; busy: the time it had I/O "
+            "in flight.",
+            dsort_json_get(d0, "job_seconds") ? "over the whole job, waiting included"
+                                              : "during the first rank's phases (the waiting "
+                                                "between them not counted)");
     if (n > MAX_DEV_ROWS) {
         qsort(rows, n, sizeof *rows, by_busy);
         fputs(" The busiest disks only.", f);
