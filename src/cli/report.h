@@ -1,7 +1,8 @@
 /* report.h - dsort-report's model of a --stats file and the HTML it draws from it (local, no
  * MPI). dsort_report.c reads and checks the file (report_load) and writes the page; report_time.c
  * draws where the time went (the timeline of the phases per rank, the phases across ranks);
- * report_res.c the resources (devices, memory, network, balance, throughput, out of core).
+ * report_res.c the devices; report_ranks.c the figures per rank (memory, network, balance),
+ * throughput and out of core.
  *
  * Every figure on the page is written by report_num or report_bytes, which wrap it in an element
  * whose data-j attribute is the JSON expression it shows (a path such as
