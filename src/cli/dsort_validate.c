@@ -22,6 +22,7 @@
 #include "keys.h"
 #include "lines_check.h"
 #include "manifest.h"
+#include "typedkey.h"
 
 static void usage(void)
 {
@@ -32,6 +33,10 @@ static void usage(void)
            "      --format=FMT   gensort (default), fixed:SIZE:KEYOFF:KEYLEN, or lines\n"
            "  -r, --reverse      expect descending order\n"
            "  -u, --unique       equal keys count as disorder\n"
+           "  -k, --key=OFF:TYPE[:LEN][:r]  (fixed formats) a typed key; one or more:\n"
+           "                     TYPE u8 i8 u16le u16be i16le i16be u32le ... i64be f32le\n"
+           "                     f32be f64le f64be, or bytes with a LEN; :r descending;\n"
+           "                     repeat for more keys; they replace the format's key\n"
            "Lines (--format lines): the order of LC_ALL=C sort with the same options:\n"
            "  -s -z -t SEP -k POS1[,POS2] -b -d -f -i -n -g -h -V -M  as in sort; a record\n"
            "                     is a line, its checksum the CRC-32 of the line and its\n"
@@ -195,9 +200,16 @@ int main(int argc, char **argv)
     int ch, local = 0, lines = 0, key_opts = 0, stable = 0, no_manifest = 0;
     static struct dsort_keys keys;
     dsort_keys_init(&keys);
+    static struct dsort_typedkey typed;
+    dsort_typedkey_init(&typed);
     unsigned char eol = '\n';
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":rus" DSORT_CLI_KEY_LETTERS, opts, NULL)) != -1) {
+        if (ch == 'k' && dsort_typedkey_is_spec(optarg)) { /* OFF:TYPE: a typed key */
+            if (dsort_typedkey_add(&typed, optarg, &err))
+                return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
+            continue;
+        }
         int kr = dsort_cli_key_option(&c, &keys, ch, optarg, &eol);
         if (kr < 0)
             return dsort_cli_finish(2);
@@ -244,6 +256,15 @@ int main(int argc, char **argv)
     }
     if (optind == argc)
         return dsort_cli_finish(dsort_cli_usage_error(&c, "no input"));
+    if (typed.count) {
+        if (lines || key_opts)
+            return dsort_cli_finish(dsort_cli_usage_error(
+                &c, "typed keys (-k OFF:TYPE) go with a fixed format, not with --format lines "
+                    "or -k POS1[,POS2]"));
+        if (dsort_typedkey_finish(&typed, fmt.rec_size, &err))
+            return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
+        fmt.typed = &typed;
+    }
     if (!lines && (key_opts || stable))
         return dsort_cli_finish(
             dsort_cli_usage_error(&c, "-s, -k, -t, -z and -bdfghiMnV go with --format lines"));
