@@ -185,29 +185,52 @@ void dsort_typedkey_name(const struct dsort_typedkey *tk, char *buf, size_t size
     buf[used < size ? used : size - 1] = '\0';
 }
 
-/* Little- and big-endian loads, and a big-endian store; compilers turn these into single
- * loads and byte swaps. */
+/* Little- and big-endian loads, and a big-endian store, written out (no loops) so that
+ * compilers turn each into one load or store and a byte swap at -O2. */
 static inline uint64_t load_le(const unsigned char *p, size_t n)
 {
-    uint64_t v = 0;
-    for (size_t i = n; i-- > 0;)
-        v = v << 8 | p[i];
-    return v;
+    switch (n) {
+    case 2:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8;
+    case 4:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+    default:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+               (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+               (uint64_t)p[7] << 56;
+    }
 }
 
 static inline uint64_t load_be(const unsigned char *p, size_t n)
 {
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v = v << 8 | p[i];
-    return v;
+    switch (n) {
+    case 2:
+        return (uint64_t)p[0] << 8 | (uint64_t)p[1];
+    case 4:
+        return (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | (uint64_t)p[3];
+    default:
+        return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+               (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+               (uint64_t)p[6] << 8 | (uint64_t)p[7];
+    }
 }
 
 static inline void store_be(unsigned char *p, uint64_t v, size_t n)
 {
-    for (size_t i = n; i-- > 0;) {
-        p[i] = (unsigned char)v;
-        v >>= 8;
+    switch (n) {
+    case 2:
+        p[0] = (unsigned char)(v >> 8), p[1] = (unsigned char)v;
+        break;
+    case 4:
+        p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16);
+        p[2] = (unsigned char)(v >> 8), p[3] = (unsigned char)v;
+        break;
+    default:
+        p[0] = (unsigned char)(v >> 56), p[1] = (unsigned char)(v >> 48);
+        p[2] = (unsigned char)(v >> 40), p[3] = (unsigned char)(v >> 32);
+        p[4] = (unsigned char)(v >> 24), p[5] = (unsigned char)(v >> 16);
+        p[6] = (unsigned char)(v >> 8), p[7] = (unsigned char)v;
+        break;
     }
 }
 
@@ -227,34 +250,48 @@ static inline uint64_t float_order(uint64_t bits, size_t n)
     return bits & sign ? ~bits & mask : bits | sign;
 }
 
-static inline uint64_t field_value(const struct dsort_typedkey_field *f, const unsigned char *p)
+/* Sizes are constants in every case, so that loads and stores become single instructions. */
+#define SIGN(n) ((uint64_t)1 << (8 * (n)-1))
+
+static inline uint64_t field_value(enum dsort_typedkey_type t, const unsigned char *p)
 {
-    const size_t n = f->len;
-    switch (f->type) {
+    switch (t) {
     case DSORT_TK_U8:
-    case DSORT_TK_U16BE:
-    case DSORT_TK_U32BE:
-    case DSORT_TK_U64BE:
-        return load_be(p, n);
-    case DSORT_TK_U16LE:
-    case DSORT_TK_U32LE:
-    case DSORT_TK_U64LE:
-        return load_le(p, n);
+        return p[0];
     case DSORT_TK_I8:
-    case DSORT_TK_I16BE:
-    case DSORT_TK_I32BE:
-    case DSORT_TK_I64BE:
-        return load_be(p, n) ^ (uint64_t)1 << (8 * n - 1);
+        return p[0] ^ SIGN(1);
+    case DSORT_TK_U16LE:
+        return load_le(p, 2);
+    case DSORT_TK_U16BE:
+        return load_be(p, 2);
     case DSORT_TK_I16LE:
+        return load_le(p, 2) ^ SIGN(2);
+    case DSORT_TK_I16BE:
+        return load_be(p, 2) ^ SIGN(2);
+    case DSORT_TK_U32LE:
+        return load_le(p, 4);
+    case DSORT_TK_U32BE:
+        return load_be(p, 4);
     case DSORT_TK_I32LE:
+        return load_le(p, 4) ^ SIGN(4);
+    case DSORT_TK_I32BE:
+        return load_be(p, 4) ^ SIGN(4);
+    case DSORT_TK_U64LE:
+        return load_le(p, 8);
+    case DSORT_TK_U64BE:
+        return load_be(p, 8);
     case DSORT_TK_I64LE:
-        return load_le(p, n) ^ (uint64_t)1 << (8 * n - 1);
-    case DSORT_TK_F32BE:
-    case DSORT_TK_F64BE:
-        return float_order(load_be(p, n), n);
+        return load_le(p, 8) ^ SIGN(8);
+    case DSORT_TK_I64BE:
+        return load_be(p, 8) ^ SIGN(8);
     case DSORT_TK_F32LE:
+        return float_order(load_le(p, 4), 4);
+    case DSORT_TK_F32BE:
+        return float_order(load_be(p, 4), 4);
     case DSORT_TK_F64LE:
-        return float_order(load_le(p, n), n);
+        return float_order(load_le(p, 8), 8);
+    case DSORT_TK_F64BE:
+        return float_order(load_be(p, 8), 8);
     default:
         return 0;
     }
@@ -274,8 +311,23 @@ static inline void normalize_field(const struct dsort_typedkey_field *f, const u
         }
         return;
     }
-    uint64_t v = field_value(f, p);
-    store_be(o, f->desc ? ~v : v, f->len);
+    uint64_t v = field_value(f->type, p);
+    if (f->desc)
+        v = ~v;
+    switch (f->len) {
+    case 1:
+        o[0] = (unsigned char)v;
+        break;
+    case 2:
+        store_be(o, v, 2);
+        break;
+    case 4:
+        store_be(o, v, 4);
+        break;
+    default:
+        store_be(o, v, 8);
+        break;
+    }
 }
 
 void dsort_typedkey_normalize(const struct dsort_typedkey *tk, const unsigned char *rec,
