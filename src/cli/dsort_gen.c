@@ -79,20 +79,46 @@ static enum dsort_status generate(struct dsort_output *out, enum dsort_gensort_k
     return st;
 }
 
-/* --format and --field: the typed generator, or a usage error (returned as its exit status, 2;
+/* --format, --field and --seed, kept until the record size is known. */
+struct typed_args {
+    const char *format, *fields[DSORT_TYPEDGEN_MAX + 1];
+    size_t nfields;
+    uint64_t seed;
+};
+
+/* One option of the typed records: -1 not one of them, 0 taken, else an exit status. */
+static int typed_option(const struct dsort_comm *c, int ch, struct typed_args *t)
+{
+    if (ch == OPT_FORMAT) {
+        t->format = optarg;
+    } else if (ch == OPT_FIELD) {
+        if (t->nfields > DSORT_TYPEDGEN_MAX)
+            return dsort_cli_usage_error(c, "too many --field options");
+        t->fields[t->nfields++] = optarg;
+    } else if (ch == OPT_SEED) {
+        if (dsort_cli_parse_u64(optarg, &t->seed))
+            return dsort_cli_usage_error(c, "invalid seed '%s'", optarg);
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* The typed generator of t (when t->format), or a usage error (returned as its exit status, 2;
  * every rank parses the same arguments, so all agree). */
-static int typed_setup(struct dsort_comm *c, const char *format, const char *const *fields,
-                       size_t nfields, uint64_t seed, int gensort_opts, struct dsort_typedgen *tg,
-                       struct dsort_error *err)
+static int typed_setup(const struct dsort_comm *c, const struct typed_args *t, int gensort_opts,
+                       struct dsort_typedgen *tg, struct dsort_error *err)
 {
     struct dsort_format fmt;
+    if (!t->format)
+        return t->nfields ? dsort_cli_usage_error(c, "--field goes with --format") : 0;
     if (gensort_opts)
         return dsort_cli_usage_error(c, "-a and -s go with gensort records, not --format");
-    if (dsort_format_parse(format, &fmt, err))
+    if (dsort_format_parse(t->format, &fmt, err))
         return dsort_cli_usage_error(c, "%s", err->msg);
-    dsort_typedgen_init(tg, fmt.rec_size, seed);
-    for (size_t i = 0; i < nfields; i++)
-        if (dsort_typedgen_add(tg, fields[i], err))
+    dsort_typedgen_init(tg, fmt.rec_size, t->seed);
+    for (size_t i = 0; i < t->nfields; i++)
+        if (dsort_typedgen_add(tg, t->fields[i], err))
             return dsort_cli_usage_error(c, "%s", err->msg);
     return 0;
 }
@@ -113,12 +139,14 @@ int main(int argc, char **argv)
     int ascii = 0, skew = 0, sum = 0, verbose = 0, local = 0, ch;
     uint64_t start = 0, count = 0;
     const char *parts = NULL;
-    /* --format: typed records; fields are kept until the record size is known */
-    const char *format = NULL, *fields[DSORT_TYPEDGEN_MAX + 1];
-    size_t nfields = 0;
-    uint64_t seed = 0;
+    struct typed_args targs = {0};
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":asb:cv", opts, NULL)) != -1) {
+        int tr = typed_option(&c, ch, &targs);
+        if (tr > 0)
+            return dsort_cli_finish(tr);
+        if (tr == 0)
+            continue;
         switch (ch) {
         case 'a':
             ascii = 1;
@@ -143,18 +171,6 @@ int main(int argc, char **argv)
         case OPT_LOCAL:
             local = 1;
             break;
-        case OPT_FORMAT:
-            format = optarg;
-            break;
-        case OPT_FIELD:
-            if (nfields > DSORT_TYPEDGEN_MAX)
-                return dsort_cli_finish(dsort_cli_usage_error(&c, "too many --field options"));
-            fields[nfields++] = optarg;
-            break;
-        case OPT_SEED:
-            if (dsort_cli_parse_u64(optarg, &seed))
-                return dsort_cli_finish(dsort_cli_usage_error(&c, "invalid seed '%s'", optarg));
-            break;
         case OPT_HELP:
             if (c.rank == 0)
                 usage();
@@ -175,11 +191,9 @@ int main(int argc, char **argv)
         return dsort_cli_finish(dsort_cli_usage_error(&c, "--local-output goes with --parts"));
     static struct dsort_typedgen tg;
     struct dsort_error err = {0};
-    if (format && typed_setup(&c, format, fields, nfields, seed, ascii || skew, &tg, &err))
+    if (typed_setup(&c, &targs, ascii || skew, &tg, &err))
         return dsort_cli_finish(2);
-    if (!format && nfields)
-        return dsort_cli_finish(dsort_cli_usage_error(&c, "--field goes with --format"));
-    const size_t rs = format ? tg.rec_size : DSORT_GENSORT_REC_SIZE;
+    const size_t rs = targs.format ? tg.rec_size : DSORT_GENSORT_REC_SIZE;
     int want = parts ? 1 : 2;
     if (argc - optind != want)
         return dsort_cli_finish(dsort_cli_usage_error(&c, parts ? "expected COUNT with --parts"
@@ -202,9 +216,9 @@ int main(int argc, char **argv)
     if (st)
         return dsort_cli_finish(2);
     struct dsort_part_info info = {n, n * rs, {0, 0}, ""};
-    st =
-        generate(&out, ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, skew,
-                 format ? &tg : NULL, start + first, n, sum || parts ? &info.checksum : NULL, &err);
+    st = generate(&out, ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, skew,
+                  targs.format ? &tg : NULL, start + first, n, sum || parts ? &info.checksum : NULL,
+                  &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_output_abandon(&out);
         return dsort_cli_finish(2);

@@ -98,8 +98,10 @@ int main(int argc, char **argv)
         const char *name;
         enum what w;
         const struct dsort_typedkey *tk;
-    } runs[] = {{"key memcpy", KEY_MEMCPY, &tk1},     {"normalize u64le", NORMALIZE, &tk1},
-                {"normalize 3 keys", NORMALIZE, &tk3}, {"record memcpy", RECORD_MEMCPY, &tk1},
+    } runs[] = {{"key memcpy", KEY_MEMCPY, &tk1},
+                {"normalize u64le", NORMALIZE, &tk1},
+                {"normalize 3 keys", NORMALIZE, &tk3},
+                {"record memcpy", RECORD_MEMCPY, &tk1},
                 {"widen u64le", WIDEN, &tk1}};
     printf("%zu records of %d bytes (%zu MB), best of %d\n", n, REC, mb, reps);
     for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
