@@ -75,6 +75,8 @@ static void probe(const struct dsort_comm *c, const char *dir, struct dsort_job_
     }
     u->avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
     u->writable = access(dir, W_OK | X_OK) == 0;
+    if (!u->writable) /* read-only, or not ours: creating files there would fail */
+        u->errnum = errno ? errno : EACCES;
     int network = 0;
     snprintf(u->fstype, sizeof u->fstype, "0x%lx", (unsigned long)fs.f_type);
     for (size_t i = 0; i < sizeof fs_types / sizeof fs_types[0]; i++)
@@ -155,17 +157,17 @@ static void describe(const struct dsort_comm *c, const struct dsort_job_options 
         uses[0].kind = 1;
         probe(c, dir, &uses[0]);
         uses[0].need = shared ? total : me->out;
-        if (!uses[0].errnum && !uses[0].writable)
-            uses[0].errnum = EACCES;
     }
     size_t n = 0;
     char **temps = dsort_job_temp_order(o, &n);
     if (!temps)
         return;
-    /* the runs are striped over the distinct file systems of the dirs (tempdir.h) */
+    /* the runs are striped over the distinct file systems of the dirs (tempdir.h): the
+     * first dir of each takes its part */
     dev_t *devs = calloc(n + 1, sizeof *devs);
+    int *first = calloc(n + 1, sizeof *first);
     size_t ndev = 0;
-    for (size_t i = 0; i < n && devs; i++) {
+    for (size_t i = 0; i < n && devs && first; i++) {
         struct dsort_job_space_use *u = &uses[1 + i];
         u->kind = 2;
         probe(c, temps[i], u);
@@ -175,18 +177,16 @@ static void describe(const struct dsort_comm *c, const struct dsort_job_options 
         size_t k = 0;
         while (k < ndev && devs[k] != sb.st_dev)
             k++;
-        if (k == ndev)
+        if (k == ndev) {
             devs[ndev++] = sb.st_dev;
-        else
-            u->writable = -1; /* not the first dir of its file system: no share of the runs */
+            first[i] = 1;
+        }
     }
-    for (size_t i = 0; i < n && ndev; i++) {
-        struct dsort_job_space_use *u = &uses[1 + i];
-        if (u->writable == -1)
-            u->writable = 1;
-        else if (!u->errnum)
-            u->need = me->spill / ndev + (me->spill ? SPILL_MARGIN(me->spill / ndev) : 0);
-    }
+    const uint64_t part = ndev ? me->spill / ndev : 0;
+    for (size_t i = 0; i < n && part && first; i++)
+        if (first[i])
+            uses[1 + i].need = part + SPILL_MARGIN(part);
+    free(first);
     free(devs);
     free(temps);
 }
@@ -327,11 +327,10 @@ static int verdict(const struct dsort_job_space *sp, int32_t *who, char *msg, si
         char role[600], ranks[64] = "";
         fs_role(sp, fs, role, sizeof role);
         *who = fs->nranks ? fs->lo_rank : fs->first.rank;
-        if (fs->first.errnum) {
-            snprintf(msg, len, "cannot write to %s (file system %s on %s): %s", role,
-                     fs->first.mount, fs->first.host, strerror(fs->first.errnum));
-            return 1;
-        }
+        /* A directory that cannot be written is left to the step that writes it (the
+         * output's open, the temp dirs' creation): they say why in their own words. */
+        if (fs->first.errnum)
+            continue;
         if (fs->need <= fs->first.avail)
             continue;
         if (fs->nranks > 1)
