@@ -19,7 +19,9 @@
  *     host and st_dev), and every rank of the job on a network file system (NFS, Lustre,
  *     GPFS, BeeGFS, CephFS, CIFS: recognised by statfs's f_type, and told apart by its type
  *     and size), as well as the output and the temp dirs when they share one.
- * Free: statvfs's f_bavail (what an unprivileged writer may use).
+ * Free: statvfs's f_bavail (what an unprivileged writer may use). The -o file of fixed
+ * records is also reserved when it is created (dsort_io_reserve in mpi/output.c), so that what
+ * other jobs write meanwhile cannot take its space.
  *
  * DSORT_NO_SPACE_CHECK=1 in rank 0's environment skips the refusal (the figures are still
  * made for --plan): for file systems whose free space statvfs misreports, or a job known to

@@ -9,7 +9,8 @@
 # for a 25 MB (40 MB) job: refused within 5 s, before anything is read, with one line naming
 # the rank, the file system, the bytes needed and the bytes free; nothing left behind. At 3
 # ranks each rank's spill (13 MB) fits the 30 MiB alone: only the node's ranks counted
-# together do not. The escape hatch lets such a job through to the mid-run error.
+# together do not. The escape hatch lets such a job through to the mid-run error; the -o file
+# of fixed records still fails at once, where it is created and reserved (fallocate).
 # Needs root to mount; otherwise it says why and exits 77 (skipped). Usage: diskfull.sh NRANKS
 SUITE=ext
 # shellcheck source=../lib/check.sh
@@ -67,6 +68,14 @@ gen "$N" -b 9000000 400000 "$T/in40.dat" || suite_finish
 preflight_case "20 MiB output, -o" "$OUT20" "$T/in25.dat" -o "$OUT20/sorted.dat"
 preflight_case "20 MiB output, -O" "$OUT20" "$T/in25.dat" -O "$OUT20/parts"
 preflight_case "30 MiB -T" "$TMP30" "$T/in40.dat" -S 4M -T "$TMP30" -o "$T/out/sorted.dat"
+# Without the preflight, the -o file of fixed records is reserved (fallocate) when it is
+# created: the 20 MiB output fails there, before any sorting, not at the write.
+rm -rf "$T/out"/*
+DSORT_NO_SPACE_CHECK=1 run "$N" "$DSORT" -o "$OUT20/sorted.dat" "$T/in25.dat"
+eq "reserved output: exit status" 2 "$RC"
+contains "reserved output: refused at the reservation" "$T/stderr" \
+    "^dsort: rank 0/$N \(.+\): cannot reserve 25000000 bytes for '$OUT20/sorted.dat': No space left on device"
+empty_dir "reserved output: files left on the small file system" "$OUT20"
 # The escape hatch: the check is skipped, and the job fails where it runs out (fast at -S 4M:
 # the spill fills the tmpfs within seconds).
 rm -rf "$T/out"/*
