@@ -71,6 +71,7 @@ static void probe(const struct dsort_comm *c, const char *dir, struct dsort_job_
         u->errnum = errno ? errno : EIO;
         snprintf(u->key, sizeof u->key, "%s:?%s", c->host, dir);
         snprintf(u->mount, sizeof u->mount, "%s", dir);
+        snprintf(u->fstype, sizeof u->fstype, "?");
         return;
     }
     u->avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
