@@ -219,6 +219,8 @@ static enum dsort_status create_stage(const struct dsort_comm *c, struct dsort_o
         /* Size it now: a failure to reserve space shows before any sorting is done. */
         if (!st && ftruncate(fd, (off_t)total))
             st = DSORT_ERR(err, DSORT_EIO, errno, "cannot size output '%s'", o->final);
+        if (!st) /* fixed records: the size is known (lines learn it later) */
+            st = dsort_io_reserve(fd, total, o->final, err);
         close(fd);
         return st;
     }

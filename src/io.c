@@ -98,6 +98,15 @@ enum dsort_status dsort_io_fsync_dir(const char *dir, struct dsort_error *err)
     return DSORT_OK;
 }
 
+enum dsort_status dsort_io_reserve(int fd, uint64_t len, const char *name, struct dsort_error *err)
+{
+    if (len == 0 || fallocate(fd, 0, 0, (off_t)len) == 0)
+        return DSORT_OK;
+    if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL || errno == ENODEV)
+        return DSORT_OK;
+    return DSORT_ERR(err, DSORT_EIO, errno, "cannot reserve %" PRIu64 " bytes for '%s'", len, name);
+}
+
 enum dsort_status dsort_io_fsync_parent(const char *path, struct dsort_error *err)
 {
     char *copy = strdup(path);

@@ -35,6 +35,13 @@ int dsort_io_write_all(int fd, const void *buf, size_t len);
 int dsort_io_unsized(int fd, const struct stat *sb);
 /* fsync the directory that holds path (so that a rename in it is durable). */
 enum dsort_status dsort_io_fsync_parent(const char *path, struct dsort_error *err);
+/* Allocate the blocks of bytes [0, len) of fd's file, name (fallocate(2); a file already len
+ * long keeps its size): the space is then the file's, whatever else is written to the file
+ * system meanwhile, and a file system without room says so now, not at the end of the work.
+ * Never posix_fallocate, whose fallback writes every byte: a file system without fallocate
+ * (EOPNOTSUPP) is left as it is, DSORT_OK. DSORT_EIO "cannot reserve N bytes for 'name'"
+ * otherwise (ENOSPC, EDQUOT, EFBIG). */
+enum dsort_status dsort_io_reserve(int fd, uint64_t len, const char *name, struct dsort_error *err);
 /* fsync a directory by name. */
 enum dsort_status dsort_io_fsync_dir(const char *dir, struct dsort_error *err);
 

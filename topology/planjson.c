@@ -135,12 +135,22 @@ static void write_node(FILE *f, const struct dsort_plan_node *node)
 enum dsort_status dsort_planjson_write(FILE *f, const struct dsort_plan_node *const *nodes,
                                        size_t n, struct dsort_error *err)
 {
+    return dsort_planjson_write_with(f, nodes, n, NULL, NULL, err);
+}
+
+enum dsort_status dsort_planjson_write_with(FILE *f, const struct dsort_plan_node *const *nodes,
+                                            size_t n, void (*members)(FILE *, const void *),
+                                            const void *arg, struct dsort_error *err)
+{
     if (!f || (n && !nodes))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "dsort_planjson_write: NULL argument");
     for (size_t i = 0; i < n; i++)
         if (!nodes[i])
             return DSORT_ERR(err, DSORT_EINVAL, 0, "dsort_planjson_write: node %zu is NULL", i);
-    fputs("{\"dsort_plan\": 1,\n \"nodes\": [", f);
+    fputs("{\"dsort_plan\": 1,\n", f);
+    if (members)
+        members(f, arg);
+    fputs(" \"nodes\": [", f);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n" : "\n", f);
         write_node(f, nodes[i]);

@@ -38,4 +38,10 @@
 enum dsort_status dsort_planjson_write(FILE *f, const struct dsort_plan_node *const *nodes,
                                        size_t n, struct dsort_error *err);
 
+/* dsort_planjson_write with more members before "nodes": members(f, arg) writes them, each
+ * line starting with a space and the last ending with ",\n" (--plan's "job", "space"). */
+enum dsort_status dsort_planjson_write_with(FILE *f, const struct dsort_plan_node *const *nodes,
+                                            size_t n, void (*members)(FILE *, const void *),
+                                            const void *arg, struct dsort_error *err);
+
 #endif

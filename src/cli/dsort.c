@@ -33,6 +33,7 @@
 #include "mem.h"
 #include "owner.h"
 #include "tempdir.h"
+#include "job_space.h"
 
 static void json_phases(FILE *f, const char *name, const double *v)
 {
@@ -601,7 +602,12 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     if ((st = dsort_comm_agree(c, dsort_job_topo_create(c, o, in, &o->topo, &err), &err)))
         return 2;
     if (o->plan) {
-        int code = dsort_job_topo_print_plan(c, o->topo, o->plan_json);
+        struct dsort_job_space sp;
+        int code = 2;
+        if (!dsort_job_space_create(c, o, b, in, &sh, &sp, &err)) {
+            code = dsort_job_topo_print_plan(c, o->topo, &sp, o->plan_json);
+            dsort_job_space_destroy(&sp);
+        }
         dsort_job_topo_destroy(o->topo);
         return code;
     }
@@ -618,6 +624,14 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     o->exchange = &xch;
     int code;
     sweep(c, o);
+    /* before any input is read: the output and the spill fit their file systems */
+    if (dsort_job_space_preflight(c, o, b, in, &sh)) {
+        dsort_exchange_close(&xch);
+        o->exchange = NULL;
+        dsort_job_topo_destroy(o->topo);
+        o->topo = NULL;
+        return 2;
+    }
     if (o->lines) { /* lines choose between memory and spilling themselves */
         code = dsort_job_sort_lines(c, o, in, &sh, &stats);
     } else {

@@ -22,6 +22,7 @@
 #include "agree.h"
 #include "clock.h"
 #include "job.h"
+#include "job_space.h"
 #include "job_topo.h"
 #include "phase.h"
 #include "runfile.h"
@@ -445,7 +446,10 @@ static void free_plans(struct dsort_plan_node **nodes, size_t n)
     free(nodes);
 }
 
-static void print_text(FILE *f, struct dsort_plan_node *const *nodes, size_t n)
+/* The nodes' plans as text. What a rank reads it reads only where the input is not mapped
+ * (there its pages are faulted in, in the same turns), and it spills only out of core. */
+static void print_text(FILE *f, struct dsort_plan_node *const *nodes, size_t n,
+                       const struct dsort_job_space *sp)
 {
     for (size_t i = 0; i < n; i++) {
         const struct dsort_plan_node *nd = nodes[i];
@@ -465,19 +469,27 @@ static void print_text(FILE *f, struct dsort_plan_node *const *nodes, size_t n)
         }
         for (size_t r = 0; r < nd->nranks; r++) {
             const struct dsort_plan_rank *rk = &nd->ranks[r];
-            fprintf(f, "  rank %d: %zu reading thread(s)\n", rk->rank, rk->ngroups);
+            fprintf(f, "  rank %d: %zu %s thread(s)\n", rk->rank, rk->ngroups,
+                    sp->mapped ? "page-in" : "reading");
             for (size_t k = 0; k < rk->nreads; k++) {
                 const struct dsort_plan_read *rd = &nd->reads[rk->first_read + k];
-                fprintf(f, "    read %s [%" PRIu64 ", +%" PRIu64 ") on %s, thread %u\n", rd->file,
-                        rd->offset, rd->length, nd->devices[rd->device].dev.key, rd->thread);
+                fprintf(f, "    %s %s [%" PRIu64 ", +%" PRIu64 ") on %s, thread %u\n",
+                        sp->mapped ? "map" : "read", rd->file, rd->offset, rd->length,
+                        nd->devices[rd->device].dev.key, rd->thread);
             }
-            for (size_t k = 0; k < rk->ntemp_dirs; k++)
+            for (size_t k = 0; sp->external && k < rk->ntemp_dirs; k++)
                 fprintf(f, "    spill to %s\n", nd->temps[rk->temp_dirs[k]].path);
         }
     }
 }
 
-int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo *t, int json)
+static void space_members(FILE *f, const void *sp)
+{
+    dsort_job_space_print(f, sp, 1);
+}
+
+int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo *t,
+                              const struct dsort_job_space *sp, int json)
 {
     size_t n = 0;
     struct dsort_plan_node **nodes = gather_plans(c, t, 0, &n);
@@ -485,11 +497,13 @@ int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo 
     if (c->rank == 0) {
         struct dsort_error err = {0};
         if (json) {
-            if (dsort_planjson_write(stdout, (const struct dsort_plan_node *const *)nodes, n, &err))
+            if (dsort_planjson_write_with(stdout, (const struct dsort_plan_node *const *)nodes, n,
+                                          space_members, sp, &err))
                 code = 2;
             fputc('\n', stdout);
         } else {
-            print_text(stdout, nodes, n);
+            dsort_job_space_print(stdout, sp, 0);
+            print_text(stdout, nodes, n, sp);
         }
         fflush(stdout);
     }

@@ -64,8 +64,11 @@ void dsort_job_topo_temp_dirs(const struct dsort_job_topo *t, const struct dsort
                               char **out, size_t *n);
 /* --bind: bind near the NUMA node of the rank's devices, unless the launcher bound it. */
 void dsort_job_topo_bind(const struct dsort_job_topo *t, const struct dsort_comm *c, int verbose);
-/* --plan: rank 0 prints every node's plan (text or JSON). Collective; returns the exit code. */
-int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo *t, int json);
+/* --plan: rank 0 prints the job's space estimate sp (job_space.h) and every node's plan (text
+ * or JSON, docs/plan.md). Collective; returns the exit code. */
+struct dsort_job_space;
+int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo *t,
+                              const struct dsort_job_space *sp, int json);
 /* --stats: rank 0 writes every node's plan with measured bytes and seconds per device to f
  * (NULL elsewhere). Collective. */
 void dsort_job_topo_write_stats(const struct dsort_comm *c, struct dsort_job_topo *t, FILE *f);

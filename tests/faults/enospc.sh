@@ -7,6 +7,9 @@
 # to mount; otherwise it says why and exits 77 (skipped). Usage: enospc.sh NRANKS
 . "$(dirname "$0")/faultlib.sh"
 faults_init "$1"
+# The write that fails mid-run is the case: the space preflight (issue 29), which would refuse
+# the job before it starts, is off (tests/ext/diskfull.sh tests it).
+export DSORT_NO_SPACE_CHECK=1
 FULL=$T/full
 mount_tmpfs "$FULL" 4M || skip "$MOUNT_WHY"
 data mem ext

@@ -11,6 +11,9 @@
 # says why and exits 77 (skipped). Usage: lostline.sh NRANKS [ROUNDS]
 . "$(dirname "$0")/faultlib.sh"
 faults_init "$1"
+# The write that fails mid-run is the case: the space preflight (issue 29), which would refuse
+# the job before it starts, is off (tests/ext/diskfull.sh tests it).
+export DSORT_NO_SPACE_CHECK=1
 ROUNDS=${2:-8}
 FULL=$T/full
 data ext

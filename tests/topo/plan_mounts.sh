@@ -89,6 +89,56 @@ starters = [t for t in chain if t["wait_for"] is None]
 assert len(starters) == 1, chain  # the partitions are read by one stream at a time
 print("plan ok: %d ranks, %d devices, disk %s read by ranks %s" % (n, len(devs), disk, readers))
 PY
+    # What --plan answers before a job is submitted (issue 29): out of core under -S 2M, the
+    # budget and where it comes from, the spill per -T file system against what is free, the
+    # output's file system; every field docs/plan.md lists.
+    run -n $n "$bin/dsort" --plan --json -S 2M -T "$work/t3" -T "$work/p1" $inputs \
+        -o "$work/t1/out.txt" >"$work/plan2.json" || fail "--plan -S 2M -n $n"
+    python3 - "$work/plan2.json" "$n" "$work" <<'PY' || { cat "$work/plan2.json"; fail "plan job/space -n $n"; }
+import json, sys
+plan, n, work = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
+job = plan["job"]
+assert set(job) == {"sort", "input", "spill", "budget", "output", "space_check"}, job
+assert job["sort"] == "out_of_core" and job["input"] == "read" and job["spill"] is True, job
+assert job["budget"] == 2 << 20 and job["output"] == {"kind": "file", "bytes": 3000000}, job
+assert job["space_check"] is True, job
+assert [b["rank"] for b in plan["budgets"]] == list(range(n)), plan["budgets"]
+for b in plan["budgets"]:
+    assert set(b) == {"rank", "host", "budget", "budget_from", "share_bytes", "spill_bytes",
+                      "output_bytes"}, b
+    assert b["budget"] == 2 << 20 and b["budget_from"] == "-S 2M", b
+    assert b["spill_bytes"] == b["share_bytes"] == b["output_bytes"], b
+assert sum(b["share_bytes"] for b in plan["budgets"]) == 3000000
+space = {s["file_system"]: s for s in plan["space"]}
+for s in plan["space"]:
+    assert set(s) == {"file_system", "type", "host", "key", "paths", "output", "temp_dirs",
+                      "ranks", "need", "free", "ok", "error"}, s
+    assert s["ok"] is True and s["error"] is None and s["free"] > 0, s
+out = space[work + "/t1"]
+assert out["output"] and out["temp_dirs"] == 0 and out["need"] == 3000000, out
+assert out["type"] == "tmpfs" and out["paths"] == [work + "/t1"], out
+temps = [space[work + "/t3"], space[work + "/p1"]]
+# each rank spills where the node's plan sends it (striped when it has both dirs): the
+# spill of all ranks, with the margin, over the temp file systems that the ranks use
+users = {}
+for rk in plan["nodes"][0]["ranks"]:
+    for t in rk["temp_dirs"]:
+        users[t] = users.get(t, 0) + 1
+for t in temps:
+    assert not t["output"] and t["ranks"] == users.get(t["file_system"], 0), (t, users)
+need = sum(t["need"] for t in temps)
+assert 3000000 < need < 3000000 * 1.04 + n * (1 << 20), temps
+print("plan space ok: -n %d, spill %s" % (n, [t["need"] for t in temps]))
+PY
+    # In memory over one mapped input: the plan says so, maps rather than reads, spills nowhere.
+    run -n $n "$bin/dsort" --plan -T "$work/t3" "$work/all.txt" -o "$work/t1/out.txt" \
+        >"$work/plan.txt" || fail "--plan in memory -n $n"
+    grep -q "^job: in memory, input mapped; budget .* per rank" "$work/plan.txt" &&
+        grep -q "^    map .*all.txt \[0, +" "$work/plan.txt" &&
+        ! grep -q "spill to\|^    read " "$work/plan.txt" &&
+        grep -q "^  rank 0 (.*): budget .* (default: .*), share [0-9]* bytes, spill 0 bytes" "$work/plan.txt" &&
+        grep -q "^space: $work/t1 (tmpfs on .*) for the output's directory '$work/t1': needs .*, .* free: ok" "$work/plan.txt" ||
+        { cat "$work/plan.txt"; fail "--plan in memory -n $n"; }
     for opt in "" "--out-of-core -S 2M"; do
         rm -f "$work/out.txt"
         run -n $n "$bin/dsort" $opt -T "$work/t3" -T "$work/p1" $inputs -o "$work/out.txt" ||
