@@ -11,7 +11,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mpirun_=(timeout 60 "${DSORT_MPIEXEC:-mpirun}" -q ${DSORT_MPIEXEC_PREFLAGS:-})
 
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+cmake=${CMAKE:-cmake}
+"$cmake" --install "$build" --prefix "$tmp/prefix" >/dev/null
 ls "$tmp/prefix"/include/dsort.h >/dev/null
 pc=$(dirname "$(find "$tmp/prefix" -name dsort.pc)")
 libdir=$(dirname "$(find "$tmp/prefix" -name 'libdsort.so' | head -1)")
@@ -20,12 +21,13 @@ libdir=$(dirname "$(find "$tmp/prefix" -name 'libdsort.so' | head -1)")
 mkdir "$tmp/pc"
 export PKG_CONFIG_PATH=$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 [ "$(pkg-config --modversion dsort)" = "$(sed -n 's/^project(dsort VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")" ]
-cc -std=c11 -Wall -Werror $(pkg-config --cflags dsort) "$src/docs/examples/libdsort/sort_particles.c" \
+"${CC:-cc}" -std=c11 -Wall -Werror ${EXAMPLE_CFLAGS:-} $(pkg-config --cflags dsort) "$src/docs/examples/libdsort/sort_particles.c" \
     $(pkg-config --libs dsort) -Wl,-rpath,"$libdir" -o "$tmp/pc/sort_particles"
 
 # CMake's find_package, with the example's own CMakeLists.txt.
-cmake -S "$src/docs/examples/libdsort" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
-cmake --build "$tmp/cm" >/dev/null
+"$cmake" -S "$src/docs/examples/libdsort" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    -DCMAKE_C_COMPILER="${CC:-cc}" -DCMAKE_C_FLAGS="${EXAMPLE_CFLAGS:-}" >/dev/null
+"$cmake" --build "$tmp/cm" >/dev/null
 
 run() { # BINARY P FLAGS...
     local bin=$1 p=$2
