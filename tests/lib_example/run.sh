@@ -42,7 +42,20 @@ for p in 1 2 4; do
 done
 run "$tmp/cm/sort_particles" 4 -r
 run "$tmp/pc/sort_particles" 3 -r -s
-run "$tmp/cm/sort_particles" 2 -n 0 # no records anywhere
+run "$tmp/cm/sort_particles" 2 -n 0 # few records: 0 on rank 0
+
+# The library and the program agree byte for byte: dsort of the same records, as one file.
+same_as_dsort() { # P FLAGS...
+    local p=$1
+    shift
+    run "$tmp/cm/sort_particles" "$p" "$@"
+    cat $(for r in $(seq 0 $((p - 1))); do echo "$tmp/o.in.$r"; done) >"$tmp/all.in"
+    cat $(for r in $(seq 0 $((p - 1))); do echo "$tmp/o.out.$r"; done) >"$tmp/all.out"
+    "${mpirun_[@]}" -n 2 "$DSORT_BIN_DIR/dsort" --format fixed:32:0:8 "$@" -o "$tmp/all.dsort" "$tmp/all.in"
+    cmp "$tmp/all.out" "$tmp/all.dsort"
+}
+same_as_dsort 3
+same_as_dsort 2 -r -s
 
 # An error seen by the last rank only: every rank returns DSORT_ERR_ARG, rank 0 says so.
 set +e
