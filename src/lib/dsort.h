@@ -74,8 +74,11 @@ struct dsort_errinfo {
  * to free(); NULL when *n_out is 0); in is not changed. n may differ between ranks, and may be
  * 0 on any of them.
  * Returns DSORT_SUCCESS, or a DSORT_ERR_* code, the same on every rank; then *out is NULL,
- * *n_out is 0, and err (if not NULL) says why. Memory: about 2 * n * rec_size + 16 * n bytes
- * besides the output, at most. */
+ * *n_out is 0, and err (if not NULL) says why (DSORT_ERR_ARG also, on the calling rank
+ * alone, without communicating, when MPI is not initialised or comm is MPI_COMM_NULL; and on
+ * every rank for an intercommunicator). Memory besides in and the output: at most
+ * n * (rec_size + 32) bytes during the local sort, then n * rec_size (the sorted copy, freed
+ * once sent) plus *n_out * rec_size (the received pieces, merged into the output). */
 int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, const void *in, size_t n, void **out,
                size_t *n_out, struct dsort_errinfo *err);
 

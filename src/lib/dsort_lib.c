@@ -164,10 +164,11 @@ static enum dsort_status sort_local(const struct dsort_format *fmt, const struct
     return st;
 }
 
-/* Collective: the exchange of the cut run and the merge of its pieces into *out. */
+/* Collective: the exchange of the cut run (freed once sent) and the merge of its pieces into
+ * *out. */
 static int exchange_merge(struct ctx *x, const struct dsort_format *fmt,
-                          const struct dsort_order *ord, const unsigned char *run,
-                          const uint64_t *cuts, unsigned char **out, size_t *n_out)
+                          const struct dsort_order *ord, unsigned char **run, const uint64_t *cuts,
+                          unsigned char **out, size_t *n_out)
 {
     struct dsort_error err = {0};
     const size_t rs = fmt->rec_size, p = (size_t)x->size;
@@ -192,7 +193,9 @@ static int exchange_merge(struct ctx *x, const struct dsort_format *fmt,
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory for %" PRIu64 " bytes", total);
     if ((code = agree(x, st, &err)))
         goto out;
-    st = dsort_exchange_run(x->comm, run, sc, recv, rc, DSORT_EXCHANGE_CHUNK, NULL, &err);
+    st = dsort_exchange_run(x->comm, *run, sc, recv, rc, DSORT_EXCHANGE_CHUNK, NULL, &err);
+    free(*run); /* sent: the merge's peak is the received pieces and the output */
+    *run = NULL;
     if ((code = agree(x, st, &err)))
         goto out;
     /* Pieces arrive in source-rank order, which is input order: a merge that prefers the
@@ -256,7 +259,7 @@ static int sort_comm(struct ctx *x, const struct dsort_records *f, const void *i
     st = dsort_splitters_cut(x->comm, &sk, cuts, NULL, &err);
     if ((code = agree(x, st, &err)))
         goto out;
-    code = exchange_merge(x, &fmt, &ord, run, cuts, out, n_out);
+    code = exchange_merge(x, &fmt, &ord, &run, cuts, out, n_out);
 out:
     free(run);
     free(cuts);
@@ -271,8 +274,20 @@ DSORT_EXPORT int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, cons
         *err = (struct dsort_errinfo){DSORT_SUCCESS, -1, ""};
     unsigned char *o = NULL;
     size_t no = 0;
-    int code = DSORT_ERR_MPI;
-    if (MPI_Comm_dup(comm, &x.comm) == MPI_SUCCESS) {
+    int code = DSORT_ERR_MPI, init = 0, fin = 1, inter = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin || comm == MPI_COMM_NULL) {
+        code = DSORT_ERR_ARG; /* local, but the same on every rank that calls */
+        if (err)
+            snprintf(err->msg, sizeof err->msg, "%s",
+                     comm == MPI_COMM_NULL ? "the communicator is MPI_COMM_NULL"
+                                           : "MPI is not initialised, or already finalised");
+    } else if (MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter) {
+        code = DSORT_ERR_ARG; /* every rank of an intercommunicator sees it */
+        if (err)
+            snprintf(err->msg, sizeof err->msg, "intercommunicators are not supported");
+    } else if (MPI_Comm_dup(comm, &x.comm) == MPI_SUCCESS) {
         /* The library's own errors come back as codes; the caller's communicator keeps its
          * handler. */
         MPI_Comm_set_errhandler(x.comm, MPI_ERRORS_RETURN);
