@@ -57,12 +57,17 @@ same_as_dsort() { # P FLAGS...
 same_as_dsort 4 -r
 same_as_dsort 2 -r -s
 
-# An error seen by the last rank only: every rank returns DSORT_ERR_ARG, rank 0 says so.
-set +e
-"${mpirun_[@]}" -n 3 "$tmp/cm/sort_particles" -x 2>"$tmp/err"
-rc=$?
-set -e
-cat "$tmp/err" >&2
-[ $rc -eq 1 ] || { echo "FAIL: -x exited $rc, want 1" >&2; exit 1; }
-grep -q "invalid argument (code 1): rank 2: " "$tmp/err" || { echo "FAIL: no rank-2 error" >&2; exit 1; }
+# An error seen by the last rank only: every rank returns DSORT_ERR_ARG, rank 0 says so,
+# naming rank 2 (-x: a key beyond the record; -y: a layout other than rank 0's).
+fails() { # FLAG MESSAGE
+    set +e
+    "${mpirun_[@]}" -n 3 "$tmp/cm/sort_particles" "$1" 2>"$tmp/err"
+    local rc=$?
+    set -e
+    cat "$tmp/err" >&2
+    [ $rc -eq 1 ] || { echo "FAIL: $1 exited $rc, want 1" >&2; exit 1; }
+    grep -q "invalid argument (code 1): rank 2: $2" "$tmp/err" || { echo "FAIL: $1: no rank-2 error" >&2; exit 1; }
+}
+fails -x "bad record layout"
+fails -y "record layout or flags differ from rank 0's"
 echo "lib.example: ok"

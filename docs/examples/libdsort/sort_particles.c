@@ -1,14 +1,15 @@
 /* sort_particles.c - libdsort's example: every rank makes particles in memory, and
  * dsort_sort sorts them across MPI_COMM_WORLD by id, giving each rank an equal share.
  *
- *   mpirun -n 4 ./sort_particles [-n PER_RANK] [-r] [-s] [-o PREFIX] [-x]
+ *   mpirun -n 4 ./sort_particles [-n PER_RANK] [-r] [-s] [-o PREFIX] [-x | -y]
  *
  * A particle is 32 bytes: an id (uint64, big-endian, so that its bytes compare as the
  * number: libdsort compares keys as unsigned bytes), then x, y, z (doubles). Ids repeat
  * (about 1000 distinct values), so the tie order (-s: input order; else the whole record)
  * matters. With -o, rank r writes its input to PREFIX.in.r and its sorted share to
  * PREFIX.out.r, for a check by another program (the test's oracle). -x shows an error: the
- * last rank passes a key beyond the record, and every rank gets the error code.
+ * last rank passes a key beyond the record, and every rank gets the error code; -y: the last
+ * rank passes a shorter key than the others.
  */
 #include <dsort.h>
 #include <mpi.h>
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
             flags |= DSORT_STABLE;
         else if (!strcmp(argv[i], "-x"))
             bad = 1; /* the last rank passes a bad layout: every rank must get the error */
+        else if (!strcmp(argv[i], "-y"))
+            bad = 2; /* the last rank passes a valid but different layout */
         else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             prefix = argv[++i];
     }
@@ -75,7 +78,7 @@ int main(int argc, char **argv)
 
     struct dsort_records fmt = {sizeof(struct particle), 0, 8, flags};
     if (bad && rank == size - 1)
-        fmt.key_len = 40;
+        fmt.key_len = bad == 1 ? 40 : 4;
     void *out;
     size_t n_out;
     struct dsort_errinfo err;
