@@ -1,0 +1,96 @@
+/* dsort.h - libdsort, the public interface: sort fixed-size records across an MPI
+ * communicator, in memory.
+ *
+ * Records are opaque fixed-size byte strings (struct dsort_records): every record is rec_size
+ * bytes, its key is the key_len bytes at key_off, compared as unsigned bytes, most significant
+ * first (memcmp), exactly as dsort --format fixed:SIZE:KEYOFF:KEYLEN compares them. Records
+ * with equal keys are ordered by their whole bytes (GNU sort's last resort), unless
+ * DSORT_STABLE is given: then they keep their input order, where the input order is rank 0's
+ * records first, in array order, then rank 1's, and so on. DSORT_REVERSE sorts descending
+ * (and reverses the last-resort comparison too, as dsort -r does).
+ *
+ * Collective semantics: every function marked collective must be called by every rank of the
+ * communicator, with the same format and flags, like an MPI collective. The library works on
+ * its own duplicate of the communicator (it never changes the caller's: no error handler is
+ * set on it, no message of the caller's can match one of the library's). On an error, every
+ * rank returns the same code and the same message (struct dsort_errinfo), naming the lowest
+ * rank that failed; the library never prints, exits or aborts, and frees what it allocated.
+ * A failure of MPI itself is reported as DSORT_ERR_MPI where MPI returns one (it may instead
+ * abort the job, if MPI's own error handling does so before returning).
+ *
+ * Thread safety: calls on different communicators may run concurrently if MPI was initialised
+ * with MPI_THREAD_MULTIPLE; the library starts no threads.
+ *
+ * Link: pkg-config --cflags --libs dsort, or find_package(dsort) and the target dsort::dsort.
+ */
+#ifndef DSORT_PUBLIC_H
+#define DSORT_PUBLIC_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DSORT_VERSION_MAJOR 0
+#define DSORT_VERSION_MINOR 1
+#define DSORT_VERSION_PATCH 0
+
+/* Return codes. */
+#define DSORT_SUCCESS 0
+#define DSORT_ERR_ARG 1      /* a bad argument (format, flags, counts): on any rank */
+#define DSORT_ERR_NOMEM 2    /* an allocation failed on some rank */
+#define DSORT_ERR_MPI 3      /* an MPI call returned an error */
+#define DSORT_ERR_INTERNAL 4 /* a check inside the library failed (a bug: please report) */
+
+/* Flags of struct dsort_records. */
+#define DSORT_REVERSE 1u /* descending keys (dsort -r) */
+#define DSORT_STABLE 2u  /* equal keys keep input order (dsort -s), no whole-record tie-break */
+
+/* The record layout; the same on every rank. rec_size >= 1, key_len >= 1,
+ * key_off + key_len <= rec_size. */
+struct dsort_records {
+    size_t rec_size; /* bytes per record */
+    size_t key_off;  /* offset of the key in the record */
+    size_t key_len;  /* bytes of the key */
+    unsigned flags;  /* DSORT_REVERSE | DSORT_STABLE, or 0 */
+};
+
+/* What went wrong: the same on every rank after a failed collective call. */
+struct dsort_errinfo {
+    int code;      /* DSORT_SUCCESS or a DSORT_ERR_* */
+    int rank;      /* the lowest rank of the communicator that failed, or -1 */
+    char msg[256]; /* one line, e.g. "rank 2: out of memory for 1048576 records" */
+};
+
+/* Collective over comm. Sort the n records at in (n * rec_size bytes; in may be NULL when
+ * n = 0) held by this rank, together with every other rank's, and give this rank its share
+ * of the sorted sequence: with N records in all and p ranks, rank i gets the records of
+ * global sorted positions [floor(i*N/p), floor((i+1)*N/p)), so the shares differ by at most
+ * one record whatever the keys (duplicates included), and their concatenation in rank order
+ * is the sorted sequence. *out gets a new buffer of *n_out records (allocated with malloc,
+ * to free(); NULL when *n_out is 0); in is not changed. n may differ between ranks, and may be
+ * 0 on any of them.
+ * Returns DSORT_SUCCESS, or a DSORT_ERR_* code, the same on every rank; then *out is NULL,
+ * *n_out is 0, and err (if not NULL) says why (DSORT_ERR_ARG also, on the calling rank
+ * alone, without communicating, when MPI is not initialised or comm is MPI_COMM_NULL; and on
+ * every rank for an intercommunicator). Memory besides in and the output: at most
+ * n * (rec_size + 32) bytes during the local sort, then n * rec_size (the sorted copy, freed
+ * once sent) plus *n_out * rec_size (the received pieces, merged into the output). */
+int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, const void *in, size_t n, void **out,
+               size_t *n_out, struct dsort_errinfo *err);
+
+/* Local: a constant English text for a code ("out of memory"); never NULL. */
+const char *dsort_strerror(int code);
+
+/* Local: the library's version, "MAJOR.MINOR.PATCH" (may differ from the header's macros
+ * when a program runs against a newer shared library). */
+const char *dsort_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,337 @@
+/* libdsort: the in-memory distributed sort of fixed-size records (dsort.h).
+ *
+ * The same steps as the program's in-memory pipeline, on the layers below it (the pipeline
+ * reads and writes files and ends the job on an error; a library must do neither): the
+ * core's radix sort of the local records (keysort.h), the exact splitters over the sorted
+ * runs (splitters.h: composite keys make every record unique, so the cut is exact whatever
+ * the duplicates), one exchange (exchange.h), and a stable merge of the p pieces, which
+ * arrive in source-rank order, that is input order.
+ *
+ * Agreement: every step that may fail on one rank is followed by agree(), an Allreduce and a
+ * Broadcast on the library's own duplicate of the communicator, so that every rank leaves
+ * with the lowest failing rank's code and message and no rank enters a collective that
+ * another skipped.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsort.h"
+#include "error.h"
+#include "exchange.h"
+#include "format.h"
+#include "keysort.h"
+#include "merge.h"
+#include "splitters.h"
+
+#define DSORT_EXPORT __attribute__((visibility("default")))
+
+struct ctx {
+    MPI_Comm comm; /* the library's duplicate */
+    int rank, size;
+    struct dsort_errinfo *info;
+};
+
+static int public_code(enum dsort_status st)
+{
+    switch (st) {
+    case DSORT_OK:
+        return DSORT_SUCCESS;
+    case DSORT_EINVAL:
+        return DSORT_ERR_ARG;
+    case DSORT_ENOMEM:
+        return DSORT_ERR_NOMEM;
+    case DSORT_EIO: /* the exchange's failed transfers */
+        return DSORT_ERR_MPI;
+    default:
+        return DSORT_ERR_INTERNAL;
+    }
+}
+
+/* Collective: 0 when every rank passes st = DSORT_OK; else the lowest failing rank's code,
+ * with its message in x->info, on every rank. */
+static int agree(struct ctx *x, enum dsort_status st, const struct dsort_error *err)
+{
+    int mine = st ? x->rank : INT_MAX, low = INT_MAX;
+    if (MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, x->comm) != MPI_SUCCESS)
+        return DSORT_ERR_MPI;
+    if (low == INT_MAX)
+        return DSORT_SUCCESS;
+    struct dsort_errinfo e = {public_code(st), low, ""};
+    if (low == x->rank)
+        snprintf(e.msg, sizeof e.msg, "rank %d: %s", x->rank, err && err->msg[0] ? err->msg : "?");
+    if (MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, low, x->comm) != MPI_SUCCESS)
+        return DSORT_ERR_MPI;
+    if (x->info)
+        *x->info = e;
+    return e.code;
+}
+
+/* Local checks of the arguments. */
+static enum dsort_status check_args(const struct dsort_records *f, const void *in, size_t n,
+                                    struct dsort_error *err)
+{
+    if (!f)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "the record layout is NULL");
+    if (f->rec_size < 1 || f->key_len < 1 || f->key_off > f->rec_size ||
+        f->key_len > f->rec_size - f->key_off)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "bad record layout: size %zu, key of %zu bytes at offset %zu", f->rec_size,
+                         f->key_len, f->key_off);
+    if (f->flags & ~(DSORT_REVERSE | DSORT_STABLE))
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "unknown flags 0x%x", f->flags);
+    if (n >= DSORT_KEYSORT_MAX_RECORDS || n > SIZE_MAX / 2 / (f->rec_size + 32))
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "too many records: %zu", n);
+    if (n && !in)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "%zu records at a NULL pointer", n);
+    return DSORT_OK;
+}
+
+/* Collective: every rank passed rank 0's layout and flags (else the lowest rank that did not
+ * says so). */
+static enum dsort_status same_layout(struct ctx *x, const struct dsort_records *f,
+                                     struct dsort_error *err)
+{
+    uint64_t v[4] = {f->rec_size, f->key_off, f->key_len, f->flags}, r0[4];
+    memcpy(r0, v, sizeof v);
+    if (MPI_Bcast(r0, 4, MPI_UINT64_T, 0, x->comm) != MPI_SUCCESS)
+        return DSORT_ERR(err, DSORT_EIO, 0, "MPI_Bcast of the record layout failed");
+    if (memcmp(v, r0, sizeof v))
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "record layout or flags differ from rank 0's: size %zu, key %zu+%zu, "
+                         "flags %u here; %" PRIu64 ", %" PRIu64 "+%" PRIu64 ", %" PRIu64
+                         " on rank 0",
+                         f->rec_size, f->key_off, f->key_len, f->flags, r0[0], r0[1], r0[2], r0[3]);
+    return DSORT_OK;
+}
+
+static void put_be64(unsigned char *out, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        out[i] = (unsigned char)v;
+}
+
+/* The composite key of the i-th record of the sorted run: the key and the tie bytes, each
+ * complemented when descending (so that memcmp orders them as the sort did), then the record's
+ * global input position (g0 + i of the sorted run is unique, and ascending along equal keys,
+ * because the local sort is stable). */
+struct run_keys {
+    const struct dsort_cmp *cmp;
+    const unsigned char *run;
+    size_t rec_size;
+    uint64_t g0;
+};
+
+static void put_bytes(unsigned char *out, const unsigned char *in, size_t len, int invert)
+{
+    for (size_t i = 0; i < len; i++)
+        out[i] = invert ? (unsigned char)~in[i] : in[i];
+}
+
+static void run_key_at(const void *ctx, uint64_t i, unsigned char *out)
+{
+    const struct run_keys *k = ctx;
+    const unsigned char *rec = k->run + i * k->rec_size;
+    put_bytes(out, rec + k->cmp->key_off, k->cmp->key_len, k->cmp->reverse);
+    out += k->cmp->key_len;
+    put_bytes(out, rec + k->cmp->tie_off, k->cmp->tie_len, k->cmp->tie_reverse);
+    put_be64(out + k->cmp->tie_len, k->g0);
+    put_be64(out + k->cmp->tie_len + 8, i);
+}
+
+/* The local sort: *run gets the n records in sorted order (a new buffer). */
+static enum dsort_status sort_local(const struct dsort_format *fmt, const struct dsort_order *ord,
+                                    const unsigned char *in, size_t n, unsigned char **run,
+                                    struct dsort_error *err)
+{
+    struct dsort_sortent *ents = malloc((n ? n : 1) * sizeof *ents);
+    struct dsort_sortent *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    *run = malloc(n ? n * fmt->rec_size : 1);
+    enum dsort_status st = DSORT_OK;
+    if (!ents || !tmp || !*run) {
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory for the sort of %zu records", n);
+        free(*run);
+        *run = NULL;
+    } else {
+        dsort_keysort_sort(fmt, ord, in, n, ents, tmp);
+        dsort_keysort_gather(fmt, in, ents, n, *run);
+    }
+    free(ents);
+    free(tmp);
+    return st;
+}
+
+/* Collective: the exchange of the cut run (freed once sent) and the merge of its pieces into
+ * *out. */
+static int exchange_merge(struct ctx *x, const struct dsort_format *fmt,
+                          const struct dsort_order *ord, unsigned char **run, const uint64_t *cuts,
+                          unsigned char **out, size_t *n_out)
+{
+    struct dsort_error err = {0};
+    const size_t rs = fmt->rec_size, p = (size_t)x->size;
+    uint64_t *sc = calloc(p, sizeof *sc), *rc = calloc(p, sizeof *rc);
+    struct dsort_cursor *cur = calloc(p, sizeof *cur);
+    unsigned char *recv = NULL;
+    enum dsort_status st = DSORT_OK;
+    if (!sc || !rc || !cur)
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    int code = agree(x, st, &err);
+    if (code)
+        goto out;
+    for (size_t r = 0; r < p; r++)
+        sc[r] = (cuts[r + 1] - cuts[r]) * rs;
+    st = dsort_exchange_counts(x->comm, sc, rc, &err);
+    uint64_t total = 0;
+    for (size_t r = 0; r < p; r++)
+        total += rc[r];
+    if (!st && !(recv = malloc(total ? total : 1)))
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory for %" PRIu64 " bytes", total);
+    if (!st && !(*out = malloc(total ? total : 1)))
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory for %" PRIu64 " bytes", total);
+    if ((code = agree(x, st, &err)))
+        goto out;
+    st = dsort_exchange_run(x->comm, *run, sc, recv, rc, DSORT_EXCHANGE_CHUNK, NULL, &err);
+    free(*run); /* sent: the merge's peak is the received pieces and the output */
+    *run = NULL;
+    if ((code = agree(x, st, &err)))
+        goto out;
+    /* Pieces arrive in source-rank order, which is input order: a merge that prefers the
+     * lower cursor on ties keeps -s stable. */
+    uint64_t off = 0;
+    for (size_t r = 0; r < p; r++) {
+        dsort_cursor_memory(&cur[r], recv + off, rc[r] / rs, rs);
+        off += rc[r];
+    }
+    struct dsort_sink sink;
+    dsort_sink_memory(&sink, *out, total);
+    st = dsort_merge(fmt, ord, cur, p, &sink, &err);
+    *n_out = (size_t)(total / rs);
+    if (!st && sink.records != *n_out)
+        st = DSORT_ERR(&err, DSORT_EINTERNAL, 0, "merged %" PRIu64 " records of %zu", sink.records,
+                       *n_out);
+    code = agree(x, st, &err);
+out:
+    free(sc);
+    free(rc);
+    free(cur);
+    free(recv);
+    return code;
+}
+
+static int sort_comm(struct ctx *x, const struct dsort_records *f, const void *in, size_t n,
+                     unsigned char **out, size_t *n_out)
+{
+    struct dsort_error err = {0};
+    enum dsort_status st = check_args(f, in, n, &err);
+    int code = agree(x, st, &err);
+    if (!code)
+        code = agree(x, same_layout(x, f, &err), &err);
+    if (code)
+        return code;
+    struct dsort_format fmt = {DSORT_FORMAT_FIXED, f->rec_size, f->key_off, f->key_len, "", NULL};
+    struct dsort_order ord = {(f->flags & DSORT_REVERSE) != 0, 0, (f->flags & DSORT_STABLE) != 0};
+    unsigned char *run = NULL;
+    uint64_t *cuts = calloc((size_t)x->size + 1, sizeof *cuts);
+    if (!cuts)
+        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st)
+        st = sort_local(&fmt, &ord, in, n, &run, &err);
+    if ((code = agree(x, st, &err)))
+        goto out;
+    if (x->size == 1) { /* the sorted run is the output */
+        *out = run, *n_out = n, run = NULL;
+        goto out;
+    }
+    uint64_t mine = n, g0 = 0;
+    if (MPI_Exscan(&mine, &g0, 1, MPI_UINT64_T, MPI_SUM, x->comm) != MPI_SUCCESS) {
+        code = DSORT_ERR_MPI;
+        goto out;
+    }
+    if (x->rank == 0)
+        g0 = 0; /* MPI_Exscan leaves rank 0's undefined */
+    struct dsort_cmp cmp;
+    dsort_cmp_init(&cmp, &fmt, &ord);
+    struct run_keys rk = {&cmp, run, fmt.rec_size, g0};
+    struct dsort_splitter_keys sk = {n, cmp.key_len + cmp.tie_len + 16, run_key_at, &rk};
+    st = dsort_splitters_cut(x->comm, &sk, cuts, NULL, &err);
+    if ((code = agree(x, st, &err)))
+        goto out;
+    code = exchange_merge(x, &fmt, &ord, &run, cuts, out, n_out);
+out:
+    free(run);
+    free(cuts);
+    return code;
+}
+
+DSORT_EXPORT int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, const void *in,
+                            size_t n, void **out, size_t *n_out, struct dsort_errinfo *err)
+{
+    struct ctx x = {MPI_COMM_NULL, 0, 0, err};
+    if (err)
+        *err = (struct dsort_errinfo){DSORT_SUCCESS, -1, ""};
+    unsigned char *o = NULL;
+    size_t no = 0;
+    int code = DSORT_ERR_MPI, init = 0, fin = 1, inter = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin || comm == MPI_COMM_NULL) {
+        code = DSORT_ERR_ARG; /* local, but the same on every rank that calls */
+        if (err)
+            snprintf(err->msg, sizeof err->msg, "%s",
+                     comm == MPI_COMM_NULL ? "the communicator is MPI_COMM_NULL"
+                                           : "MPI is not initialised, or already finalised");
+    } else if (MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter) {
+        code = DSORT_ERR_ARG; /* every rank of an intercommunicator sees it */
+        if (err)
+            snprintf(err->msg, sizeof err->msg, "intercommunicators are not supported");
+    } else if (MPI_Comm_dup(comm, &x.comm) == MPI_SUCCESS) {
+        /* The library's own errors come back as codes; the caller's communicator keeps its
+         * handler. */
+        MPI_Comm_set_errhandler(x.comm, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(x.comm, &x.rank);
+        MPI_Comm_size(x.comm, &x.size);
+        code = sort_comm(&x, fmt, in, n, &o, &no);
+        MPI_Comm_free(&x.comm);
+    }
+    if (code) {
+        free(o);
+        o = NULL, no = 0;
+        if (err && !err->code)
+            *err = (struct dsort_errinfo){code, -1, ""};
+        if (err && !err->msg[0])
+            snprintf(err->msg, sizeof err->msg, "%s", dsort_strerror(code));
+    }
+    if (out)
+        *out = o;
+    else
+        free(o);
+    if (n_out)
+        *n_out = no;
+    return code;
+}
+
+DSORT_EXPORT const char *dsort_strerror(int code)
+{
+    switch (code) {
+    case DSORT_SUCCESS:
+        return "success";
+    case DSORT_ERR_ARG:
+        return "invalid argument";
+    case DSORT_ERR_NOMEM:
+        return "out of memory";
+    case DSORT_ERR_MPI:
+        return "an MPI call failed";
+    case DSORT_ERR_INTERNAL:
+        return "internal error";
+    default:
+        return "unknown error code";
+    }
+}
+
+DSORT_EXPORT const char *dsort_version(void)
+{
+    return DSORT_LIB_VERSION;
+}
