@@ -248,7 +248,7 @@ int dsort_gnuopts_operand(const struct dsort_comm *c, struct dsort_keys *k, char
     const char *next = *optind_p < argc ? argv[*optind_p] : NULL;
     int minus_pos = next && next[0] == '-' && isdigit((unsigned char)next[1]);
     long v = posix2_version();
-    if (v < 200112 || v >= 200809) /* POSIX 2001 dropped the syntax; 2008 allows it again */
+    if (v < 200112 || v >= 200809) /* as GNU 9.1: refused only for POSIX 1003.1-2001 */
         *traditional = 1;
     if (minus_pos && !getenv("POSIXLY_CORRECT"))
         *traditional = 1;
