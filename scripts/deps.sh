@@ -14,6 +14,7 @@ for a in "$@"; do
         pkgs+=(util-linux iproute2 fdisk e2fsprogs)
         pkgs+=(clang libclang-rt-14-dev) # libFuzzer for scripts/fuzz.sh
         pkgs+=(chromium) # renders dsort-report's page headless (tests/report)
+        pkgs+=(python3-numpy) # the oracle of typed keys (tests/unit/typedkey_diff.py)
         ;;
     --mpich) pkgs+=(mpich libmpich-dev) ;;
     *)

@@ -20,12 +20,17 @@
 
 enum dsort_format_kind { DSORT_FORMAT_FIXED };
 
+struct dsort_typedkey;
+
 struct dsort_format {
     enum dsort_format_kind kind;
     size_t rec_size; /* bytes per record, >= 1 */
     size_t key_off;  /* key's first byte within the record */
     size_t key_len;  /* key length in bytes, >= 1, key_off + key_len <= rec_size */
     char name[64];   /* canonical spelling, e.g. "fixed:100:0:10" */
+    /* Typed keys (typedkey.h, finished for rec_size) that replace key_off/key_len where
+     * supported (dsort_vsum: dsort-validate), or NULL. Not owned; never set by the parser. */
+    const struct dsort_typedkey *typed;
 };
 
 struct dsort_order {

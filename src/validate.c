@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "typedkey.h"
+
 enum dsort_status dsort_vsum_init_ex(struct dsort_vsum *s, const struct dsort_format *fmt,
                                      int whole, struct dsort_error *err)
 {
@@ -13,9 +15,22 @@ enum dsort_status dsort_vsum_init_ex(struct dsort_vsum *s, const struct dsort_fo
     s->key_len = whole ? fmt->rec_size : fmt->key_len;
     s->cmp_off = whole ? fmt->key_off : 0;
     s->cmp_len = fmt->key_len;
+    if (fmt->typed) {
+        /* Whole records are kept, and compared through their normalised keys. */
+        s->typed = fmt->typed;
+        s->key_len = fmt->rec_size;
+        s->cmp_off = 0;
+        s->cmp_len = fmt->rec_size;
+        s->norm = malloc(2 * fmt->typed->norm_len);
+        if (!s->norm)
+            return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    }
     s->first_key = malloc(2 * s->key_len);
-    if (!s->first_key)
+    if (!s->first_key) {
+        free(s->norm);
+        s->norm = NULL;
         return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    }
     s->last_key = s->first_key + s->key_len;
     return DSORT_OK;
 }
@@ -31,15 +46,15 @@ void dsort_vsum_destroy(struct dsort_vsum *s)
     if (!s)
         return;
     free(s->first_key);
-    s->first_key = s->last_key = NULL;
+    free(s->norm);
+    s->first_key = s->last_key = s->norm = NULL;
 }
 
-/* Classify the step from a to b (kept bytes: key, or whole record): 1 out of order,
- * 2 duplicate key, 0 fine. */
-static inline int step(const struct dsort_vsum *s, const unsigned char *a, const unsigned char *b,
-                       const struct dsort_order *ord)
+/* Classify the step from a to b (kept bytes: key, or whole record) whose keys compare as c:
+ * 1 out of order, 2 duplicate key, 0 fine. */
+static inline int classify(const struct dsort_vsum *s, int c, const unsigned char *a,
+                           const unsigned char *b, const struct dsort_order *ord)
 {
-    int c = memcmp(a + s->cmp_off, b + s->cmp_off, s->cmp_len);
     if (ord->reverse)
         c = -c;
     if (c > 0 || (c == 0 && ord->unique))
@@ -54,6 +69,18 @@ static inline int step(const struct dsort_vsum *s, const unsigned char *a, const
     return 2;
 }
 
+static inline int step(const struct dsort_vsum *s, const unsigned char *a, const unsigned char *b,
+                       const struct dsort_order *ord)
+{
+    if (s->typed) {
+        const size_t nl = s->typed->norm_len;
+        dsort_typedkey_normalize(s->typed, a, s->norm);
+        dsort_typedkey_normalize(s->typed, b, s->norm + nl);
+        return classify(s, memcmp(s->norm, s->norm + nl, nl), a, b, ord);
+    }
+    return classify(s, memcmp(a + s->cmp_off, b + s->cmp_off, s->cmp_len), a, b, ord);
+}
+
 static void note(struct dsort_vsum *s, int kind, uint64_t index)
 {
     if (kind == 1) {
@@ -64,6 +91,32 @@ static void note(struct dsort_vsum *s, int kind, uint64_t index)
     }
 }
 
+/* dsort_vsum_add with typed keys: each record is normalised once, into the scratch half that
+ * does not hold its predecessor's key. */
+static void add_typed(struct dsort_vsum *s, const struct dsort_order *ord,
+                      const unsigned char *recs, size_t n, size_t rs)
+{
+    const size_t nl = s->typed->norm_len;
+    unsigned char *pn = s->norm, *cn = s->norm + nl;
+    const unsigned char *prev = s->records ? s->last_key : NULL;
+    if (prev)
+        dsort_typedkey_normalize(s->typed, prev, pn);
+    else
+        memcpy(s->first_key, recs, rs);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *k = recs + i * rs;
+        dsort_typedkey_normalize(s->typed, k, cn);
+        if (prev)
+            note(s, classify(s, memcmp(pn, cn, nl), prev, k, ord), s->records + i);
+        prev = k;
+        unsigned char *t = pn;
+        pn = cn;
+        cn = t;
+    }
+    memcpy(s->last_key, prev, rs);
+    s->records += n;
+}
+
 void dsort_vsum_add(struct dsort_vsum *s, const struct dsort_format *fmt,
                     const struct dsort_order *ord, const unsigned char *recs, size_t n)
 {
@@ -71,6 +124,10 @@ void dsort_vsum_add(struct dsort_vsum *s, const struct dsort_format *fmt,
         return;
     const size_t rs = fmt->rec_size, klen = s->key_len, off = s->whole ? 0 : fmt->key_off;
     dsort_checksum_records(&s->checksum, recs, n, rs);
+    if (s->typed) {
+        add_typed(s, ord, recs, n, rs);
+        return;
+    }
     const unsigned char *prev = s->records ? s->last_key : NULL;
     if (!s->records)
         memcpy(s->first_key, recs + off, klen);

@@ -9,6 +9,10 @@
  *
  * The check is on keys only, ascending unless `reverse`. With `strict`, equal neighbours
  * count as out of order too (sort -c -u). Local; summaries own their key buffers.
+ *
+ * With typed keys (fmt->typed, typedkey.h) the keys compared are the records' normalised keys:
+ * the summary keeps whole first and last records (key_len is the record size) and normalises
+ * each record once as it is added.
  */
 #ifndef DSORT_VALIDATE_H
 #define DSORT_VALIDATE_H
@@ -33,6 +37,8 @@ struct dsort_vsum {
     size_t cmp_len;
     int whole;                           /* compare whole records after equal keys */
     unsigned char *first_key, *last_key; /* key_len bytes each; valid when records > 0 */
+    const struct dsort_typedkey *typed;  /* fmt->typed */
+    unsigned char *norm;                 /* typed: 2 normalised keys of scratch */
 };
 
 /* Initialise an empty summary for keys of fmt->key_len bytes. */

@@ -126,10 +126,16 @@ int dsort_cli_finish(int code)
     return code;
 }
 
+/* The last usage error's text on this rank, for dsort_cli_agree_usage. */
+static char usage_text[1024];
+
 int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(usage_text, sizeof usage_text, fmt, ap);
+    va_end(ap);
     if (c->rank == 0) {
-        va_list ap;
         va_start(ap, fmt);
         fprintf(stderr, "%s: ", c->prog);
         vfprintf(stderr, fmt, ap);
@@ -137,6 +143,21 @@ int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
         va_end(ap);
     }
     return 2;
+}
+
+int dsort_cli_agree_usage(const struct dsort_comm *c, int code)
+{
+    int worst = (int)dsort_comm_max(c, (uint64_t)(code < 0 ? 0 : code + 1)) - 1;
+    if (worst < 0)
+        return -1;
+    /* Rank 0 printed its own error (or its --help); a rank that saw one alone says it here. */
+    if (dsort_agree_code(c, code) == worst)
+        return worst;
+    uint64_t first = dsort_agree_min(c, code == worst ? (uint64_t)c->rank : UINT64_MAX);
+    if (first == (uint64_t)c->rank)
+        dsort_comm_print(c, "%s",
+                         usage_text[0] ? usage_text : "the options were refused on this rank");
+    return worst;
 }
 
 int dsort_cli_parse_u64(const char *s, uint64_t *out)

@@ -28,9 +28,18 @@ const struct dsort_cli_launch *dsort_cli_launcher(void);
  * exit status is 2. */
 int dsort_cli_finish(int code);
 
-/* Print a usage error (rank 0 only) and return 2. */
+/* Print a usage error (rank 0 only) and return 2. Every rank keeps the text for
+ * dsort_cli_agree_usage. */
 int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Collective: the option parsing's outcome, the same on every rank. code is this rank's (< 0:
+ * go on; else an exit code). Most usage errors are the same on every rank, but some depend on
+ * the node (-S N% of its memory, a list or a directory a node sees differently, an MPMD
+ * launch): there a rank that went on would wait in the job's first collective for ranks that
+ * left. Returns -1 when every rank goes on, else the highest code on every rank; when rank 0
+ * did not see that error, the lowest rank that did prints it in one line naming itself. */
+int dsort_cli_agree_usage(const struct dsort_comm *c, int code);
 
 /* Parse a non-negative decimal count; -1 on a bad value. */
 int dsort_cli_parse_u64(const char *s, uint64_t *out);

@@ -29,6 +29,7 @@
 #include "lines_check.h"
 #include "pipeio.h"
 #include "progress.h"
+#include "statsjson.h"
 #include "mem.h"
 #include "owner.h"
 #include "tempdir.h"
@@ -70,6 +71,7 @@ static void json_disks(FILE *f, const struct dsort_job_stats *s)
         json_bytes(f, "write_bytes", wr);
         fprintf(f, ", ");
         json_phases(f, "busy_seconds", busy);
+        dsort_statsjson_disk_totals(f, s, i);
         fprintf(f, "}");
     }
     fprintf(f, "]");
@@ -242,9 +244,10 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
     fprintf(f,
             "  \"records\": %" PRIu64 ",\n  \"bytes\": %" PRIu64
             ",\n  \"seconds\": %.6f,\n  \"balance\": %.6f,\n  \"out_of_core\": %s,\n"
-            "  \"mapped\": %s,\n  \"per_rank\": [\n",
+            "  \"mapped\": %s,\n  \"started_unix\": %.6f,\n  \"per_rank\": [\n",
             recs, bytes, total_time, balance, all[0].external ? "true" : "false",
-            all[0].mapped ? "true" : "false");
+            all[0].mapped ? "true" : "false", dsort_statsjson_start(all, c->size));
+    double start = dsort_statsjson_start(all, c->size);
     for (int r = 0; r < c->size; r++) {
         const struct dsort_job_stats *s = &all[r];
         fprintf(f, "    {\"rank\": %d, \"host\": ", r);
@@ -276,9 +279,11 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
         fprintf(f,
                 ", \"splitter_rounds\": %d, \"exchange_rounds\": %d, \"exchanges\": %d"
                 ", \"exchanges_by_node\": %d, \"rounds\": %" PRIu64 ", \"rss_peak_kb\": %" PRIu64
-                ", \"rss_file_kb\": %" PRIu64 "}%s\n",
+                ", \"rss_file_kb\": %" PRIu64,
                 s->splitter_rounds, s->exchange_rounds, s->exchange_moves, s->exchange_node,
-                s->rounds, s->rss_peak_kb, s->rss_file_kb, r + 1 < c->size ? "," : "");
+                s->rounds, s->rss_peak_kb, s->rss_file_kb);
+        dsort_statsjson_times(f, s, start);
+        fprintf(f, "}%s\n", r + 1 < c->size ? "," : "");
     }
     fprintf(f, "  ],\n  \"plan\": ");
     return f;
@@ -584,6 +589,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     memset(&stats, 0, sizeof stats);
     snprintf(stats.host, sizeof stats.host, "%s", c->host);
     double t0 = dsort_clock_now();
+    dsort_job_stats_start(&stats);
     enum dsort_status st;
     if (b->note[0] && c->node_rank == 0) /* once a node: the nodes may differ */
         fprintf(stderr, "dsort: rank %d/%d (%s): %s\n", c->rank, c->size, c->host, b->note);
@@ -636,6 +642,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     stats.exchange_node = (int)xch.node_moves;
     dsort_exchange_close(&xch);
     o->exchange = NULL;
+    dsort_job_stats_stop(&stats);
     if (code == 0)
         code = report(c, o, &stats, dsort_clock_now() - t0);
     dsort_job_topo_destroy(o->topo);

@@ -1,5 +1,7 @@
 /* dsort-gen - gensort 1.5 compatible record generator, in parallel:
  *   mpirun -n N dsort-gen [-a] [-s] [-b START] [-c] COUNT OUTPUT
+ * or, with --format fixed:..., records of typed fields (typedgen.h):
+ *   mpirun -n N dsort-gen --format fixed:SIZE:KEYOFF:KEYLEN [--field SPEC]... [--seed N] ...
  * Each rank generates its own slice (the generator skips ahead) and writes it at its offset,
  * so the file is the same whatever N is. Output is committed like dsort's (temp + rename).
  */
@@ -18,6 +20,7 @@
 #include "io.h"
 #include "mem.h"
 #include "output.h"
+#include "typedgen.h"
 
 #define GEN_BLOCK_RECORDS ((size_t)40000) /* 4 MB blocks */
 
@@ -29,6 +32,12 @@ static void usage(void)
            "  -s              skewed keys (gensort's Daytona skew)\n"
            "  -b START        first record number (default 0)\n"
            "  -c              print the checksum of the generated records to stderr\n"
+           "      --format=FMT    fixed:SIZE:KEYOFF:KEYLEN: SIZE-byte records of random bytes\n"
+           "                  and typed fields instead of gensort's (only SIZE is used)\n"
+           "      --field=OFF:TYPE[:LEN][:DIST]...  (with --format) a typed field, TYPE as\n"
+           "                  dsort-validate -k; DIST uniform (default), distinct=K, seq,\n"
+           "                  nan=P, special=P (P percent NaNs / corner values); repeatable\n"
+           "      --seed=N    the seed of --format's records (default 0)\n"
            "      --parts=DIR write DIR/part-NNNNN (one per rank) and DIR/_SUCCESS instead\n"
            "                  of one file; OUTPUT is then omitted\n"
            "      --local-output  DIR is on node-local disks: each node writes the parts of\n"
@@ -38,33 +47,80 @@ static void usage(void)
            "      --version   output version information and exit\n");
 }
 
-enum { OPT_PARTS = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL };
+enum { OPT_PARTS = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL, OPT_FORMAT, OPT_FIELD, OPT_SEED };
 
 /* Write records first..first+n-1 of the generator's sequence to out in blocks, adding them to
- * *sum when sum is not NULL. */
+ * *sum when sum is not NULL. The generator is gensort's, or tg's when tg is not NULL. */
 static enum dsort_status generate(struct dsort_output *out, enum dsort_gensort_kind kind, int skew,
-                                  uint64_t first, uint64_t n, struct dsort_sum128 *sum,
-                                  struct dsort_error *err)
+                                  const struct dsort_typedgen *tg, uint64_t first, uint64_t n,
+                                  struct dsort_sum128 *sum, struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
-    size_t blen = GEN_BLOCK_RECORDS * DSORT_GENSORT_REC_SIZE;
+    const size_t rs = tg ? tg->rec_size : DSORT_GENSORT_REC_SIZE;
+    size_t blen = GEN_BLOCK_RECORDS * rs;
     unsigned char *buf = dsort_mem_alloc(blen);
     if (!buf)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate %zu bytes", blen);
     struct dsort_gensort g;
-    if (!st && dsort_gensort_init(&g, kind, skew, first))
+    if (!st && !tg && dsort_gensort_init(&g, kind, skew, first))
         st = DSORT_ERR(err, DSORT_EINVAL, 0, "cannot start the generator");
     for (uint64_t done = 0; !st && done < n;) {
         size_t k = n - done < GEN_BLOCK_RECORDS ? (size_t)(n - done) : GEN_BLOCK_RECORDS;
-        dsort_gensort_fill(&g, buf, k);
+        if (tg)
+            dsort_typedgen_fill(tg, first + done, k, buf);
+        else
+            dsort_gensort_fill(&g, buf, k);
         if (sum)
-            dsort_checksum_records(sum, buf, k, DSORT_GENSORT_REC_SIZE);
-        st = dsort_output_write(out, buf, k * DSORT_GENSORT_REC_SIZE, done * DSORT_GENSORT_REC_SIZE,
-                                err);
+            dsort_checksum_records(sum, buf, k, rs);
+        st = dsort_output_write(out, buf, k * rs, done * rs, err);
         done += k;
     }
     dsort_mem_free(buf, blen);
     return st;
+}
+
+/* --format, --field and --seed, kept until the record size is known. */
+struct typed_args {
+    const char *format, *fields[DSORT_TYPEDGEN_MAX + 1];
+    size_t nfields;
+    uint64_t seed;
+};
+
+/* One option of the typed records: -1 not one of them, 0 taken, else an exit status. */
+static int typed_option(const struct dsort_comm *c, int ch, struct typed_args *t)
+{
+    if (ch == OPT_FORMAT) {
+        t->format = optarg;
+    } else if (ch == OPT_FIELD) {
+        if (t->nfields > DSORT_TYPEDGEN_MAX)
+            return dsort_cli_usage_error(c, "too many --field options");
+        t->fields[t->nfields++] = optarg;
+    } else if (ch == OPT_SEED) {
+        if (dsort_cli_parse_u64(optarg, &t->seed))
+            return dsort_cli_usage_error(c, "invalid seed '%s'", optarg);
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* The typed generator of t (when t->format), or a usage error (returned as its exit status, 2;
+ * every rank parses the same arguments, so all agree). */
+static int typed_setup(const struct dsort_comm *c, const struct typed_args *t, int gensort_opts,
+                       struct dsort_typedgen *tg, struct dsort_error *err)
+{
+    struct dsort_format fmt;
+    if (!t->format)
+        return t->nfields ? dsort_cli_usage_error(c, "--field goes with --format") : 0;
+    if (gensort_opts)
+        return dsort_cli_usage_error(c, "-a and -s go with gensort records, not --format");
+    if (dsort_format_parse(t->format, &fmt, err))
+        return dsort_cli_usage_error(c, "%s", err->msg);
+    dsort_typedgen_init(tg, fmt.rec_size, t->seed);
+    for (size_t i = 0; i < t->nfields; i++)
+        if (dsort_typedgen_add(tg, t->fields[i], err))
+            return dsort_cli_usage_error(c, "%s", err->msg);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -73,6 +129,9 @@ int main(int argc, char **argv)
     dsort_cli_start(&argc, &argv, &c, "dsort-gen");
     static const struct option opts[] = {{"parts", required_argument, NULL, OPT_PARTS},
                                          {"local-output", no_argument, NULL, OPT_LOCAL},
+                                         {"format", required_argument, NULL, OPT_FORMAT},
+                                         {"field", required_argument, NULL, OPT_FIELD},
+                                         {"seed", required_argument, NULL, OPT_SEED},
                                          {"verbose", no_argument, NULL, 'v'},
                                          {"help", no_argument, NULL, OPT_HELP},
                                          {"version", no_argument, NULL, OPT_VERSION},
@@ -80,8 +139,14 @@ int main(int argc, char **argv)
     int ascii = 0, skew = 0, sum = 0, verbose = 0, local = 0, ch;
     uint64_t start = 0, count = 0;
     const char *parts = NULL;
+    struct typed_args targs = {0};
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":asb:cv", opts, NULL)) != -1) {
+        int tr = typed_option(&c, ch, &targs);
+        if (tr > 0)
+            return dsort_cli_finish(tr);
+        if (tr == 0)
+            continue;
         switch (ch) {
         case 'a':
             ascii = 1;
@@ -124,6 +189,11 @@ int main(int argc, char **argv)
     }
     if (local && !parts)
         return dsort_cli_finish(dsort_cli_usage_error(&c, "--local-output goes with --parts"));
+    static struct dsort_typedgen tg;
+    struct dsort_error err = {0};
+    if (typed_setup(&c, &targs, ascii || skew, &tg, &err))
+        return dsort_cli_finish(2);
+    const size_t rs = targs.format ? tg.rec_size : DSORT_GENSORT_REC_SIZE;
     int want = parts ? 1 : 2;
     if (argc - optind != want)
         return dsort_cli_finish(dsort_cli_usage_error(&c, parts ? "expected COUNT with --parts"
@@ -137,19 +207,18 @@ int main(int argc, char **argv)
     double t0 = dsort_clock_now();
     uint64_t first, n;
     dsort_io_split(count, c.rank, c.size, &first, &n);
-    struct dsort_error err = {0};
     struct dsort_output out;
-    enum dsort_status st =
-        dsort_output_open(&c, &out,
-                          !parts  ? DSORT_OUTPUT_FILE
-                          : local ? DSORT_OUTPUT_LOCAL_DIR
-                                  : DSORT_OUTPUT_DIR,
-                          parts ? parts : argv[optind + 1], n * DSORT_GENSORT_REC_SIZE, 0, &err);
+    enum dsort_status st = dsort_output_open(&c, &out,
+                                             !parts  ? DSORT_OUTPUT_FILE
+                                             : local ? DSORT_OUTPUT_LOCAL_DIR
+                                                     : DSORT_OUTPUT_DIR,
+                                             parts ? parts : argv[optind + 1], n * rs, 0, &err);
     if (st)
         return dsort_cli_finish(2);
-    struct dsort_part_info info = {n, n * DSORT_GENSORT_REC_SIZE, {0, 0}, ""};
-    st = generate(&out, ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, skew, start + first, n,
-                  sum || parts ? &info.checksum : NULL, &err);
+    struct dsort_part_info info = {n, n * rs, {0, 0}, ""};
+    st = generate(&out, ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, skew,
+                  targs.format ? &tg : NULL, start + first, n, sum || parts ? &info.checksum : NULL,
+                  &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_output_abandon(&out);
         return dsort_cli_finish(2);

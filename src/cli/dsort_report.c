@@ -1,8 +1,10 @@
 /* dsort-report - one self-contained HTML page from the --stats file of a dsort run:
  *   dsort-report STATS.json -o report.html
- * Inline SVG and CSS only: the phases of every rank on a timeline, bytes read per device (from
- * the plan), records out per rank (balance), throughput against the data size, and the memory
- * budget and out-of-core figures. No MPI. Errors: one line naming the file, exit 2. */
+ * Inline SVG and CSS only: where the time went (the phases of each rank on one clock, with the
+ * waiting between them; each phase's spread across ranks, the slowest named), the devices as
+ * the block layer saw them, memory against the budget, bytes sent and received, balance,
+ * throughput and the out-of-core figures (report.h). No MPI. Errors: one line naming the file,
+ * exit 2. This file reads the stats and writes the page; the sections are report_*.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -14,43 +16,25 @@
 #include <unistd.h>
 
 #include "json_min.h"
+#include "report.h"
 
 #define PROG "dsort-report"
 
-/* dsort's phases in its order (src/pipeline/phase.c: dsort_phase_names), with their colours. */
+/* dsort's phases in its order (src/pipeline/phase.c: dsort_phase_names). */
 static const char *const known_phases[] = {"sample",   "read",  "sort",  "splitters",
                                            "exchange", "merge", "spill", "final_merge",
                                            "write",    "commit"};
 #define NKNOWN (sizeof known_phases / sizeof known_phases[0])
-static const char *const colours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
-                                      "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-                                      "#9c755f", "#bab0ac", "#1b9e77", "#7570b3"};
-
-struct rank {
-    const struct dsort_json *obj, *phases;
-    long long id;
-    const char *host;
-};
-
-struct model {
-    const struct dsort_json *root;
-    struct rank *ranks;
-    size_t nranks;
-    struct phase {
-        const char *name;
-        const char *colour;
-    } * phase; /* dsort's order first, then others in file order */
-    size_t nphases;
-    double records, bytes, seconds, balance;
-};
 
 static void usage(void)
 {
     printf("Usage: " PROG " STATS.json -o REPORT.html\n"
            "Write one self-contained HTML page (inline SVG and CSS, nothing loaded from the\n"
-           "network) from the file that `dsort --stats STATS.json` wrote: a timeline of the\n"
-           "phases per rank, bytes read per device, records out per rank (balance), throughput\n"
-           "and the memory budget, runs and merge passes.\n\n"
+           "network) from the file that `dsort --stats STATS.json` wrote: the phases of each\n"
+           "rank on one clock with the waiting between them, each phase's spread across ranks\n"
+           "(the slowest named), the disks as the block layer saw them, peak memory against\n"
+           "the budget, bytes sent and received, balance, throughput and the out-of-core\n"
+           "figures. Above 32 ranks, the slowest ranks and percentiles stand for the rest.\n\n"
            "  -o, --output=FILE  the page to write (replaced atomically)\n"
            "      --help         display this help and exit\n"
            "      --version      output version information and exit\n");
@@ -75,19 +59,28 @@ static int file_error(const char *file, const char *cause)
 
 /* ---- reading and checking the stats file ---- */
 
-/* Add phase name to m unless it is there. */
-static int add_phase(struct model *m, const char *name, size_t colour)
+static const char *const colours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                      "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                      "#9c755f", "#bab0ac", "#1b9e77", "#7570b3"};
+
+const char *report_colour(size_t i)
+{
+    return colours[i % (sizeof colours / sizeof colours[0])];
+}
+
+/* The index of phase name in m, added (colour by slot) unless it is there; -1 if out of memory. */
+static int add_phase(struct report_model *m, const char *name, size_t colour)
 {
     for (size_t i = 0; i < m->nphases; i++)
         if (strcmp(m->phase[i].name, name) == 0)
-            return 0;
-    struct phase *p = realloc(m->phase, (m->nphases + 1) * sizeof *p);
+            return (int)i;
+    struct report_phase *p = realloc(m->phase, (m->nphases + 1) * sizeof *p);
     if (!p)
         return -1;
     m->phase = p;
     p[m->nphases].name = name;
-    p[m->nphases++].colour = colours[colour];
-    return 0;
+    p[m->nphases].colour = report_colour(colour);
+    return (int)m->nphases++;
 }
 
 __attribute__((format(printf, 3, 4))) static int bad(char *why, size_t n, const char *fmt, ...)
@@ -99,8 +92,72 @@ __attribute__((format(printf, 3, 4))) static int bad(char *why, size_t n, const 
     return -1;
 }
 
-/* Check the fields the page needs and fill m; -1 with why set if one is missing or wrong. */
-static int load_model(const struct dsort_json *root, struct model *m, char *why, size_t n)
+static int seconds_ok(const struct dsort_json *v)
+{
+    return v && v->type == DSORT_JSON_NUMBER && v->number >= 0 && v->number < 1e12;
+}
+
+/* The real times of rank r (started, ended, spans), when the file has them (dsort after issue
+ * 29); r->timed stays 0 for an older file. -1 with why set if they are there but wrong. */
+static int load_times(struct report_model *m, struct report_rank *r, const char *ctx, char *why,
+                      size_t n)
+{
+    const struct dsort_json *st = dsort_json_get(r->obj, "started"),
+                            *en = dsort_json_get(r->obj, "ended"),
+                            *sp = dsort_json_get_type(r->obj, "spans", DSORT_JSON_ARRAY);
+    if (!st && !en && !sp)
+        return 0;
+    if (!seconds_ok(st) || !seconds_ok(en) || !sp || en->number < st->number)
+        return bad(why, n, "fields '%sstarted', 'ended' and 'spans' are not real times", ctx);
+    r->started = st->number;
+    r->ended = en->number;
+    if (sp->count && !(r->sp = calloc(sp->count, sizeof *r->sp)))
+        return bad(why, n, "out of memory");
+    for (size_t k = 0; k < sp->count; k++) {
+        const struct dsort_json *e = &sp->items[k];
+        if (e->type != DSORT_JSON_ARRAY || e->count != 3 || !seconds_ok(&e->items[1]) ||
+            !seconds_ok(&e->items[2]) || e->items[2].number < e->items[1].number ||
+            (e->items[0].type != DSORT_JSON_STRING && e->items[0].type != DSORT_JSON_NULL))
+            return bad(why, n, "field '%sspans[%zu]' is not [phase, start, end]", ctx, k);
+        int ph = -1;
+        if (e->items[0].type == DSORT_JSON_STRING &&
+            (ph = add_phase(m, e->items[0].string, NKNOWN + m->nphases % 2)) < 0)
+            return bad(why, n, "out of memory");
+        r->sp[k] = (struct report_span){ph, e->items[1].number, e->items[2].number};
+    }
+    r->nsp = sp->count;
+    r->timed = 1;
+    return 0;
+}
+
+/* Check rank i's fields and fill m->ranks[i]. */
+static int load_rank(struct report_model *m, const struct dsort_json *pr, size_t i, char *why,
+                     size_t n)
+{
+    struct report_rank *r = &m->ranks[i];
+    const struct dsort_json *v;
+    char ctx[48];
+    snprintf(ctx, sizeof ctx, "per_rank[%zu].", i);
+    r->obj = &pr->items[i];
+    r->index = i;
+    if (r->obj->type != DSORT_JSON_OBJECT)
+        return bad(why, n, "field 'per_rank[%zu]' is not an object", i);
+    if (!dsort_json_require(r->obj, ctx, "records_out", DSORT_JSON_NUMBER, why, n) ||
+        !(v = dsort_json_require(r->obj, ctx, "rank", DSORT_JSON_NUMBER, why, n)) ||
+        !(r->phases = dsort_json_require(r->obj, ctx, "phases", DSORT_JSON_OBJECT, why, n)))
+        return -1;
+    if (v->number < 0 || v->number > 1e9 || v->number != (double)(long long)v->number)
+        return bad(why, n, "field '%srank' is not a rank number", ctx);
+    r->id = (long long)v->number;
+    r->host = dsort_json_string(r->obj, "host") ? dsort_json_string(r->obj, "host") : "";
+    for (size_t k = 0; k < r->phases->count; k++)
+        if (!seconds_ok(&r->phases->items[k]))
+            return bad(why, n, "field '%sphases.%s' is not a number of seconds", ctx,
+                       r->phases->keys[k]);
+    return 0;
+}
+
+int report_load(const struct dsort_json *root, struct report_model *m, char *why, size_t n)
 {
     static const char *const top[] = {"records", "bytes", "seconds", "balance"};
     double *topv[] = {&m->records, &m->bytes, &m->seconds, &m->balance};
@@ -120,55 +177,56 @@ static int load_model(const struct dsort_json *root, struct model *m, char *why,
     if (!(m->ranks = calloc(pr->count, sizeof *m->ranks)))
         return bad(why, n, "out of memory");
     m->nranks = pr->count;
-    for (size_t i = 0; i < pr->count; i++) {
-        struct rank *r = &m->ranks[i];
-        char ctx[48];
-        snprintf(ctx, sizeof ctx, "per_rank[%zu].", i);
-        r->obj = &pr->items[i];
-        if (r->obj->type != DSORT_JSON_OBJECT)
-            return bad(why, n, "field 'per_rank[%zu]' is not an object", i);
-        if (!dsort_json_require(r->obj, ctx, "records_out", DSORT_JSON_NUMBER, why, n) ||
-            !(v = dsort_json_require(r->obj, ctx, "rank", DSORT_JSON_NUMBER, why, n)) ||
-            !(r->phases = dsort_json_require(r->obj, ctx, "phases", DSORT_JSON_OBJECT, why, n)))
+    for (size_t i = 0; i < pr->count; i++)
+        if (load_rank(m, pr, i, why, n))
             return -1;
-        if (v->number < 0 || v->number > 1e9 || v->number != (double)(long long)v->number)
-            return bad(why, n, "field '%srank' is not a rank number", ctx);
-        r->id = (long long)v->number;
-        r->host = dsort_json_string(r->obj, "host") ? dsort_json_string(r->obj, "host") : "";
-        for (size_t k = 0; k < r->phases->count; k++)
-            if (r->phases->items[k].type != DSORT_JSON_NUMBER || r->phases->items[k].number < 0)
-                return bad(why, n, "field '%sphases.%s' is not a number of seconds", ctx,
-                           r->phases->keys[k]);
-    }
     /* The phases: dsort's order first, then any others in the order the file names them. */
     for (size_t k = 0; k < NKNOWN; k++)
         for (size_t i = 0; i < m->nranks; i++)
             if (dsort_json_get(m->ranks[i].phases, known_phases[k])) {
-                if (add_phase(m, known_phases[k], k))
+                if (add_phase(m, known_phases[k], k) < 0)
                     return bad(why, n, "out of memory");
                 break;
             }
     for (size_t i = 0; i < m->nranks; i++)
-        for (size_t k = 0; k < m->ranks[i].phases->count; k++) {
-            const char *name = m->ranks[i].phases->keys[k];
-            if (add_phase(m, name, NKNOWN + m->nphases % 2))
+        for (size_t k = 0; k < m->ranks[i].phases->count; k++)
+            if (add_phase(m, m->ranks[i].phases->keys[k], NKNOWN + m->nphases % 2) < 0)
                 return bad(why, n, "out of memory");
-        }
+    m->timed = 1;
+    for (size_t i = 0; i < m->nranks; i++) {
+        struct report_rank *r = &m->ranks[i];
+        char ctx[48];
+        snprintf(ctx, sizeof ctx, "per_rank[%zu].", i);
+        if (load_times(m, r, ctx, why, n))
+            return -1;
+        m->timed &= r->timed;
+        if (!r->timed) /* an older file: the phases one after another */
+            for (size_t k = 0; k < r->phases->count; k++)
+                r->ended += r->phases->items[k].number;
+        m->t_max = r->ended > m->t_max ? r->ended : m->t_max;
+        const char *h = r->host;
+        size_t j = 0;
+        while (j < i && strcmp(m->ranks[j].host, h) != 0)
+            j++;
+        m->nhosts += j == i;
+    }
     return 0;
 }
 
-#define num dsort_json_number
-#define str dsort_json_string
-
-/* The seconds of a phase on rank r (checked by load_model: numbers, not negative). */
-#define seconds_of(r, phase) num((r)->phases, phase, 0)
+void report_free(struct report_model *m)
+{
+    for (size_t i = 0; m->ranks && i < m->nranks; i++)
+        free(m->ranks[i].sp);
+    free(m->ranks);
+    free(m->phase);
+}
 
 /* ---- writing HTML ---- */
 
 /* s as HTML text or attribute value: & < > " ' escaped, control characters as U+FFFD, and the
  * ':' of "://" as a reference, so that no text from the file forms a URL. (The JSON reader has
  * made s valid UTF-8.) */
-static void esc(FILE *f, const char *s)
+void report_esc(FILE *f, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
         if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
@@ -179,24 +237,63 @@ static void esc(FILE *f, const char *s)
             putc(*p, f);
 }
 
-/* pre, then s escaped, then post. */
-static void put(FILE *f, const char *pre, const char *s, const char *post)
+void report_put(FILE *f, const char *pre, const char *s, const char *post)
 {
     fputs(pre, f);
-    esc(f, s);
+    report_esc(f, s);
     fputs(post, f);
 }
 
-static const char *fmt_bytes(double b, char *buf, size_t n)
+static void open_traced(FILE *f, const char *tag, const char *pathfmt, va_list ap)
+{
+    char path[256];
+    vsnprintf(path, sizeof path, pathfmt, ap);
+    fprintf(f, "<%s data-j=\"", tag);
+    report_esc(f, path);
+    fputs("\">", f);
+}
+
+void report_num(FILE *f, const char *tag, const char *fmt, double v, const char *pathfmt, ...)
+{
+    va_list ap;
+    va_start(ap, pathfmt);
+    open_traced(f, tag, pathfmt, ap);
+    va_end(ap);
+    /* fmt: one double's conversion, a literal at every caller */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    fprintf(f, fmt, v);
+#pragma GCC diagnostic pop
+    fprintf(f, "</%s>", tag);
+}
+
+void report_bytes(FILE *f, const char *tag, double b, const char *pathfmt, ...)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     size_t u = 0;
+    va_list ap;
+    va_start(ap, pathfmt);
+    open_traced(f, tag, pathfmt, ap);
+    va_end(ap);
     while (b >= 1024 && u + 1 < sizeof unit / sizeof unit[0]) {
         b /= 1024;
         u++;
     }
-    snprintf(buf, n, u ? "%.2f %s" : "%.0f %s", b, unit[u]);
-    return buf;
+    fprintf(f, u ? "%.2f %s</%s>" : "%.0f %s</%s>", b, unit[u], tag);
+}
+
+void report_rank_label(FILE *f, const char *tag, const struct report_rank *r)
+{
+    fputs("rank ", f);
+    report_num(f, tag, "%.0f", (double)r->id, "per_rank[%zu].rank", r->index);
+}
+
+void report_svg_open(FILE *f, int h, const char *label)
+{
+    fprintf(f,
+            "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
+            "aria-label=\"%s\">\n",
+            REPORT_SVG_W, h, REPORT_SVG_W, h, label);
 }
 
 /* A round step for about 5 ticks up to max. */
@@ -208,313 +305,138 @@ static double tick_step(double max)
     return max / 5 >= 5 * p ? 5 * p : max / 5 >= 2 * p ? 2 * p : p;
 }
 
-#define SVG_W 1000
-
-static void svg_open(FILE *f, int h, const char *label)
-{
-    fprintf(f,
-            "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
-            "aria-label=\"%s\">\n",
-            SVG_W, h, SVG_W, h, label);
-}
-
-static void svg_axis(FILE *f, int x0, int w, int y0, int y1, double max, const char *unit)
+void report_svg_axis(FILE *f, int x0, int w, int y_text, int y0, int y1, double max)
 {
     double step = tick_step(max);
     for (int i = 0; i * step <= max * 1.0001; i++) {
         double x = x0 + i * step / max * w;
         fprintf(f,
                 "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"grid\"/>"
-                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g%s</text>\n",
-                x, y0, x, y1, x, y1 + 14, i * step, unit);
+                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" class=\"tick\">%g s</text>\n",
+                x, y0, x, y1, x, y_text, i * step);
     }
 }
 
-static void section_timeline(FILE *f, const struct model *m)
+static const double *sort_by; /* the values order() sorts by (one thread) */
+
+static int by_value(const void *a, const void *b)
 {
-    const int lw = 80, pw = SVG_W - lw - 90, row = 24, gap = 8, top = 8;
-    double max = 0;
-    for (size_t i = 0; i < m->nranks; i++) {
-        double t = 0;
-        for (size_t k = 0; k < m->nphases; k++)
-            t += seconds_of(&m->ranks[i], m->phase[k].name);
-        max = t > max ? t : max;
-    }
-    max = max > 0 ? max : 1;
-    int h = top + (int)m->nranks * (row + gap) + 24;
-    fprintf(f, "<h2>Timeline per rank</h2>\n<p>Each bar is one phase; its width is its seconds "
-               "on that rank (phases in dsort's order).</p>\n");
-    svg_open(f, h, "phases per rank");
-    svg_axis(f, lw, pw, top - 4, h - 22, max, " s");
-    for (size_t i = 0; i < m->nranks; i++) {
-        const struct rank *r = &m->ranks[i];
-        int y = top + (int)i * (row + gap);
-        double x = lw, total = 0;
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">rank %lld</text>\n", lw - 8,
-                y + row / 2 + 4, r->id);
-        for (size_t k = 0; k < m->nphases; k++) {
-            double s = seconds_of(r, m->phase[k].name), w = s / max * pw;
-            total += s;
-            if (w <= 0)
-                continue;
-            fprintf(f,
-                    "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\">"
-                    "<title>rank %lld (",
-                    x, y, w, row, m->phase[k].colour, r->id);
-            put(f, "", r->host, "): ");
-            put(f, "", m->phase[k].name, "");
-            fprintf(f, " %.3f s</title></rect>\n", s);
-            x += w;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double x = sort_by[i], y = sort_by[j];
+    return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
+}
+
+/* The indexes of v[0..n) in ascending order of value (rank order among equals). NULL if out of
+ * memory. */
+static size_t *order(const double *v, size_t n)
+{
+    size_t *ix = malloc((n ? n : 1) * sizeof *ix);
+    for (size_t i = 0; ix && i < n; i++)
+        ix[i] = i;
+    sort_by = v;
+    if (ix)
+        qsort(ix, n, sizeof *ix, by_value);
+    return ix;
+}
+
+size_t report_pctl_index(const double *v, size_t n, double p)
+{
+    size_t *ix = order(v, n), k = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
+    size_t r = ix ? ix[k < n ? k : n - 1] : 0;
+    free(ix);
+    return r;
+}
+
+size_t report_pick(const double *v, size_t n, size_t top, size_t *rows, int *label)
+{
+    static const int pct[] = {90, 50, 0};
+    size_t k = 0;
+    if (n <= REPORT_ALL_RANKS) {
+        for (size_t i = 0; i < n; i++, k++) {
+            rows[k] = i;
+            label[k] = -1;
         }
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.3f s</text>\n", x + 6, y + row / 2 + 4, total);
+        return k;
     }
-    fprintf(f, "</svg>\n<div class=\"legend\">");
-    for (size_t k = 0; k < m->nphases; k++) {
-        double slow = 0;
-        for (size_t i = 0; i < m->nranks; i++) {
-            double s = seconds_of(&m->ranks[i], m->phase[k].name);
-            slow = s > slow ? s : slow;
-        }
-        fprintf(f, "<span%s><i style=\"background:%s\"></i>", slow > 0 ? "" : " class=\"dim\"",
-                m->phase[k].colour);
-        put(f, "", m->phase[k].name, "");
-        fprintf(f, " %.3f s</span> ", slow);
+    size_t *ix = order(v, n);
+    if (!ix)
+        return 0;
+    for (size_t i = 0; i < top && i < n; i++, k++) { /* the largest, largest first */
+        rows[k] = ix[n - 1 - i];
+        label[k] = -2;
     }
-    fprintf(f, "</div>\n<p class=\"note\">Seconds in the legend: the slowest rank's.</p>\n");
-}
-
-/* One labelled horizontal bar of a bar chart (lw: label width, pw: plot width). */
-static void hbar(FILE *f, int lw, int pw, int y, int row, double v, double max, const char *fill,
-                 const char *label, const char *value)
-{
-    double w = max > 0 && v > 0 ? v / max * pw : 0;
-    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", lw - 8, y + row / 2 + 4);
-    put(f, "", label, "</text>");
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", lw, y, w, row,
-            fill);
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", lw + w + 6, y + row / 2 + 4, value);
-}
-
-/* s cut to fit buf[n] ("..." at the end when cut), not inside a UTF-8 sequence. */
-static const char *clip(const char *s, char *buf, size_t n)
-{
-    size_t len = strlen(s);
-    if (len < n)
-        return s;
-    for (len = n - 4; len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80;)
-        len--;
-    snprintf(buf, n, "%.*s...", (int)len, s);
-    return buf;
-}
-
-static void section_devices(FILE *f, const struct model *m)
-{
-    const struct dsort_json *nodes =
-        dsort_json_get_type(dsort_json_get(m->root, "plan"), "nodes", DSORT_JSON_ARRAY);
-    size_t ndev = 0;
-    double max = 0;
-    for (size_t i = 0; nodes && i < nodes->count; i++) {
-        const struct dsort_json *d =
-            dsort_json_get_type(&nodes->items[i], "devices", DSORT_JSON_ARRAY);
-        for (size_t k = 0; d && k < d->count; k++) {
-            double b = num(&d->items[k], "read_bytes", num(&d->items[k], "bytes", 0));
-            max = b > max ? b : max;
-            ndev++;
-        }
+    for (size_t p = 0; p < sizeof pct / sizeof pct[0]; p++, k++) {
+        size_t at = (size_t)(pct[p] / 100.0 * (double)(n - 1) + 0.5);
+        rows[k] = ix[at];
+        label[k] = pct[p];
     }
-    fprintf(f, "<h2>Bytes per device</h2>\n");
-    if (ndev == 0) {
-        fprintf(f, "<p class=\"note\">No plan with devices in this file: bytes per device are "
-                   "not known.</p>\n");
-        return;
-    }
-    fprintf(f, "<p>Bytes read from each device of each node (measured when the file has it, "
-               "else planned).</p>\n");
-    const int lw = 200, pw = SVG_W - lw - 260, row = 20, gap = 8;
-    int h = (int)ndev * (row + gap) + 8, y = 4;
-    svg_open(f, h, "bytes per device");
-    for (size_t i = 0; i < nodes->count; i++) {
-        const char *host = str(&nodes->items[i], "hostname");
-        const struct dsort_json *d =
-            dsort_json_get_type(&nodes->items[i], "devices", DSORT_JSON_ARRAY);
-        for (size_t k = 0; d && k < d->count; k++, y += row + gap) {
-            const struct dsort_json *dev = &d->items[k];
-            int measured = dsort_json_get_type(dev, "read_bytes", DSORT_JSON_NUMBER) != NULL;
-            double b = num(dev, measured ? "read_bytes" : "bytes", 0);
-            double s = num(dev, "read_seconds", 0);
-            char label[160], value[96], hb[32], c1[64], c2[64];
-            snprintf(label, sizeof label, "%s%s%s", clip(host ? host : "", c1, sizeof c1),
-                     host ? ": " : "",
-                     clip(str(dev, "key") ? str(dev, "key") : "?", c2, sizeof c2));
-            if (measured && s > 0)
-                snprintf(value, sizeof value, "%s read in %.3f s (%.1f MB/s)",
-                         fmt_bytes(b, hb, sizeof hb), s, b / s / 1e6);
-            else
-                snprintf(value, sizeof value, "%s %s", fmt_bytes(b, hb, sizeof hb),
-                         measured ? "read" : "planned");
-            hbar(f, lw, pw, y, row, b, max, colours[1], label, value);
-        }
-    }
-    fprintf(f, "</svg>\n");
-}
-
-static void section_balance(FILE *f, const struct model *m)
-{
-    const int lw = 80, pw = SVG_W - lw - 140, row = 20, gap = 8;
-    double max = 0, sum = 0;
-    for (size_t i = 0; i < m->nranks; i++) {
-        double v = num(m->ranks[i].obj, "records_out", 0);
-        max = v > max ? v : max;
-        sum += v;
-    }
-    double avg = sum / (double)m->nranks;
-    int h = (int)m->nranks * (row + gap) + 26;
-    fprintf(f,
-            "<h2>Balance per rank</h2>\n<p>Records out per rank; balance (max / average) "
-            "<b>%.4f</b>, average %.1f records (dashed line).</p>\n",
-            m->balance, avg);
-    svg_open(f, h, "records out per rank");
-    for (size_t i = 0; i < m->nranks; i++) {
-        const struct rank *r = &m->ranks[i];
-        char id[32], value[32];
-        snprintf(id, sizeof id, "rank %lld", r->id);
-        snprintf(value, sizeof value, "%.0f", num(r->obj, "records_out", 0));
-        hbar(f, lw, pw, 4 + (int)i * (row + gap), row, num(r->obj, "records_out", 0), max,
-             colours[0], id, value);
-    }
-    if (max > 0)
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\" class=\"avg\"/>"
-                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">average</text>\n",
-                lw + avg / max * pw, lw + avg / max * pw, h - 18, lw + avg / max * pw, h - 4);
-    fprintf(f, "</svg>\n");
-}
-
-/* The sum of the numbers in object o; *seen = 1 if it has any. */
-static double sum(const struct dsort_json *o, int *seen)
-{
-    double t = 0;
-    for (size_t k = 0; o && o->type == DSORT_JSON_OBJECT && k < o->count; k++, *seen = 1)
-        t += o->items[k].type == DSORT_JSON_NUMBER ? o->items[k].number : 0;
-    return t;
-}
-
-static void section_throughput(FILE *f, const struct model *m)
-{
-    char b1[32];
-    double mbs = m->seconds > 0 ? m->bytes / m->seconds / 1e6 : 0, rd = 0, wr = 0;
-    int io = 0;
-    for (size_t i = 0; i < m->nranks; i++) { /* the per-phase I/O counts of every rank */
-        rd += sum(dsort_json_get(m->ranks[i].obj, "io_read_bytes"), &io);
-        wr += sum(dsort_json_get(m->ranks[i].obj, "io_write_bytes"), &io);
-    }
-    fprintf(f,
-            "<h2>Throughput</h2>\n<table>\n"
-            "<tr><th>records</th><th>bytes</th><th>seconds</th><th>MB/s</th>"
-            "<th>MB/s per rank</th><th>records/s</th>%s</tr>\n"
-            "<tr><td class=\"n\">%.0f</td><td class=\"n\">%.0f (%s)</td><td class=\"n\">%.3f</td>"
-            "<td class=\"n\"><b>%.1f</b></td><td class=\"n\">%.1f</td><td class=\"n\">%.0f</td>",
-            io ? "<th>I/O read / data</th><th>I/O written / data</th>" : "", m->records, m->bytes,
-            fmt_bytes(m->bytes, b1, sizeof b1), m->seconds, mbs, mbs / (double)m->nranks,
-            m->seconds > 0 ? m->records / m->seconds : 0);
-    if (io)
-        fprintf(f, "<td class=\"n\">%.2f x</td><td class=\"n\">%.2f x</td>",
-                m->bytes > 0 ? rd / m->bytes : 0, m->bytes > 0 ? wr / m->bytes : 0);
-    fprintf(f, "</tr>\n</table>\n<p class=\"note\">MB/s: bytes of data / wall-clock seconds / "
-               "10<sup>6</sup>. I/O: bytes all ranks read and wrote (/proc/self/io) per byte "
-               "of data.</p>\n");
-}
-
-/* A table cell with the number at key (in bytes, or a count), or "-". */
-static void cell(FILE *f, const struct dsort_json *obj, const char *key, int bytes)
-{
-    char b[32] = "-";
-    const struct dsort_json *v = dsort_json_get_type(obj, key, DSORT_JSON_NUMBER);
-    if (v && bytes)
-        fmt_bytes(v->number, b, sizeof b);
-    else if (v)
-        snprintf(b, sizeof b, "%.0f", v->number);
-    fprintf(f, "<td class=\"n\">%s</td>", b);
-}
-
-static void section_memory(FILE *f, const struct model *m)
-{
-    const struct dsort_json *ooc = dsort_json_get_type(m->root, "out_of_core", DSORT_JSON_BOOL);
-    int extra = 0;
-    for (size_t i = 0; i < m->nranks; i++) {
-        const char *why = str(m->ranks[i].obj, "extra_pass_reason");
-        extra |= why && *why;
-    }
-    fprintf(f, "<h2>Memory</h2>\n<p>Out of core: <b>%s</b>. %s</p>\n",
-            !ooc           ? "not known"
-            : ooc->boolean ? "yes"
-                           : "no (in memory)",
-            extra ? "Some ranks took an extra merge pass (last column)."
-                  : "No rank took an extra merge pass.");
-    fprintf(f,
-            "<table>\n<tr><th>rank</th><th>host</th><th>memory budget</th><th>reason</th>"
-            "<th>in-memory sort needs</th><th>runs</th><th>merge passes</th><th>fan-in</th>"
-            "<th>spilled</th>%s</tr>\n",
-            extra ? "<th>extra pass reason</th>" : "");
-    for (size_t i = 0; i < m->nranks; i++) {
-        const struct dsort_json *r = m->ranks[i].obj;
-        fprintf(f, "<tr><td>rank %lld</td>", m->ranks[i].id);
-        put(f, "<td>", m->ranks[i].host, "</td>");
-        cell(f, r, "memory_budget", 1);
-        put(f, "<td>", str(r, "memory_budget_reason") ? str(r, "memory_budget_reason") : "-",
-            "</td>");
-        cell(f, r, "memory_needed", 1);
-        cell(f, r, "runs", 0);
-        cell(f, r, "merge_passes", 0);
-        cell(f, r, "fan_in", 0);
-        cell(f, r, "spill_bytes", 1);
-        if (extra)
-            put(f, "<td>", str(r, "extra_pass_reason"), "</td>");
-        fprintf(f, "</tr>\n");
-    }
-    fprintf(f, "</table>\n");
+    free(ix);
+    return k;
 }
 
 static const char style[] =
     "body{font-family:sans-serif;margin:20px 28px;color:#222;max-width:1060px}"
     "h1{font-size:22px;margin:0 0 4px}p{margin:4px 0 8px;font-size:14px}"
-    "h2{font-size:17px;margin:26px 0 6px;border-bottom:1px solid #ccc;padding-bottom:3px}"
+    "h2{font-size:17px;margin:22px 0 6px;border-bottom:1px solid #ccc;padding-bottom:3px}"
     ".note{color:#666;font-size:12px}svg{display:block;max-width:100%;height:auto}"
     "svg text{font-size:12px;fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;"
     "stroke-linejoin:round}.grid{stroke:#e4e4e4}.avg{stroke:#222;stroke-dasharray:4 3}"
+    ".wait{stroke:#999;stroke-width:2;stroke-dasharray:2 2}.budget{stroke:#c00;stroke-width:2}"
     "table{border-collapse:collapse;font-size:13px}th{background:#f3f3f3}"
-    "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}td.n{text-align:right}"
+    "th,td{border:1px solid #ccc;padding:2px 8px;text-align:left}td.n{text-align:right}"
     "td.n,td:first-child{white-space:nowrap}.legend{font-size:13px;margin:6px 0}"
     ".legend span{margin-right:14px;white-space:nowrap}.dim{opacity:.45}"
-    ".legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}";
+    ".legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}"
+    "h3{font-size:15px;margin:12px 0 "
+    "4px}.planned{font-style:italic;color:#666}td.why{white-space:nowrap;font-size:12px}";
 
-static void write_page(FILE *f, const struct model *m, const char *stats)
+#define str dsort_json_string
+
+static void write_page(FILE *f, const struct report_model *m, const char *stats)
 {
     const char *base = strrchr(stats, '/') ? strrchr(stats, '/') + 1 : stats;
     const struct dsort_json *ooc = dsort_json_get_type(m->root, "out_of_core", DSORT_JSON_BOOL);
-    const char *ver = str(m->root, "version"), *format = str(m->root, "format");
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                "<title>dsort report: ");
-    put(f, "", base, "</title>\n<style>");
-    put(f, style, "", "</style>\n</head>\n<body>\n<h1>dsort report</h1>\n");
-    put(f, "<p>", base, ": dsort ");
-    put(f, "", ver ? ver : "?", ", format ");
-    put(f, "", format ? format : "?", "");
-    fprintf(f, ", %zu ranks, %s; %.0f records in %.3f s.</p>\n", m->nranks,
+    report_put(f, "", base, "</title>\n<style>");
+    report_put(f, style, "", "</style>\n</head>\n<body>\n<h1>dsort report</h1>\n");
+    report_put(f, "<p><span data-file=\"\">", base, "</span>: dsort ");
+    report_put(f, "<span data-j=\"version\">",
+               str(m->root, "version") ? str(m->root, "version") : "", "</span>, format ");
+    report_put(f, "<span data-j=\"format\">", str(m->root, "format") ? str(m->root, "format") : "",
+               "</span>, ");
+    report_num(f, "span", "%.0f", (double)m->nranks, "count(per_rank)");
+    fputs(" ranks on ", f);
+    report_num(f, "span", "%.0f", (double)m->nhosts, "distinct(per_rank[*].host)");
+    fprintf(f, " %s, %s; ", m->nhosts == 1 ? "node" : "nodes",
             !ooc           ? "in memory or out of core"
             : ooc->boolean ? "out of core"
-                           : "in memory",
-            m->records, m->seconds);
-    section_timeline(f, m);
-    section_devices(f, m);
-    section_balance(f, m);
-    section_throughput(f, m);
-    section_memory(f, m);
+            : dsort_json_get_type(m->root, "mapped", DSORT_JSON_BOOL) &&
+                    dsort_json_get_type(m->root, "mapped", DSORT_JSON_BOOL)->boolean
+                ? "in memory, input mapped"
+                : "in memory");
+    report_num(f, "span", "%.0f", m->records, "records");
+    fputs(" records (", f);
+    report_bytes(f, "span", m->bytes, "bytes");
+    fputs(") in ", f);
+    report_num(f, "span", "%.3f s", m->seconds, "seconds");
+    fputs(", ", f);
+    report_num(f, "span", "%.1f MB/s", m->seconds > 0 ? m->bytes / m->seconds / 1e6 : 0,
+               "bytes/seconds/1e6");
+    fputs(".</p>\n", f);
+    report_timeline(f, m);
+    report_phase_bands(f, m);
+    report_devices(f, m);
+    report_memory(f, m);
+    report_network(f, m);
+    report_balance(f, m);
+    report_throughput(f, m);
+    report_out_of_core(f, m);
     fprintf(f, "</body>\n</html>\n");
 }
 
 /* Write the page to a temp file beside out (mode 0666 less the umask), then rename it over out. */
-static int write_atomic(const char *out, const struct model *m, const char *stats, char *why,
+static int write_atomic(const char *out, const struct report_model *m, const char *stats, char *why,
                         size_t n)
 {
     char tmp[PATH_MAX];
@@ -580,18 +502,17 @@ int main(int argc, char **argv)
     struct dsort_json root;
     if (dsort_json_read_file(stats, &root, why, sizeof why))
         return file_error(stats, why);
-    struct model m = {0};
+    struct report_model m = {0};
     int code = 0;
     struct stat si, so;
-    if (load_model(&root, &m, why, sizeof why))
+    if (report_load(&root, &m, why, sizeof why))
         code = file_error(stats, why);
     else if (stat(stats, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev &&
              si.st_ino == so.st_ino)
         code = file_error(out, "is the stats file itself; give another -o");
     else if (write_atomic(out, &m, stats, why, sizeof why))
         code = file_error(out, why);
-    free(m.ranks);
-    free(m.phase);
+    report_free(&m);
     dsort_json_free(&root);
     return code;
 }

@@ -22,6 +22,7 @@
 #include "keys.h"
 #include "lines_check.h"
 #include "manifest.h"
+#include "typedkey.h"
 
 static void usage(void)
 {
@@ -32,6 +33,10 @@ static void usage(void)
            "      --format=FMT   gensort (default), fixed:SIZE:KEYOFF:KEYLEN, or lines\n"
            "  -r, --reverse      expect descending order\n"
            "  -u, --unique       equal keys count as disorder\n"
+           "  -k, --key=OFF:TYPE[:LEN][:r]  (fixed formats) a typed key; one or more:\n"
+           "                     TYPE u8 i8 u16le u16be i16le i16be u32le ... i64be f32le\n"
+           "                     f32be f64le f64be, or bytes with a LEN; :r descending;\n"
+           "                     repeat for more keys; they replace the format's key\n"
            "Lines (--format lines): the order of LC_ALL=C sort with the same options:\n"
            "  -s -z -t SEP -k POS1[,POS2] -b -d -f -i -n -g -h -V -M  as in sort; a record\n"
            "                     is a line, its checksum the CRC-32 of the line and its\n"
@@ -172,6 +177,35 @@ static int validate_local(const struct dsort_comm *c, char *const *paths, size_t
     return code;
 }
 
+/* -k OFF:TYPE (typedkey.h; GNU sort's KEYDEF has no ':'): added to tk, the first error kept in
+ * *st and err. Returns 1 when the option was a typed key, else 0. */
+static int typed_option(struct dsort_typedkey *tk, int ch, int *st, struct dsort_error *err)
+{
+    if (ch != 'k' || !dsort_typedkey_is_spec(optarg))
+        return 0;
+    if (!*st)
+        *st = dsort_typedkey_add(tk, optarg, err);
+    return 1;
+}
+
+/* The typed keys, if any, bound to the format (fmt->typed); a usage error (returned as its exit
+ * status) for a bad key (st), one past the record, or typed keys with text lines' options. */
+static int typed_setup(const struct dsort_comm *c, struct dsort_typedkey *tk, int st, int lines,
+                       struct dsort_format *fmt, struct dsort_error *err)
+{
+    if (st)
+        return dsort_cli_usage_error(c, "%s", err->msg);
+    if (!tk->count)
+        return 0;
+    if (lines)
+        return dsort_cli_usage_error(c, "typed keys (-k OFF:TYPE) go with a fixed format, not "
+                                        "with --format lines or -k POS1[,POS2]");
+    if (dsort_typedkey_finish(tk, fmt->rec_size, err))
+        return dsort_cli_usage_error(c, "%s", err->msg);
+    fmt->typed = tk;
+    return 0;
+}
+
 enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL, OPT_NO_MANIFEST };
 
 int main(int argc, char **argv)
@@ -192,12 +226,15 @@ int main(int argc, char **argv)
     struct dsort_order ord = {0, 0, 0};
     struct dsort_error err = {0};
     dsort_format_gensort(&fmt);
-    int ch, local = 0, lines = 0, key_opts = 0, stable = 0, no_manifest = 0;
+    int ch, local = 0, lines = 0, key_opts = 0, stable = 0, no_manifest = 0, typed_st = 0;
     static struct dsort_keys keys;
     dsort_keys_init(&keys);
+    static struct dsort_typedkey typed; /* (zeroed: an empty set, as dsort_typedkey_init) */
     unsigned char eol = '\n';
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":rus" DSORT_CLI_KEY_LETTERS, opts, NULL)) != -1) {
+        if (typed_option(&typed, ch, &typed_st, &err))
+            continue;
         int kr = dsort_cli_key_option(&c, &keys, ch, optarg, &eol);
         if (kr < 0)
             return dsort_cli_finish(2);
@@ -244,6 +281,8 @@ int main(int argc, char **argv)
     }
     if (optind == argc)
         return dsort_cli_finish(dsort_cli_usage_error(&c, "no input"));
+    if (typed_setup(&c, &typed, typed_st, lines || key_opts, &fmt, &err))
+        return dsort_cli_finish(2);
     if (!lines && (key_opts || stable))
         return dsort_cli_finish(
             dsort_cli_usage_error(&c, "-s, -k, -t, -z and -bdfghiMnV go with --format lines"));

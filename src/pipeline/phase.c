@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "blockdev.h"
 #include "cleanup.h"
@@ -39,6 +40,11 @@ static uint64_t page_faults(void)
 
 static char watched[DSORT_JOB_DISKS][DSORT_JOB_DISK_NAME];
 static size_t nwatched;
+/* The watched disks' counters when they were first watched, and when (the job's disk totals). */
+static struct dsort_job_disk_phase watch_start[DSORT_JOB_DISKS];
+static double watch_t;
+
+static void disk_counters(struct dsort_job_disk_phase *v);
 
 void dsort_job_watch_disks(const char *const *names, size_t n)
 {
@@ -51,6 +57,8 @@ void dsort_job_watch_disks(const char *const *names, size_t n)
         if (!dup)
             snprintf(watched[nwatched++], DSORT_JOB_DISK_NAME, "%s", names[i]);
     }
+    disk_counters(watch_start);
+    watch_t = dsort_clock_now();
 }
 
 /* The watched disks' counters now (zeros for a disk whose stat file cannot be read). */
@@ -76,6 +84,33 @@ static void disk_counters(struct dsort_job_disk_phase *v)
     }
 }
 
+/* counters only grow; a smaller one (a disk re-created) counts nothing */
+static uint64_t grown(uint64_t now, uint64_t then)
+{
+    return now >= then ? now - then : 0;
+}
+
+/* Add [start, end) of phase ph to s's spans: a stretch of the phase the last span holds that
+ * starts within a millisecond of its end extends it; once the list is full, the last span
+ * takes every later stretch (phase -1: several). */
+static void add_span(struct dsort_job_stats *s, enum dsort_phase ph, double start, double end)
+{
+    struct dsort_job_span *last = s->nspans ? &s->spans[s->nspans - 1] : NULL;
+    if (last && s->nspans == DSORT_JOB_SPANS) {
+        if (last->phase != (int)ph) {
+            last->phase = -1;
+            s->spans_merged++;
+        }
+        last->end = end;
+        return;
+    }
+    if (last && last->phase == (int)ph && start - last->end < 1e-3) {
+        last->end = end;
+        return;
+    }
+    s->spans[s->nspans++] = (struct dsort_job_span){start, end, (int)ph};
+}
+
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph)
 {
     dsort_cleanup_set_phase(dsort_phase_names[ph]);
@@ -92,19 +127,41 @@ void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
     struct dsort_job_disk_phase now[DSORT_JOB_DISKS];
     proc_io(&r, &w);
     disk_counters(now);
-    s->t[ph] += dsort_clock_now() - pc->t;
+    double now_t = dsort_clock_now();
+    s->t[ph] += now_t - pc->t;
+    add_span(s, ph, pc->t - s->t0, now_t - s->t0);
     s->io_read[ph] += r - pc->r;
     s->io_write[ph] += w - pc->w;
     s->faults[ph] += page_faults() - pc->faults;
     for (size_t i = 0; i < nwatched; i++) {
         snprintf(s->disk[i], sizeof s->disk[i], "%s", watched[i]);
         struct dsort_job_disk_phase *d = &s->disk_phase[ph][i];
-        /* counters only grow; a smaller one (a disk re-created) counts nothing */
-        d->read += now[i].read >= pc->disk[i].read ? now[i].read - pc->disk[i].read : 0;
-        d->written +=
-            now[i].written >= pc->disk[i].written ? now[i].written - pc->disk[i].written : 0;
-        d->busy_ms +=
-            now[i].busy_ms >= pc->disk[i].busy_ms ? now[i].busy_ms - pc->disk[i].busy_ms : 0;
+        d->read += grown(now[i].read, pc->disk[i].read);
+        d->written += grown(now[i].written, pc->disk[i].written);
+        d->busy_ms += grown(now[i].busy_ms, pc->disk[i].busy_ms);
+    }
+}
+
+void dsort_job_stats_start(struct dsort_job_stats *s)
+{
+    struct timespec ts;
+    s->t0 = dsort_clock_now();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s->t0_unix = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void dsort_job_stats_stop(struct dsort_job_stats *s)
+{
+    struct dsort_job_disk_phase now[DSORT_JOB_DISKS];
+    double t = dsort_clock_now();
+    s->t_end = t - s->t0;
+    disk_counters(now);
+    s->disk_seconds = nwatched ? t - watch_t : 0;
+    for (size_t i = 0; i < nwatched; i++) {
+        snprintf(s->disk[i], sizeof s->disk[i], "%s", watched[i]);
+        s->disk_total[i].read = grown(now[i].read, watch_start[i].read);
+        s->disk_total[i].written = grown(now[i].written, watch_start[i].written);
+        s->disk_total[i].busy_ms = grown(now[i].busy_ms, watch_start[i].busy_ms);
     }
 }
 

@@ -35,6 +35,15 @@ struct dsort_job_disk_phase {
     uint64_t busy_ms;       /* io_ticks: milliseconds the disk had I/O in flight */
 };
 
+/* The phases as they happened on one rank (the report's timeline): seconds since the rank's
+ * start; phase is an enum dsort_phase, or -1 for the last span once the list is full (it then
+ * covers every later phase, not told apart). */
+#define DSORT_JOB_SPANS 64
+struct dsort_job_span {
+    double start, end;
+    int phase;
+};
+
 /* Per-rank figures, gathered to rank 0 as a flat struct. */
 struct dsort_job_stats {
     double t[PH_COUNT];
@@ -58,6 +67,17 @@ struct dsort_job_stats {
     /* The watched disks (names, "" past the last) and their counters per phase. */
     char disk[DSORT_JOB_DISKS][DSORT_JOB_DISK_NAME];
     struct dsort_job_disk_phase disk_phase[PH_COUNT][DSORT_JOB_DISKS];
+    /* Real times (dsort_job_stats_start, _stop): the rank's start on the monotonic clock and on
+     * the real-time clock (so that rank 0 can put all ranks on one time line), and the seconds
+     * from its start to the end of its sort. */
+    double t0, t0_unix, t_end;
+    struct dsort_job_span spans[DSORT_JOB_SPANS];
+    int nspans;
+    int spans_merged; /* stretches folded into the last span once the list was full */
+    /* The watched disks over the whole job: from dsort_job_watch_disks to _stop, and how long
+     * that was (so MB/s and busy % cover the waiting between phases too). */
+    struct dsort_job_disk_phase disk_total[DSORT_JOB_DISKS];
+    double disk_seconds;
 };
 
 /* Phase timing: begin snapshots the clock and the I/O counters (and names the phase for the
@@ -74,6 +94,12 @@ void dsort_job_watch_disks(const char *const *names, size_t n);
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph);
 void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
                          const struct dsort_phase_clock *pc);
+
+/* Local: start the rank's clocks (t0, t0_unix). */
+void dsort_job_stats_start(struct dsort_job_stats *s);
+/* Local: the rank's sort has ended: t_end, and the watched disks' counters since they were
+ * first watched (disk_total, disk_seconds). */
+void dsort_job_stats_stop(struct dsort_job_stats *s);
 
 /* Local: note the resident set in stats (rss_peak_kb, and the largest rss_file_kb seen). */
 void dsort_job_note_rss(struct dsort_job_stats *stats);

@@ -3,19 +3,20 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agree.h"
 #include "clock.h"
-#include "mem.h"
 
 static struct {
     int on, rank0, tty;
     double interval, t0, last;
     uint64_t total; /* bytes of work of all ranks (input bytes x passes) */
-    uint64_t done;  /* the last figure of all ranks */
-    double share;   /* all ranks' input bytes over rank 0's (for local estimates) */
-    int last_pct;   /* the last percentage printed */
+    uint64_t passes;
+    uint64_t done; /* the last figure of all ranks */
+    double share;  /* all ranks' input bytes over rank 0's (for local estimates) */
+    int last_pct;  /* the last percentage printed */
     char phase[24];
 } P;
 
@@ -33,6 +34,18 @@ static int on_terminal(void)
         return 0;
     target[n] = '\0';
     return strncmp(target, "/dev/pts/", 9) == 0 || strncmp(target, "/dev/tty", 8) == 0;
+}
+
+/* v with a decimal prefix (kB, MB, GB, TB: powers of 1000) and unit, e.g. "412.6 MB/s". */
+static void decimal(char *buf, size_t n, double v, const char *unit)
+{
+    static const char *const pre[] = {"", "k", "M", "G", "T", "P"};
+    int i = 0;
+    while (v >= 1000.0 && i < 5) {
+        v /= 1000.0;
+        i++;
+    }
+    snprintf(buf, n, i ? "%.2f %s%s" : "%.0f %s%s", v, pre[i], unit);
 }
 
 static void show(const char *phase, uint64_t done, int final)
@@ -56,11 +69,13 @@ static void show(const char *phase, uint64_t done, int final)
         return;
     P.last = now;
     P.last_pct = pct;
+    /* Shown in the input's bytes (the work over its passes) and in decimal MB/s, the units of
+     * -v's totals and of dsort-report, so that the three figures can be compared. */
     double el = now - P.t0, rate = el > 0 ? (double)done / el : 0;
-    char d[32], t[32], r[32], eta[32] = "";
-    dsort_mem_format(done, d, sizeof d);
-    dsort_mem_format(P.total, t, sizeof t);
-    dsort_mem_format((uint64_t)rate, r, sizeof r);
+    char d[32], t[32], r[32], eta[32] = "", stamp[32] = "";
+    decimal(d, sizeof d, (double)done / (double)P.passes, "B");
+    decimal(t, sizeof t, (double)P.total / (double)P.passes, "B");
+    decimal(r, sizeof r, rate / (double)P.passes, "B/s");
     if (!final && rate > 0) {
         unsigned s = (unsigned)((double)(P.total - done) / rate + 0.5);
         snprintf(eta, sizeof eta, "  ETA %u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
@@ -68,7 +83,14 @@ static void show(const char *phase, uint64_t done, int final)
         unsigned s = (unsigned)(el + 0.5);
         snprintf(eta, sizeof eta, "  in %u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
     }
-    fprintf(stderr, "%sdsort: %3d%% %-12s %s of %s  %s/s%s%s", P.tty ? "\r" : "", pct,
+    /* Off a terminal (a Slurm log) each line carries the time of day, as mpifileutils' do. */
+    if (!P.tty) {
+        time_t w = time(NULL);
+        struct tm tm;
+        if (localtime_r(&w, &tm))
+            strftime(stamp, sizeof stamp, "[%Y-%m-%dT%H:%M:%S] ", &tm);
+    }
+    fprintf(stderr, "%sdsort: %s%3d%% %-12s %s of %s  %s%s%s", P.tty ? "\r" : "", stamp, pct,
             final ? "done" : phase, d, t, r, eta, P.tty ? (final ? "\033[K\n" : "\033[K") : "\n");
     fflush(stderr);
 }
@@ -84,7 +106,8 @@ void dsort_progress_start(const struct dsort_comm *c, double interval, uint64_t 
     P.interval = interval;
     P.t0 = P.last = dsort_clock_now();
     uint64_t all = dsort_comm_sum(c, mine);
-    P.total = all * (uint64_t)passes;
+    P.passes = passes > 0 ? (uint64_t)passes : 1;
+    P.total = all * P.passes;
     P.share = mine ? (double)all / (double)mine : (double)c->size;
     P.last_pct = -1;
 }

@@ -1,7 +1,10 @@
 /* progress.h - --progress: one line on rank 0's stderr saying how far the job is, for users
  * who watch a long sort or read its Slurm log.
  *
- *   dsort: 42% exchange  1.27 GiB of 3.00 GiB  412.6 MiB/s  ETA 0:04
+ *   dsort: [2026-12-03T21:50:01]  42% exchange     0.64 GB of 1.00 GB  206.3 MB/s  ETA 0:00:04
+ *
+ * (the time of day only off a terminal). Bytes and rates are the input's: the work done over
+ * the job's passes, in decimal units, as -v and dsort-report count them.
  *
  * The percentage is of all ranks' work: a job is a number of passes over all ranks' input
  * bytes (in memory: read, exchange, write; out of core: the rounds, then the final merge), and

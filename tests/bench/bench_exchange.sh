@@ -7,6 +7,7 @@
 # Usage: tests/bench/bench_exchange.sh [BUILD_DIR] [DIR]
 #   EXB_P="8 16 32" EXB_PER="4 8" EXB_RECS="10000 1000000" EXB_REPS=3
 set -u -o pipefail
+. "$(cd "$(dirname "$0")/../.." && pwd)/scripts/env.sh"
 build=${1:-build}
 dir=${2:-data/bench_exchange}
 mkdir -p "$dir"
@@ -17,7 +18,7 @@ out=$dir/results.jsonl
 : >"$out"
 for recs in ${EXB_RECS:-10000 1000000}; do
     in=$dir/in-$recs.dat
-    [ -f "$in" ] || mpirun --oversubscribe -n 2 "$build/src/cli/dsort-gen" "$recs" "$in" >/dev/null
+    [ -f "$in" ] || "$DSORT_MPIEXEC" $DSORT_MPIEXEC_PREFLAGS -n 2 "$build/src/cli/dsort-gen" "$recs" "$in" >/dev/null
     for p in ${EXB_P:-8 16 32}; do
         for per in ${EXB_PER:-4 8}; do
             [ "$per" -lt "$p" ] || continue
@@ -25,7 +26,7 @@ for recs in ${EXB_RECS:-10000 1000000}; do
                 for rep in $(seq "${EXB_REPS:-3}"); do
                     base=$dir/r-$recs-p$p-per$per-$way-$rep
                     rm -f "$base".*
-                    mpirun --oversubscribe -q -n "$p" -x LD_PRELOAD="$lib" \
+                    "$DSORT_MPIEXEC" $DSORT_MPIEXEC_PREFLAGS -q -n "$p" -x LD_PRELOAD="$lib" \
                         -x DSORT_PMPI_OUT="$base.pmpi.jsonl" -x DSORT_EXCHANGE_RANKS_PER_NODE="$per" \
                         "$build/src/cli/dsort" --exchange="$way" --stats "$base.stats.json" \
                         -o "$base.out" "$in" || { echo "failed: $base" >&2; continue; }

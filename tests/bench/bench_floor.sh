@@ -27,7 +27,7 @@ in=$dir/ascii-$records.txt
 [ -f "$in" ] || mpirun -q -n 2 "$bin/dsort-gen" -a "$records" "$in"
 res=$(mktemp -d "${TMPDIR:-/tmp}/dsort-floor.XXXXXX")
 trap 'rm -rf "$res"' EXIT
-mpi=(mpirun -q --oversubscribe -n "$ranks")
+mpi=("$DSORT_MPIEXEC" -q $DSORT_MPIEXEC_PREFLAGS -n "$ranks")
 read -r -a opts <<<"${DSORT_BENCH_OPTS:-}"
 
 now() { date +%s.%N; }

@@ -21,6 +21,7 @@ if [ -z "$bin" ]; then
     bin=$top/build-bench/src/cli
 fi
 # shellcheck source=/dev/null
+. "$top/scripts/env.sh"
 . "$top/tests/lib/throttle.sh"
 thr_reap_stale 2>/dev/null || true
 thr_init || {
@@ -49,7 +50,7 @@ for ((i = 1; i <= runs; i++)); do
             set -- "$A/1" "$A/2" "$B/1" "$B/2"
         fi
         rm -f "$out"
-        thr_run mpirun -q --oversubscribe -n 2 "$bin/dsort" --stats "$THR_WORK/st.json" "$@" -o "$out"
+        thr_run "$DSORT_MPIEXEC" -q $DSORT_MPIEXEC_PREFLAGS -n 2 "$bin/dsort" --stats "$THR_WORK/st.json" "$@" -o "$out"
         read=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(max(r['phases']['read'] for r in s['per_rank']))" "$THR_WORK/st.json")
         printf '%-11s read %.2f s  total %.2f s\n' "$order" "$read" "$THR_ELAPSED"
     done

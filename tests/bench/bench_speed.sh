@@ -34,7 +34,7 @@ res=$(mktemp -d "${TMPDIR:-/tmp}/dsort-speed.XXXXXX")
 tmp=$dir/speed-tmp
 mkdir -p "$tmp"
 trap 'rm -rf "$res" "$tmp"' EXIT
-mpi=(mpirun -q --oversubscribe -n "$ranks")
+mpi=("$DSORT_MPIEXEC" -q $DSORT_MPIEXEC_PREFLAGS -n "$ranks")
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 

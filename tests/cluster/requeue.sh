@@ -21,6 +21,44 @@ sum=$GEN_SUM
 CK=$S/ckpt
 mkdir -p "$CK" "$S/rq" "$S/once"
 
+# await_requeued JOB: wait until the requeued JOB completes. The requeued run writes its record
+# when it completes (the stopped run's record first). slurmctld holds a requeued job back (its
+# BeginTime is set ahead: about two minutes of this test's time went there); once it is pending
+# for that reason, release it as an administrator can (scontrol update StartTime=now): the
+# requeue itself is what is tested. A job held instead (JobHeldAdmin, JobHeldUser: seen under
+# load) is released the same way. On a timeout, say what Slurm knows of the job.
+await_requeued() {
+    local job=$1 polls=0 released=0
+    completed() { grep -Eq "^JobId=$job .*JobState=COMPLETED" "$TB_LAB/slurm/jobcomp.txt"; }
+    completed_or_release() {
+        completed && return 0
+        polls=$((polls + 1))
+        [ "$released" = 0 ] && [ $((polls % 10)) = 0 ] || return 1
+        local st
+        st=$(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>/dev/null)
+        case $st in
+        "PENDING BeginTime")
+            tb_exec n0 scontrol update JobId="$job" StartTime=now >/dev/null 2>&1 && released=1 ;;
+        "PENDING JobHeld"*)
+            tb_exec n0 scontrol release "$job" >/dev/null 2>&1 && released=1 ;;
+        esac
+        return 1
+    }
+    wait_for 280 completed_or_release && return 0
+    fail "job $job did not complete after its requeue (squeue: $(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>&1); released: $released)"
+    tail -n 30 "$S/job-$job.out" | sed 's/^/  | /' >&2
+    {
+        echo "  scontrol show job $job:"
+        tb_exec n0 scontrol show job "$job" 2>&1 | grep -E "JobState|Reason|BeginTime|Restarts|NodeList"
+        echo "  squeue -a:"
+        tb_exec n0 squeue -a 2>&1
+        echo "  jobcomp.txt on job $job:"
+        grep -E "^JobId=$job " "$TB_LAB/slurm/jobcomp.txt" 2>&1
+        echo "  slurmctld.log, last 25 lines:"
+        tail -n 25 "$TB_LAB/slurm/log/slurmctld.log" 2>&1
+    } | sed 's/^/  | /' >&2
+}
+
 # A one-shot sort of the same input, for comparison.
 DSORT_MEMORY=2M DSORT_OPTS="--out-of-core" submit -N 3 --ntasks-per-node=2 -t 5 \
     "$JOBS/dsort.sbatch" "$S/in" "$S/once/sorted"
@@ -41,38 +79,7 @@ if ! wait_for 90 ckpt_spilling; then
     cat "$S/job-$job.out" >&2
 else
     tb_exec n0 scancel --signal=USR1 --batch "$job"
-    # The requeued run writes its record when it completes (the stopped run's record first).
-    completed() { grep -Eq "^JobId=$job .*JobState=COMPLETED" "$TB_LAB/slurm/jobcomp.txt"; }
-    # slurmctld holds a requeued job back (its BeginTime is set ahead: about two minutes of
-    # this test's time went there). Once it is pending for that reason, release it as an
-    # administrator can (scontrol update StartTime=now): the requeue itself is what is tested.
-    polls=0
-    released=0
-    # A job held instead (JobHeldAdmin, JobHeldUser: seen under load) is released the same way.
-    completed_or_release() {
-        completed && return 0
-        polls=$((polls + 1))
-        [ "$released" = 0 ] && [ $((polls % 10)) = 0 ] || return 1
-        local st
-        st=$(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>/dev/null)
-        case $st in
-        "PENDING BeginTime")
-            tb_exec n0 scontrol update JobId="$job" StartTime=now >/dev/null 2>&1 && released=1 ;;
-        "PENDING JobHeld"*)
-            tb_exec n0 scontrol release "$job" >/dev/null 2>&1 && released=1 ;;
-        esac
-        return 1
-    }
-    # why_not: what Slurm says of the job and its log's lines on it, for a failure's message.
-    why_not() {
-        tb_exec n0 scontrol show job "$job" 2>&1 | grep -E "JobState|Reason|BeginTime|Restarts" | sed 's/^/  | /' >&2
-        grep -E "JobId=$job\b" "$TB_LAB/slurm/log/slurmctld.log" 2>/dev/null | tail -n 8 | sed 's/^/  | /' >&2
-    }
-    if ! wait_for 280 completed_or_release; then
-        fail "job $job did not complete after its requeue (squeue: $(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>&1))"
-        tail -n 30 "$S/job-$job.out" | sed 's/^/  | /' >&2
-        why_not
-    fi
+    await_requeued "$job"
     log=$S/job-$job.out
     contains "the stop is said" "$log" 'stopped after round [0-9]+ with a checkpoint'
     contains "the script requeued the job" "$log" "requeueing job $job"
@@ -106,13 +113,7 @@ if ! wait_for 90 test -e "$S/first-run"; then
 else
     touch "$S/requeued"
     tb_exec n0 scontrol requeue "$job"
-    completed() { grep -Eq "^JobId=$job .*JobState=COMPLETED" "$TB_LAB/slurm/jobcomp.txt"; }
-    polls=0 released=0
-    if ! wait_for 280 completed_or_release; then
-        fail "job $job did not complete after its requeue (squeue: $(tb_exec n0 squeue -h -j "$job" -o '%T %r' 2>&1))"
-        tail -n 30 "$S/job-$job.out" | sed 's/^/  | /' >&2
-        why_not
-    fi
+    await_requeued "$job"
     log=$S/job-$job.out
     contains "early requeue: the script starts over" "$log" "no checkpoint of it in .*, starting over"
     contains "early requeue: the sort completed" "$log" 'dsort exited with status 0'

@@ -18,7 +18,7 @@ export LC_ALL=C
 
 # percents FILE: the percentages of the progress lines in FILE, one a line.
 percents() {
-    tr '\r' '\n' <"$1" | sed -nE 's/^dsort: +([0-9]+)% .*/\1/p'
+    tr '\r' '\n' <"$1" | sed -nE 's/^dsort: (\[[0-9T:-]+\] )? *([0-9]+)% .*/\2/p'
 }
 
 # rising WHAT FILE: at least three percentages, never falling, the last 100 ("done").
@@ -34,7 +34,16 @@ EOF
         fail "$what: progress percentages '$p' (want 3 or more, rising, one 100 at the end)"
         show_output
     fi
-    contains "$what: the last line says done" "$2" '^dsort: 100% done '
+    contains "$what: the last line says done" "$2" '^dsort: (\[[0-9T:-]+\] )?100% done '
+}
+
+# logline WHAT FILE [TOTAL]: off a terminal every line starts with the time of day (as
+# mpifileutils' do, for a Slurm log) and counts the input's bytes in decimal units, the units
+# of -v and dsort-report: the last line's total is the input's size (TOTAL, when given).
+logline() {
+    contains "$1: a timestamp, the input's bytes, MB/s" "$2" \
+        '^dsort: \[20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\] 100% done +[0-9.]+ [kMGT]?B of [0-9.]+ [kMGT]?B  [0-9.]+ [kMGT]?B/s  in [0-9]+:[0-9]{2}:[0-9]{2}$'
+    [ -z "${3:-}" ] || contains "$1: the total is the input's size" "$2" "100% done +$3 of $3 "
 }
 
 gen "$N" 60000 "$T/in.dat"
@@ -46,6 +55,7 @@ for mode in memory external; do
     sort_cmp "$N" gensort "$opts" "$T/in.dat" # (sort_check's dsort-validate would take stderr)
     cp "$T/stderr" "$T/progress.$mode"
     rising "gensort $mode" "$T/progress.$mode"
+    logline "gensort $mode" "$T/progress.$mode" "6.00 MB"
 done
 
 # Text lines in memory and out of core, against GNU sort.
@@ -65,10 +75,11 @@ for budget in "" "-S 1M --out-of-core"; do
     cmp -s "$T/gnu.txt" "$T/out.txt"
     check $? "lines $budget: output differs from LC_ALL=C sort"
     rising "lines ${budget:-in memory}" "$T/progress.lines"
+    logline "lines ${budget:-in memory}" "$T/progress.lines"
 done
 
 # Only rank 0 prints: as many lines as steps, whatever the rank count (the 100% line once).
-eq "one '100% done' line at -n $N" 1 "$(grep -c '^dsort: 100% done' "$T/progress.external")"
+eq "one '100% done' line at -n $N" 1 "$(grep -Ec '^dsort: (\[[0-9T:-]+\] )?100% done' "$T/progress.external")"
 
 # The default interval (5 s): a short job shows only the final line.
 ok "$N" "$DSORT" --progress -o "$T/o.dat" "$T/in.dat"

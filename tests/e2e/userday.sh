@@ -67,6 +67,17 @@ usage_error "--progress 10 gets a hint" "^dsort: --progress takes its seconds af
     --progress 10 "$T/in.dat" -o "$T/o/x"
 usage_error "--p=1 names the candidates" "^dsort: option '--p=1' is ambiguous; possibilities: '--parallel' '--plan' '--progress'$" \
     --p=1 "$T/in.dat" -o "$T/o/x"
+usage_error "-c --local-inputs points at dsort-validate" "^dsort: -c does not take --local-inputs \(use dsort-validate --local-inputs\)$" \
+    -c --local-inputs "$T/in.dat"
+usage_error "-c --local-inputs of lines does not" "^dsort: -c does not take --local-inputs \(nor does dsort-validate under --format lines\)$" \
+    -c --local-inputs --format lines "$T/in.dat"
+# A usage error that one rank alone sees (an MPMD launch here; -S N% of a node's memory, or a
+# list a node sees differently, on a cluster) ends every rank at once: before, the other rank
+# went on into the inputs' collectives (MPI_ERR_TRUNCATE, or a hang).
+expect_rc 2 1 "$DSORT" -S 1M "$T/in.dat" -o "$T/o/x" : -n 1 "$DSORT" -S 0 "$T/in.dat" -o "$T/o/x"
+contains "one rank's usage error names the rank" "$T/stderr" \
+    "^dsort: rank 1/2 \([^)]*\): invalid --memory '0' \(must be > 0\)$"
+eq "one rank's usage error: said once" 1 "$(grep -c "invalid --memory" "$T/stderr")"
 eq "no output after the usage errors" "" "$(find "$T/o" -mindepth 1 ! -name sorted)"
 # A file named like a number is an input, as before.
 cp "$T/in.dat" "$T/10"

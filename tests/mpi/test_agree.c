@@ -12,14 +12,8 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "test_agree: rank %d: %s:%d: check failed: %s\n", c.rank, __FILE__,    \
-                    __LINE__, #cond);                                                              \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#define RANKCHECK_NAME "test_agree"
+#include "rankcheck.h"
 
 int main(int argc, char **argv)
 {

@@ -18,14 +18,8 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "test_comm: rank %d: %s:%d: check failed: %s\n", c.rank, __FILE__,     \
-                    __LINE__, #cond);                                                              \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#define RANKCHECK_NAME "test_comm"
+#include "rankcheck.h"
 
 int main(int argc, char **argv)
 {

@@ -1,13 +1,19 @@
 #!/bin/bash
-# dsort-report on a real run (issue 12): sorts 200000 gensort records on 4 ranks with --stats,
-# turns the stats into a page with dsort-report, and checks the page: a timeline row
+# dsort-report on a real run (issues 12, 29): sorts 200000 gensort records on 4 ranks with
+# --stats, turns the stats into a page with dsort-report, and checks the page: a timeline row
 # "rank 0".."rank 3", inline <svg>, every phase of the file named, nothing that loads from
-# elsewhere (no http:// or https://, no <script>, no <link>). Then the errors: a malformed JSON
-# file, a missing file and an unwritable -o each give exit 2 and one line naming the file.
-# Last, headless Chromium renders the page and python3 (standard library only) decodes the
-# PNG: it must be a 1200 px wide PNG with more than one colour, and hold the colours of the
-# read and sort bars (so the SVG was drawn). Exit 77 (skipped) when Chromium or python3 is
-# missing; the checks before the rendering have run and passed by then.
+# elsewhere (no http:// or https://, no <script>, no <link>). The stats hold real times (each
+# rank's started, ended and spans, in order, inside its start and end) and the disks' job
+# totals; check_page.py traces every number on the page to the JSON (data-j), and fails a page
+# with one figure changed or one number added. A synthetic 1,024-rank file (gen_stats.py, three
+# stragglers) gives a page that names the straggler of each phase. Then the errors: a
+# malformed JSON file, a missing file and an unwritable -o each give exit 2 and one line naming
+# the file. Last, headless Chromium: the 4-rank page's screenshot is decoded by python3
+# (standard library only): 1200 px wide, more than one colour, the read and sort bars' colours;
+# and the 1,024-rank page's height, measured by Chromium's layout (a copy of the page with a
+# script that writes the document's height into the DOM, read back with --dump-dom), must be
+# under 3,000 px. Exit 77 (skipped) when Chromium or python3 is missing; the checks before the
+# rendering have run and passed by then. DSORT_REPORT_SHOTS=DIR keeps the screenshots there.
 # Usage: report_html.sh BIN_DIR
 set -u
 bin=${1:?usage: report_html.sh BIN_DIR}
@@ -42,10 +48,10 @@ page=$work/page.html
 [ -s "$work/err" ] && { cat "$work/err" >&2; fail "dsort-report wrote to stderr"; }
 [ -s "$page" ] || fail "no page"
 for r in 0 1 2 3; do
-    grep -qF "rank $r" "$page" || fail "no 'rank $r' in the page"
-    grep -qF ">rank $r</text>" "$page" || fail "no timeline row labelled 'rank $r'"
+    grep -qF "rank <tspan data-j=\"per_rank[$r].rank\">$r</tspan> (" "$page" ||
+        fail "no timeline row labelled 'rank $r'"
 done
-grep -qF "rank 4" "$page" && fail "a fifth rank in the page"
+grep -qF "per_rank[4]" "$page" && fail "a fifth rank in the page"
 grep -qF "<svg" "$page" || fail "no <svg in the page"
 for bad in "http://" "https://" "<script src" "<script" "<link" "@import" "url("; do
     grep -qiF "$bad" "$page" && fail "the page holds '$bad'"
@@ -55,13 +61,47 @@ python3 - "$work/s.json" "$page" <<'PY' || fail "the page does not show the stat
 import json, sys
 s, page = json.load(open(sys.argv[1])), open(sys.argv[2], encoding="utf-8").read()
 for name in s["per_rank"][0]["phases"]:
-    assert ">" + name + " " in page, "phase %s not in the legend" % name
+    assert "</i>" + name + "</span>" in page, "phase %s not in the legend" % name
 assert "%.4f" % s["balance"] in page, "balance %.4f not shown" % s["balance"]
 assert s["per_rank"][0]["memory_budget_reason"] in page, "no budget reason"
-assert "<h2>Bytes per device</h2>" in page, "no bytes per device"
+for h in ("Where the time went", "Each phase across ranks", "Devices", "Memory: peak resident",
+          "Network: bytes sent and received", "Balance: records out"):
+    assert "<h2>" + h in page, "no section %r" % h
 print("page: %d bytes, %d phases, balance %.4f" % (len(page), len(s["per_rank"][0]["phases"]),
                                                  s["balance"]))
+# The real times: each rank's spans in order, within its start and end, on one clock.
+for r in s["per_rank"]:
+    assert 0 <= r["started"] <= r["ended"] <= s["seconds"] + 1, "rank %d: times" % r["rank"]
+    names = [p for p, _, _ in r["spans"]]
+    assert "read" in names and "commit" in names, "rank %d: spans %r" % (r["rank"], names)
+    t = r["started"]
+    for p, a, b in r["spans"]:
+        assert t <= a + 1e-6 and a <= b <= r["ended"] + 1e-6, "rank %d: %s" % (r["rank"], p)
+        t = b
+    for d in r["devices"]:
+        assert d["job_seconds"] > 0 and d["job_read_bytes"] >= 0, "rank %d: disk totals" % r["rank"]
+print("stats: real times and disk totals on every rank")
 PY
+here=$(dirname "$0")
+python3 "$here/check_page.py" "$work/s.json" "$page" || fail "a number on the 4-rank page does not trace"
+# The checker fails a page that does not match its file: a figure changed, a number added.
+sed 's/\(data-j="records">\)[0-9]/\19/' "$page" >"$work/bad1.html"
+sed 's/ records (/ records 7 (/' "$page" >"$work/bad2.html"
+for b in bad1 bad2; do
+    cmp -s "$page" "$work/$b.html" && fail "$b: the page was not changed"
+    python3 "$here/check_page.py" "$work/s.json" "$work/$b.html" >/dev/null 2>&1 &&
+        fail "check_page.py passed a page with $b"
+done
+
+# 1,024 synthetic ranks: the stragglers are named, every number traces.
+python3 "$here/gen_stats.py" 1024 "$work/s1024.json" || fail "gen_stats.py"
+big=$work/page1024.html
+"$bin/dsort-report" "$work/s1024.json" -o "$big" || fail "dsort-report at 1024 ranks"
+python3 "$here/check_page.py" "$work/s1024.json" "$big" || fail "a number on the 1024-rank page does not trace"
+for r in 341 512 1019; do # gen_stats.py's stragglers in read, sort and merge
+    grep -qF "last: rank <tspan data-j=\"per_rank[$r].rank\">$r</tspan>" "$big" ||
+        fail "the 1024-rank page does not name straggler rank $r"
+done
 
 # Errors: exit 2 and one line "dsort-report: FILE: cause".
 one_error() { # NAME FILE EXPECT ARGS...: run dsort-report ARGS, expect 2 and one line
@@ -145,4 +185,24 @@ assert len(colours) > 1, "blank: one colour"
 for name, rgb in (("read", "f28e2b"), ("sort", "e15759")):
     assert bytes.fromhex(rgb) in colours, "no %s bar (#%s) in the screenshot" % (name, rgb)
 PY
+
+# The 1,024-rank page's height as Chromium lays it out: a copy with a script at the end of the
+# body that writes the height into the DOM (the page itself holds no script).
+sed 's#</body>#<script>document.body.setAttribute("data-height", document.documentElement.scrollHeight)</script></body>#' \
+    "$big" >"$work/measure.html"
+HOME=$work timeout 120 "$chromium" --headless --no-sandbox --disable-gpu \
+    --user-data-dir="$work/chromium" --window-size=1200,800 --dump-dom "file://$work/measure.html" \
+    >"$work/dom.html" 2>"$work/chromium.log" || { cat "$work/chromium.log" >&2; fail "chromium --dump-dom"; }
+height=$(grep -o 'data-height="[0-9]*"' "$work/dom.html" | tr -dc 0-9)
+[ -n "$height" ] || fail "chromium did not report the page's height"
+echo "1024 ranks: page height $height px"
+[ "$height" -gt 1000 ] || fail "height $height px: the measurement did not see the page"
+[ "$height" -lt 3000 ] || fail "the 1024-rank page is $height px high, not under 3000"
+if [ -n "${DSORT_REPORT_SHOTS:-}" ]; then # to look at: both pages, whole
+    mkdir -p "$DSORT_REPORT_SHOTS" && cp "$png" "$DSORT_REPORT_SHOTS/report4.png"
+    HOME=$work timeout 120 "$chromium" --headless --no-sandbox --disable-gpu \
+        --user-data-dir="$work/chromium" --screenshot="$DSORT_REPORT_SHOTS/report1024.png" \
+        --window-size=1200,$((height + 20)) "file://$big" >/dev/null 2>&1
+    cp "$page" "$big" "$DSORT_REPORT_SHOTS/"
+fi
 echo "PASS"

@@ -21,6 +21,7 @@
 
 #include "checksum.h"
 #include "format.h"
+#include "typedkey.h"
 #include "validate.h"
 
 static void parse(const char *spec, struct dsort_format *fmt)
@@ -217,6 +218,101 @@ static void check_all_routes(const struct dsort_format *fmt, const struct dsort_
     dsort_vsum_destroy(&copy);
 }
 
+/* Typed keys (fmt->typed): records sorted by their normalised keys are in order, in one piece
+ * or in three appended through pack/unpack; f64 keys with NaNs and -0.0 count as duplicates of
+ * NaNs and +0.0; a swapped pair of different keys is found at its index. */
+static const struct dsort_typedkey *typed_cmp_tk;
+
+static int typed_cmp(const void *a, const void *b)
+{
+    unsigned char na[16], nb[16];
+    dsort_typedkey_normalize(typed_cmp_tk, a, na);
+    dsort_typedkey_normalize(typed_cmp_tk, b, nb);
+    return memcmp(na, nb, typed_cmp_tk->norm_len);
+}
+
+static void typed_figures(const struct dsort_format *fmt, const struct dsort_order *ord,
+                          const unsigned char *recs, size_t n, size_t cut1, size_t cut2,
+                          struct dsort_vsum *total)
+{
+    const size_t rs = fmt->rec_size, cuts[4] = {0, cut1, cut2, n};
+    assert_int_equal(dsort_vsum_init(total, fmt, NULL), DSORT_OK);
+    assert_int_equal(total->key_len, rs);
+    for (int k = 0; k < 3; k++) {
+        struct dsort_vsum part;
+        assert_int_equal(dsort_vsum_init(&part, fmt, NULL), DSORT_OK);
+        dsort_vsum_add(&part, fmt, ord, recs + cuts[k] * rs, cuts[k + 1] - cuts[k]);
+        unsigned char *buf = malloc(dsort_vsum_packed_size(part.key_len));
+        assert_non_null(buf);
+        dsort_vsum_pack(&part, buf);
+        dsort_vsum_unpack(&part, buf);
+        dsort_vsum_append(total, &part, ord);
+        free(buf);
+        dsort_vsum_destroy(&part);
+    }
+}
+
+static void test_typed(void **state)
+{
+    (void)state;
+    struct dsort_format fmt;
+    struct dsort_error err;
+    struct dsort_typedkey tk;
+    assert_int_equal(dsort_format_parse("fixed:16:0:16", &fmt, &err), DSORT_OK);
+    dsort_typedkey_init(&tk);
+    assert_int_equal(dsort_typedkey_add(&tk, "8:f64le", &err), DSORT_OK);
+    assert_int_equal(dsort_typedkey_add(&tk, "0:i16be:r", &err), DSORT_OK);
+    assert_int_equal(dsort_typedkey_finish(&tk, 16, &err), DSORT_OK);
+    fmt.typed = &tk;
+    const size_t n = 500, rs = 16;
+    static const uint64_t special[] = {
+        0x7ff8000000000000u, 0xfff0000000000001u, 0x8000000000000000u, 0,
+        0x7ff0000000000000u, 0xfff0000000000000u, 0x3ff0000000000000u};
+    unsigned char *recs = malloc(n * rs);
+    assert_non_null(recs);
+    fill_random(recs, n * rs);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = special[rng_next() % 7];
+        memcpy(recs + i * rs + 8, &v, 8); /* (this machine is little-endian: x86-64, arm64) */
+        recs[i * rs] = (unsigned char)(rng_next() % 2);
+        recs[i * rs + 1] = 0;
+    }
+    typed_cmp_tk = &tk;
+    qsort(recs, n, rs, typed_cmp);
+    struct dsort_order ord = {0, 0, 0};
+    struct dsort_vsum s, whole;
+    typed_figures(&fmt, &ord, recs, n, n / 3, n / 2, &s);
+    assert_int_equal(dsort_vsum_init(&whole, &fmt, NULL), DSORT_OK);
+    dsort_vsum_add(&whole, &fmt, &ord, recs, n);
+    assert_int_equal(s.records, n);
+    assert_int_equal(s.unordered, 0);
+    assert_int_equal(s.first_unordered, DSORT_VALIDATE_NONE);
+    assert_int_equal(s.duplicates, whole.duplicates);
+    /* 5 float values (NaNs alike, -0.0 == +0.0) x 2 second keys: 10 distinct keys at most */
+    assert_true(s.duplicates >= n - 10);
+    dsort_vsum_destroy(&s);
+    dsort_vsum_destroy(&whole);
+    /* Swap a pair of neighbours whose keys differ. */
+    size_t p = n / 2;
+    while (p < n - 1 && !typed_cmp(recs + (p - 1) * rs, recs + p * rs))
+        p++;
+    assert_true(p < n - 1);
+    unsigned char tmp[16];
+    memcpy(tmp, recs + p * rs, rs);
+    memcpy(recs + p * rs, recs + (p - 1) * rs, rs);
+    memcpy(recs + (p - 1) * rs, tmp, rs);
+    typed_figures(&fmt, &ord, recs, n, n / 3, p, &s);
+    assert_int_equal(s.unordered, 1);
+    assert_int_equal(s.first_unordered, p);
+    dsort_vsum_destroy(&s);
+    /* -r: the reversed sequence is in order, the original is not. */
+    ord.reverse = 1;
+    typed_figures(&fmt, &ord, recs, n, 1, 2, &s);
+    assert_true(s.unordered > 0);
+    dsort_vsum_destroy(&s);
+    free(recs);
+}
+
 static void test_random(void **state)
 {
     (void)state;
@@ -376,10 +472,9 @@ static void test_pack_fields(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known),
-        cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_pack_fields),
-        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_known),       cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_pack_fields), cmocka_unit_test(test_random),
+        cmocka_unit_test(test_typed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

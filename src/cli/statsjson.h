@@ -1,0 +1,30 @@
+/* statsjson.h - the --stats fields of the report's timeline and disks (dsort-report), written
+ * by rank 0 into the file dsort.c opens. Local; writes only to f.
+ *
+ * Per rank, after its other fields (times in seconds since the job's start, the earliest
+ * rank's start by the real-time clock: on several nodes as good as their clocks agree):
+ *   "started", "ended": the rank's start and the end of its sort;
+ *   "spans": [[PHASE, START, END]...] the phases as they happened, stretches of one phase less
+ *            than a millisecond apart joined; PHASE null for a last span that holds every
+ *            later phase once DSORT_JOB_SPANS were used; "spans_merged": stretches in it.
+ * Per watched disk of a rank (the node's disk, so ranks of one node see the same traffic),
+ * after its per-phase counters: "job_read_bytes", "job_write_bytes", "job_busy_seconds" from
+ * the block layer over "job_seconds", the whole job, waiting between phases included.
+ */
+#ifndef DSORT_STATSJSON_H
+#define DSORT_STATSJSON_H
+
+#include <stdio.h>
+
+#include "phase.h"
+
+/* The earliest start (real-time clock, Unix seconds) of the n ranks in all. */
+double dsort_statsjson_start(const struct dsort_job_stats *all, int n);
+
+/* ", \"started\": ..., \"spans_merged\": N" for rank s; start: dsort_statsjson_start. */
+void dsort_statsjson_times(FILE *f, const struct dsort_job_stats *s, double start);
+
+/* ", \"job_read_bytes\": ..., \"job_seconds\": S" for watched disk i of s. */
+void dsort_statsjson_disk_totals(FILE *f, const struct dsort_job_stats *s, int i);
+
+#endif
