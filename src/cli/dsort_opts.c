@@ -339,25 +339,6 @@ static int opt_reports(struct parse *p, int ch, const char *arg)
     }
 }
 
-/* An option getopt did not take: an ambiguous prefix of long options (--p=1) names them all,
- * as GNU getopt does when it prints its own messages; anything else is unrecognized. */
-static int unknown_option(const struct dsort_comm *c, const char *arg)
-{
-    size_t n = strncmp(arg, "--", 2) ? 0 : strcspn(arg + 2, "=");
-    char list[512] = "";
-    size_t len = 0;
-    int found = 0;
-    for (const struct option *p = long_opts; n && p->name; p++)
-        if (!strncmp(p->name, arg + 2, n) && len < sizeof list) {
-            len += (size_t)snprintf(list + len, sizeof list - len, " '--%s'", p->name);
-            found++;
-        }
-    if (found > 1) /* GNU sort's --p (coreutils' tests write --p=1) is --parallel */
-        return dsort_cli_usage_error(c, "option '%s' is ambiguous; possibilities:%s%s", arg, list,
-                                     strstr(list, "'--parallel'") ? DSORT_GNUOPTS_P_HINT : "");
-    return dsort_cli_usage_error(c, "unrecognized option '%s'", arg);
-}
-
 /* --progress takes its seconds only after '=' (its argument is optional): "--progress 10", as
  * mpifileutils takes it, would make 10 an input. Said at once when no such file is there. */
 static int progress_hint(const struct dsort_comm *c, const char *next)
@@ -417,7 +398,7 @@ static int opt_one(struct parse *p, int ch, char **argv)
     case ':':
         return dsort_cli_usage_error(p->c, "option '%s' requires an argument", argv[optind - 1]);
     default:
-        return unknown_option(p->c, argv[optind - 1]);
+        return dsort_gnuopts_unknown_option(p->c, argv[optind - 1], long_opts);
     }
 }
 
@@ -592,8 +573,8 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         code = inputs_after(&p, argc, argv);
     if (code < 0)
         code = outputs_after(&p);
-    if (code < 0 && o->lines && dsort_keys_random(o->keys)) /* the seed, before the keys' finish */
-        code = dsort_gnuopts_random(c, x->random_source,
+    if (o->lines && dsort_keys_random(o->keys)) /* the seed (collective), before modes_after */
+        code = dsort_gnuopts_random(c, code, x->random_source,
                                     o->resume || o->stop_after || o->checkpoint, o->keys);
     if (code < 0)
         code = modes_after(&p);

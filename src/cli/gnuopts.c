@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -209,11 +210,14 @@ static int random_seed(const char *prog, const char *source, unsigned char *seed
 }
 
 /* Collective. The seed of R keys: rank 0's, so that every rank orders alike (the order is then
- * a function of the seed and the lines: the same at any rank count). -1, or 2 after an error
- * (printed by rank 0). */
-int dsort_gnuopts_random(const struct dsort_comm *c, const char *source, int checkpointing,
-                         struct dsort_keys *k)
+ * a function of the seed and the lines: the same at any rank count). code is the parse's so
+ * far (-1: no error). -1, or an exit code after an error (printed by rank 0). */
+int dsort_gnuopts_random(const struct dsort_comm *c, int code, const char *source,
+                         int checkpointing, struct dsort_keys *k)
 {
+    /* every rank enters the broadcast or none: a usage error may be one rank's (-S N%) */
+    if ((code = dsort_cli_agree_usage(c, code)) >= 0)
+        return code;
     /* a checkpoint's runs are ordered by the seed: the resumed run needs the first one's */
     if (checkpointing && !source)
         return dsort_cli_usage_error(c, "-R with --checkpoint, --stop-after or --resume needs "
@@ -285,6 +289,31 @@ void dsort_gnuopts_notes(const struct dsort_comm *c, int verbose, const struct d
                 "%s: --compress-program=%s ignored: dsort does not compress its temporary files "
                 "(see dsort(1))\n",
                 c->prog, x->compress);
+}
+
+/* The second line of the message for an ambiguous --p: GNU sort's only --p option. */
+#define P_HINT                                                                                     \
+    "\ndsort: GNU sort's --p is --parallel, its only option so named; dsort has more: spell it "   \
+    "out (--parallel is accepted and ignored)"
+
+/* An option getopt did not take: an ambiguous prefix of long options (--p=1) names them all,
+ * as GNU getopt does when it prints its own messages; anything else is unrecognized. */
+int dsort_gnuopts_unknown_option(const struct dsort_comm *c, const char *arg,
+                                 const struct option *opts)
+{
+    size_t n = strncmp(arg, "--", 2) ? 0 : strcspn(arg + 2, "=");
+    char list[512] = "";
+    size_t len = 0;
+    int found = 0;
+    for (const struct option *p = opts; n && p->name; p++)
+        if (!strncmp(p->name, arg + 2, n) && len < sizeof list) {
+            len += (size_t)snprintf(list + len, sizeof list - len, " '--%s'", p->name);
+            found++;
+        }
+    if (found > 1) /* GNU sort's --p (coreutils' tests write --p=1) is --parallel */
+        return dsort_cli_usage_error(c, "option '%s' is ambiguous; possibilities:%s%s", arg, list,
+                                     strstr(list, "'--parallel'") ? P_HINT : "");
+    return dsort_cli_usage_error(c, "unrecognized option '%s'", arg);
 }
 
 int dsort_gnuopts_same_file(const char *a, const char *b)

@@ -45,16 +45,18 @@ int dsort_gnuopts_batch_size(const struct dsort_comm *c, const char *arg);
 /* Collective: read x->files0_from (see gnuopts.c). Returns -1 with the names in
  * x->files0_names and their count in *count, or an exit code (2) after an error. */
 int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, size_t *count);
-/* Collective: seed the R keys of k (dsort_keys_set_random_seed) with rank 0's 16 bytes, from
- * source (--random-source=FILE, its first 16 bytes as GNU sort reads them) or from the kernel.
- * A job that checkpoints needs a source (its resumed run must order alike). Returns -1, or 2
- * after an error (printed by rank 0 in GNU's words). */
-int dsort_gnuopts_random(const struct dsort_comm *c, const char *source, int checkpointing,
-                         struct dsort_keys *k);
-/* The second line of dsort's message for an ambiguous --p: GNU sort's only --p option. */
-#define DSORT_GNUOPTS_P_HINT                                                                       \
-    "\ndsort: GNU sort's --p is --parallel, its only option so named; dsort has more: spell it "   \
-    "out (--parallel is accepted and ignored)"
+/* Collective: code is the parse's so far (-1: no error), agreed first (dsort_cli_agree_usage).
+ * Then seed the R keys of k (dsort_keys_set_random_seed) with rank 0's 16 bytes, from source
+ * (--random-source=FILE, its first 16 bytes as GNU sort reads them) or from the kernel. A job
+ * that checkpoints needs a source (its resumed run must order alike). Returns -1, or an exit
+ * code after an error (printed by rank 0 in GNU's words). */
+int dsort_gnuopts_random(const struct dsort_comm *c, int code, const char *source,
+                         int checkpointing, struct dsort_keys *k);
+/* getopt_long's unknown option arg (opts: its long options): "unrecognized option", or for an
+ * ambiguous prefix the candidates (as GNU getopt words it), with a hint for --p. Returns 2. */
+struct option;
+int dsort_gnuopts_unknown_option(const struct dsort_comm *c, const char *arg,
+                                 const struct option *opts);
 /* An operand (argv[*optind_p - 1], as getopt_long returns them in order) that may be GNU sort's
  * obsolete key +POS1 [-POS2]: a key when _POSIX2_VERSION is below 200112 or (without
  * POSIXLY_CORRECT) when -POS2 follows, which is then consumed (*optind_p moves past it);
