@@ -125,6 +125,10 @@ static int key_cmp(const struct dsort_keys *k, const struct dsort_key *key, cons
     dsort_keys_range(k, key, b, blen, &bb, &be);
     unsigned f = key->flags;
     const uchar *x = a + ab, *xe = a + ae, *y = b + bb, *ye = b + be;
+    if (f & DSORT_KEY_RANDOM) { /* before V, which GNU lets go with R */
+        int d = dsort_keys_random_cmp(k, f, x, xe, y, ye);
+        return d ? d : text_cmp(f, x, xe, y, ye);
+    }
     switch (f & KEY_KIND_FLAGS) {
     case DSORT_KEY_NUMERIC:
         return dsort_keys_numeric_cmp(x, xe, y, ye);

@@ -26,7 +26,10 @@
  * Fields: with -t SEP, each SEP ends a field (empty fields count). By default a field is a
  * maximal run of blanks followed by non-blanks, so leading blanks belong to the field;
  * blanks are space, tab and newline (newline matters only for NUL-terminated lines).
- * Random sort (R) and locales other than C are not supported.
+ * R (-R, --sort=random) orders keys by the MD5 digest of a 16-byte seed followed by the key
+ * (after its d, i and f), equal digests by the keys themselves, as GNU sort does in the C
+ * locale: the same seed gives GNU's order, at any rank count. Locales other than C are not
+ * supported.
  *
  * Where GNU 9.1's behaviour is undefined, this code picks a definite one: two NaN keys with
  * the same bits are equal (GNU memcmps long doubles including uninitialized padding), and a
@@ -62,7 +65,8 @@ enum {
     DSORT_KEY_HUMAN = 128,           /* h */
     DSORT_KEY_VERSION = 256,         /* V */
     DSORT_KEY_MONTH = 512,           /* M */
-    DSORT_KEY_REVERSE = 1024         /* r */
+    DSORT_KEY_REVERSE = 1024,        /* r */
+    DSORT_KEY_RANDOM = 2048          /* R: the keyed hash order (dsort_keys_set_random_seed) */
 };
 
 /* dsort_key.efield for a key that runs to the end of the line (no POS2). */
@@ -90,26 +94,43 @@ struct dsort_keys {
     int finished;
     int reverse;     /* the last resort is reversed (global -r) */
     int prefix_mode; /* what dsort_keys_prefix encodes (PREFIX_* in keys_impl.h) */
+    /* R keys: the 16 bytes that key their hash (GNU's --random-source bytes) */
+    unsigned char random_seed[16];
+    int random_seeded;
 };
 
 /* An empty order: no keys, default field splitting, no options. Never fails. */
 void dsort_keys_init(struct dsort_keys *k);
 
-/* Add a key from a -k SPEC (F[.C][OPTS][,F[.C][OPTS]], OPTS from "bdfghiMnrV"). Returns
- * DSORT_EINVAL on a malformed spec, on 'R' (not supported) or when DSORT_KEYS_MAX keys are
- * already defined. */
+/* Add a key from a -k SPEC (F[.C][OPTS][,F[.C][OPTS]], OPTS from "bdfghiMnRrV"). Returns
+ * DSORT_EINVAL on a malformed spec or when DSORT_KEYS_MAX keys are already defined. */
 enum dsort_status dsort_keys_add(struct dsort_keys *k, const char *spec, struct dsort_error *err);
+
+/* The obsolete key +POS1 [-POS2] (GNU sort's traditional syntax, fields and characters
+ * counted from 0): "+A.x -B.y" is "-k A+1.x+1,B.y" when y is 0 or absent, and
+ * "-k A+1.x+1,B+1.y" otherwise; pos2 may be NULL. Returns DSORT_EINVAL with *not_key set when
+ * pos1 is no key (GNU then takes it for a file name; nothing said in err), or with GNU's
+ * message for a malformed pos2. */
+enum dsort_status dsort_keys_add_obsolete(struct dsort_keys *k, const char *pos1, const char *pos2,
+                                          int *not_key, struct dsort_error *err);
 
 /* -t ARG: a single byte, or "\0" for NUL. Errors, as GNU: "empty tab", "multi-character tab
  * 'ab'", and "incompatible tabs" when a different separator was set before. */
 enum dsort_status dsort_keys_set_tab(struct dsort_keys *k, const char *arg,
                                      struct dsort_error *err);
 
-/* One global ordering option, one of "bdfghiMnrV". */
+/* One global ordering option, one of "bdfghiMnRrV". */
 enum dsort_status dsort_keys_set_global(struct dsort_keys *k, char opt, struct dsort_error *err);
 
+/* R keys' seed: 16 bytes (GNU's first 16 bytes of --random-source). Needed before
+ * dsort_keys_finish when some key or global option is R. */
+void dsort_keys_set_random_seed(struct dsort_keys *k, const unsigned char seed[16]);
+/* Does some key, or the global options, use R (before or after finish)? */
+int dsort_keys_random(const struct dsort_keys *k);
+
 /* After all options, with stable and unique set: applies inheritance, the whole-line key and
- * the compatibility check ("options '-dn' are incompatible"). May be called again after a
+ * the compatibility check ("options '-dn' are incompatible"); an R key without a seed is
+ * refused. May be called again after a
  * failure has been reported; calling it twice on success is harmless. */
 enum dsort_status dsort_keys_finish(struct dsort_keys *k, struct dsort_error *err);
 
@@ -133,11 +154,11 @@ int dsort_keys_compare(const struct dsort_keys *k, const unsigned char *a, size_
  * (possibly with b, f or r), then the length when it is at most 7 and otherwise the 8th
  * byte, raised to 8 if below; for a first -n key, its value: the sign, the count of integer
  * digits (or of zeros after the point), the first 16 significant digits and whether any
- * nonzero digit follows them; for a first -h key, the signed SI suffix order, then the value
- * as for -n with 15 digits. It is complemented when the first key (or, with no keys, the
- * order) is descending. Values that agree in those digits, and numbers with more than 63
- * integer digits (-h: 31) or more than 62 zeros after the point (-h: 30), share prefixes.
- * For other first keys (g, M, V, d, i) it is 0 for every line. */
+ * nonzero digit follows them; for a first R key, the first 8 bytes of its digest; for a first -h
+ * key, the signed SI suffix order, then the value as for -n with 15 digits. It is complemented when
+ * the first key (or, with no keys, the order) is descending. Values that agree in those digits, and
+ * numbers with more than 63 integer digits (-h: 31) or more than 62 zeros after the point (-h: 30),
+ * share prefixes. For other first keys (g, M, V, d, i) it is 0 for every line. */
 uint64_t dsort_keys_prefix(const struct dsort_keys *k, const unsigned char *line, size_t len);
 
 /* For two lines with the same prefix p: does p prove that their first keys compare equal

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "keys.h"
 
@@ -15,14 +16,14 @@ typedef unsigned char uchar;
 
 /* What dsort_keys_prefix encodes: nothing; the whole line's first 8 bytes; the first key's
  * first 8 bytes; the first key's -n value; the first key's -h suffix order and value. */
-enum { PREFIX_NONE, PREFIX_LINE, PREFIX_KEY, PREFIX_NUMERIC, PREFIX_HUMAN };
+enum { PREFIX_NONE, PREFIX_LINE, PREFIX_KEY, PREFIX_NUMERIC, PREFIX_HUMAN, PREFIX_RANDOM };
 
 /* The flags that make a key differ from plain byte comparison (GNU's default_key_compare);
  * r is not among them. */
 #define KEY_OPTION_FLAGS                                                                           \
     (DSORT_KEY_SKIP_START_BLANKS | DSORT_KEY_SKIP_END_BLANKS | DSORT_KEY_DICT | DSORT_KEY_FOLD |   \
      DSORT_KEY_NONPRINT | DSORT_KEY_NUMERIC | DSORT_KEY_GENERAL | DSORT_KEY_HUMAN |                \
-     DSORT_KEY_VERSION | DSORT_KEY_MONTH)
+     DSORT_KEY_VERSION | DSORT_KEY_MONTH | DSORT_KEY_RANDOM)
 #define KEY_IGNORE_FLAGS (DSORT_KEY_DICT | DSORT_KEY_NONPRINT)
 #define KEY_KIND_FLAGS                                                                             \
     (DSORT_KEY_NUMERIC | DSORT_KEY_GENERAL | DSORT_KEY_HUMAN | DSORT_KEY_VERSION | DSORT_KEY_MONTH)
@@ -134,6 +135,13 @@ int dsort_keys_month(const uchar *p, const uchar *end);
 /* -g (keys_general.c), as GNU compares strtold's values, NaNs included. */
 int dsort_keys_general_cmp(unsigned flags, const uchar *a, const uchar *ae, const uchar *b,
                            const uchar *be);
+
+/* R (keys_random.c): the keys' digests compared (0: equal digests), and the first 8 bytes of
+ * a key's digest. */
+int dsort_keys_random_cmp(const struct dsort_keys *k, unsigned flags, const uchar *a,
+                          const uchar *ae, const uchar *b, const uchar *be);
+uint64_t dsort_keys_random_prefix(const struct dsort_keys *k, unsigned flags, const uchar *p,
+                                  const uchar *e);
 
 /* -V (keys_version.c): gnulib's filenvercmp under the key's d, i and f. */
 int dsort_keys_version_cmp(unsigned flags, const uchar *a, const uchar *ae, const uchar *b,

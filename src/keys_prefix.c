@@ -131,7 +131,9 @@ uint64_t dsort_keys_prefix(const struct dsort_keys *k, const unsigned char *line
         f = k->key[0].flags & DSORT_KEY_FOLD;
     }
     uint64_t v = 0;
-    if (k->prefix_mode == PREFIX_NUMERIC || k->prefix_mode == PREFIX_HUMAN) {
+    if (k->prefix_mode == PREFIX_RANDOM) {
+        v = dsort_keys_random_prefix(k, k->key[0].flags, p, p + n);
+    } else if (k->prefix_mode == PREFIX_NUMERIC || k->prefix_mode == PREFIX_HUMAN) {
         /* As dsort_keys_numeric_cmp and dsort_keys_human_cmp read the key. */
         const uchar *q = skip_blanks_p(p, p + n);
         struct num x;
@@ -156,6 +158,8 @@ int dsort_keys_prefix_decides(const struct dsort_keys *k, uint64_t p)
         return 0;
     uint64_t v = prefix_reversed(k) ? ~p : p;
     switch (k->prefix_mode) {
+    case PREFIX_RANDOM: /* equal digests' first bytes prove nothing of the keys */
+        return 0;
     case PREFIX_NUMERIC:
         return num_prefix_exact(v, &numeric_layout);
     case PREFIX_HUMAN:

@@ -50,6 +50,9 @@ static bool option_flag(char c, int pos, unsigned *flags)
     case 'V':
         *flags |= DSORT_KEY_VERSION;
         return true;
+    case 'R':
+        *flags |= DSORT_KEY_RANDOM;
+        return true;
     default:
         return false;
     }
@@ -155,13 +158,49 @@ enum dsort_status dsort_keys_add(struct dsort_keys *k, const char *spec, struct 
         }
         s = parse_options(s, 2, &key.flags);
     }
-    if (*s == 'R')
-        return DSORT_ERR(err, DSORT_EINVAL, 0, "random sort ('R' in '%s') is not supported", spec);
     if (*s)
         return bad_spec(err, "stray character in field spec", spec);
     if (k->n == DSORT_KEYS_MAX)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "too many keys (at most %d): '%s'", DSORT_KEYS_MAX,
                          spec);
+    k->key[k->n++] = key;
+    k->finished = 0;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_keys_add_obsolete(struct dsort_keys *k, const char *pos1, const char *pos2,
+                                          int *not_key, struct dsort_error *err)
+{
+    struct dsort_key key = {0, 0, DSORT_KEY_EOL, 0, 0};
+    /* +A[.x][OPTS]: anything else is a file's name, as in GNU */
+    const char *s = *pos1 == '+' ? parse_count(pos1 + 1, &key.sfield) : NULL;
+    if (s && *s == '.')
+        s = parse_count(s + 1, &key.schar);
+    if (s)
+        s = parse_options(s, 1, &key.flags);
+    *not_key = !s || *s;
+    if (*not_key)
+        return DSORT_EINVAL;
+    if (pos2) {
+        /* -B[.y][OPTS]: B fields from 0 and y characters into the next one; y = 0 (or none)
+         * ends the key with field B (1-based), which -0 leaves as field 1. */
+        const char *at = pos2 + 1;
+        if (!(s = parse_count(at, &key.efield)))
+            return bad_count(err, "invalid number after '-'", at);
+        if (*s == '.') {
+            at = s + 1;
+            if (!(s = parse_count(at, &key.echar)))
+                return bad_count(err, "invalid number after '.'", at);
+        }
+        if (!key.echar && key.efield)
+            key.efield--;
+        s = parse_options(s, 2, &key.flags);
+        if (*s)
+            return bad_spec(err, "stray character in field spec", pos2);
+    }
+    if (k->n == DSORT_KEYS_MAX)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "too many keys (at most %d): '%s'", DSORT_KEYS_MAX,
+                         pos1);
     k->key[k->n++] = key;
     k->finished = 0;
     return DSORT_OK;
@@ -188,8 +227,6 @@ enum dsort_status dsort_keys_set_tab(struct dsort_keys *k, const char *arg, stru
 
 enum dsort_status dsort_keys_set_global(struct dsort_keys *k, char opt, struct dsort_error *err)
 {
-    if (opt == 'R')
-        return DSORT_ERR(err, DSORT_EINVAL, 0, "random sort (-R) is not supported");
     unsigned flags = k->global;
     if (!option_flag(opt, 0, &flags))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "invalid ordering option -- '%c'", opt);
@@ -216,16 +253,19 @@ static void incompatible_letters(unsigned flags, char *out)
         *out++ = 'M';
     if (flags & DSORT_KEY_NUMERIC)
         *out++ = 'n';
+    if (flags & DSORT_KEY_RANDOM)
+        *out++ = 'R';
     if (flags & DSORT_KEY_VERSION)
         *out++ = 'V';
     *out = '\0';
 }
 
-/* At most one of n, g, h, M and "V or d or i" (GNU's check_ordering_compatibility). */
+/* At most one of n, g, h, M and "V or R or d or i" (GNU's check_ordering_compatibility). */
 static bool compatible(unsigned f)
 {
     int kinds = !!(f & DSORT_KEY_NUMERIC) + !!(f & DSORT_KEY_GENERAL) + !!(f & DSORT_KEY_HUMAN) +
-                !!(f & DSORT_KEY_MONTH) + !!(f & (DSORT_KEY_VERSION | KEY_IGNORE_FLAGS));
+                !!(f & DSORT_KEY_MONTH) +
+                !!(f & (DSORT_KEY_VERSION | DSORT_KEY_RANDOM | KEY_IGNORE_FLAGS));
     return kinds <= 1;
 }
 
@@ -233,6 +273,10 @@ enum dsort_status dsort_keys_finish(struct dsort_keys *k, struct dsort_error *er
 {
     struct dsort_key keys[DSORT_KEYS_MAX];
     size_t n = k->n;
+    if (dsort_keys_random(k) && !k->random_seeded)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "random sort (R) needs a seed, which only dsort "
+                         "gives it (--random-source)");
     memcpy(keys, k->key, n * sizeof keys[0]);
     for (size_t i = 0; i < n; i++)
         if (!(keys[i].flags & (KEY_OPTION_FLAGS | DSORT_KEY_REVERSE)))
@@ -253,6 +297,8 @@ enum dsort_status dsort_keys_finish(struct dsort_keys *k, struct dsort_error *er
     k->reverse = !!(k->global & DSORT_KEY_REVERSE);
     if (n == 0)
         k->prefix_mode = PREFIX_LINE;
+    else if (k->key[0].flags & DSORT_KEY_RANDOM)
+        k->prefix_mode = PREFIX_RANDOM;
     else if (!(k->key[0].flags & (KEY_KIND_FLAGS | KEY_IGNORE_FLAGS)))
         k->prefix_mode = PREFIX_KEY;
     else if ((k->key[0].flags & KEY_KIND_FLAGS) == DSORT_KEY_NUMERIC)

@@ -194,8 +194,7 @@ int dsort_cli_argmatch(const struct dsort_comm *c, const char *option, const cha
     return 0;
 }
 
-/* --sort=WORD: the option letter, or 0 after a usage error (printed). GNU lists 'random' as
- * valid too; dsort leaves it out, since it refuses it (as it refuses -R). */
+/* --sort=WORD: the option letter, or 0 after a usage error (printed). */
 static int sort_word(const struct dsort_comm *c, const char *arg)
 {
     static const char *const words[] = {"general-numeric", "human-numeric", "month", "numeric",
@@ -205,6 +204,7 @@ static int sort_word(const struct dsort_comm *c, const char *arg)
                               "  - 'human-numeric'\n"
                               "  - 'month'\n"
                               "  - 'numeric'\n"
+                              "  - 'random'\n"
                               "  - 'version'");
 }
 
@@ -232,7 +232,7 @@ int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int c
     case 'h':
     case 'V':
     case 'M':
-    case 'R': /* refused by keys_spec.c: "random sort (-R) is not supported" */
+    case 'R': /* its seed comes later (dsort_keys_set_random_seed) */
         st = dsort_keys_set_global(k, (char)ch, &err);
         break;
     case DSORT_CLI_OPT_SORT: {

@@ -98,14 +98,18 @@ void dsort_opts_usage(void)
            "Lines (--format lines), as in GNU sort:\n"
            "  -z, --zero-terminated   lines end with NUL, not newline\n"
            "  -t, --field-separator=SEP  fields are separated by SEP, not by blanks\n"
-           "  -k, --key=POS1[,POS2]   a sort key: F[.C][OPTS], OPTS from bdfghiMnrV\n"
+           "  -k, --key=POS1[,POS2]   a sort key: F[.C][OPTS], OPTS from bdfghiMnRrV\n"
            "      --debug             annotate the part of each line used to sort (to\n"
            "                          standard output; as GNU sort --debug)\n"
-           "  -b -d -f -i -n -g -h -V -M  ignore leading blanks, dictionary order, fold case,\n"
-           "                          ignore nonprinting, numeric, general numeric, human\n"
-           "                          numeric, version, month order (for keys without options)\n"
+           "  -b -d -f -i -n -g -h -V -M -R  ignore leading blanks, dictionary order,\n"
+           "                          fold case, ignore nonprinting, numeric, general\n"
+           "                          numeric, human numeric, version, month, random\n"
+           "                          (keyed hash) order (for keys without options)\n"
            "      --sort=WORD         general-numeric (-g), human-numeric (-h), month (-M),\n"
-           "                          numeric (-n) or version (-V); random (-R) is refused\n"
+           "                          numeric (-n), random (-R) or version (-V)\n"
+           "      --random-source=FILE  the first 16 bytes of FILE key -R's hash (the same\n"
+           "                          order as GNU sort's; else a random seed)\n"
+           "  +POS1 [-POS2]           GNU's obsolete key, counted from 0 (see dsort(1))\n"
            "Resources:\n");
     usage_run();
 }

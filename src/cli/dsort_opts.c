@@ -46,7 +46,8 @@ enum {
     OPT_FILES0_FROM,
     OPT_BATCH_SIZE,
     OPT_COMPRESS,
-    OPT_EXCHANGE
+    OPT_EXCHANGE,
+    OPT_RANDOM_SOURCE
 };
 
 static const struct option long_opts[] = {
@@ -63,6 +64,7 @@ static const struct option long_opts[] = {
     {"files0-from", required_argument, NULL, OPT_FILES0_FROM},
     {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
     {"compress-program", required_argument, NULL, OPT_COMPRESS},
+    {"random-source", required_argument, NULL, OPT_RANDOM_SOURCE},
     DSORT_CLI_KEY_LONG_OPTIONS,
     {"memory", required_argument, NULL, 'S'},
     {"buffer-size", required_argument, NULL, 'S'},
@@ -98,9 +100,12 @@ struct parse {
     const struct dsort_comm *c;
     struct dsort_job_options *o;
     struct dsort_gnuopts *x;
-    char **temps;   /* -T, in order (the array behind o->temp_dirs) */
+    char **temps; /* -T, in order (the array behind o->temp_dirs) */
+    char **files; /* the operands, in order (the array behind o->inputs) */
+    size_t nfiles;
     int key_opts;   /* some -k, -t, -z or -bdfghiMnV was given */
     int budget_set; /* -S was given (x->budget holds it resolved) */
+    int argc;
 };
 
 /* A handler's answer for an option that is not one of its own. Otherwise handlers return -1
@@ -225,6 +230,9 @@ static int opt_gnu(struct parse *p, int ch, const char *arg)
     case OPT_FILES0_FROM:
         x->files0_from = arg; /* as in GNU, the last one counts */
         return -1;
+    case OPT_RANDOM_SOURCE:
+        x->random_source = arg; /* as in GNU, the last one counts; read only for -R */
+        return -1;
     default:
         return NOT_MINE;
     }
@@ -331,24 +339,6 @@ static int opt_reports(struct parse *p, int ch, const char *arg)
     }
 }
 
-/* An option getopt did not take: an ambiguous prefix of long options (--p=1) names them all,
- * as GNU getopt does when it prints its own messages; anything else is unrecognized. */
-static int unknown_option(const struct dsort_comm *c, const char *arg)
-{
-    size_t n = strncmp(arg, "--", 2) ? 0 : strcspn(arg + 2, "=");
-    char list[512] = "";
-    size_t len = 0;
-    int found = 0;
-    for (const struct option *p = long_opts; n && p->name; p++)
-        if (!strncmp(p->name, arg + 2, n) && len < sizeof list) {
-            len += (size_t)snprintf(list + len, sizeof list - len, " '--%s'", p->name);
-            found++;
-        }
-    if (found > 1)
-        return dsort_cli_usage_error(c, "option '%s' is ambiguous; possibilities:%s", arg, list);
-    return dsort_cli_usage_error(c, "unrecognized option '%s'", arg);
-}
-
 /* --progress takes its seconds only after '=' (its argument is optional): "--progress 10", as
  * mpifileutils takes it, would make 10 an input. Said at once when no such file is there. */
 static int progress_hint(const struct dsort_comm *c, const char *next)
@@ -388,6 +378,13 @@ static int opt_one(struct parse *p, int ch, char **argv)
         (code = opt_reports(p, ch, optarg)) != NOT_MINE)
         return code;
     switch (ch) {
+    case 1: /* an operand, in order: an input, or GNU's obsolete +POS1 [-POS2] key */
+        code = dsort_gnuopts_operand(p->c, p->o->keys, argv, p->argc, &optind, &p->x->traditional);
+        if (code > 0)
+            p->key_opts = 1;
+        else if (code == 0)
+            p->files[p->nfiles++] = optarg;
+        return code < 0 ? 2 : -1;
     case OPT_FORMAT:
         return opt_format(p, optarg);
     case OPT_HELP:
@@ -401,7 +398,7 @@ static int opt_one(struct parse *p, int ch, char **argv)
     case ':':
         return dsort_cli_usage_error(p->c, "option '%s' requires an argument", argv[optind - 1]);
     default:
-        return unknown_option(p->c, argv[optind - 1]);
+        return dsort_gnuopts_unknown_option(p->c, argv[optind - 1], long_opts);
     }
 }
 
@@ -416,12 +413,14 @@ static int inputs_after(struct parse *p, int argc, char **argv)
         p->temps[o->ntemp++] = (char *)(t && *t ? t : "/tmp");
     }
     o->temp_dirs = p->temps;
-    o->inputs = argv + optind;
-    o->ninputs = (size_t)(argc - optind);
+    for (int i = optind; i < argc; i++) /* after "--", or all after an input when POSIXLY_CORRECT */
+        p->files[p->nfiles++] = argv[i];
+    o->inputs = p->files;
+    o->ninputs = p->nfiles;
     if (x->files0_from && o->ninputs)
         return dsort_cli_usage_error(
             p->c, "extra operand '%s'\nfile operands cannot be combined with --files0-from",
-            argv[optind]);
+            o->inputs[0]);
     if (o->ninputs == 0 && !x->files0_from) { /* as GNU: no INPUT is standard input */
         static char dash[] = "-";
         static char *std_in[] = {dash, NULL};
@@ -539,28 +538,6 @@ static int dirs_after(struct parse *p)
     return code;
 }
 
-/* -v: say which of GNU sort's options were accepted and ignored. */
-static void ignored_notes(const struct dsort_comm *c, const struct dsort_job_options *o,
-                          const struct dsort_gnuopts *x)
-{
-    if (!o->verbose || c->rank != 0)
-        return;
-    if (x->parallel)
-        fprintf(stderr,
-                "%s: --parallel=%s ignored: dsort's parallelism is its %d rank%s (mpirun -n)\n",
-                c->prog, x->parallel, c->size, c->size == 1 ? "" : "s");
-    if (x->batch_size)
-        fprintf(stderr,
-                "%s: --batch-size=%s ignored: dsort's merges take as many runs as -S and "
-                "--block-size allow\n",
-                c->prog, x->batch_size);
-    if (x->compress)
-        fprintf(stderr,
-                "%s: --compress-program=%s ignored: dsort does not compress its temporary files "
-                "(see dsort(1))\n",
-                c->prog, x->compress);
-}
-
 int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct dsort_job_options *o,
                      struct dsort_gnuopts *x, char ***temp_store)
 {
@@ -572,7 +549,8 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     o->progress = -1;
     o->streams_per_device = 4;
     o->keep_checkpoint = DSORT_CHECKPOINT_KEEP;
-    char **temps = calloc((size_t)argc + 2, sizeof *temps);
+    /* the -T dirs, then the operands (argc + 2 each) */
+    char **temps = calloc(2 * ((size_t)argc + 2), sizeof *temps);
     *temp_store = temps;
     if (!temps)
         return dsort_cli_usage_error(c, "out of memory");
@@ -580,16 +558,24 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     dsort_keys_init(&keys);
     o->keys = &keys;
     o->eol = '\n';
-    struct parse p = {c, o, x, temps, 0, 0};
+    struct parse p = {
+        .c = c, .o = o, .x = x, .temps = temps, .files = temps + argc + 2, .argc = argc};
     int ch, code = -1;
     opterr = 0;
-    while (code < 0 && (ch = getopt_long(argc, argv, ":o:O:rusmcCvS:T:" DSORT_CLI_KEY_LETTERS,
-                                         long_opts, NULL)) != -1)
+    /* '-': operands come in order (ch 1), so that +POS keys keep their place among -k keys.
+     * POSIXLY_CORRECT: everything after the first input is an input, as GNU's getopt has it. */
+    int posix = getenv("POSIXLY_CORRECT") != NULL;
+    while (code < 0 && !(posix && p.nfiles) &&
+           (ch = getopt_long(argc, argv, "-:o:O:rusmcCvS:T:" DSORT_CLI_KEY_LETTERS, long_opts,
+                             NULL)) != -1)
         code = opt_one(&p, ch, argv);
     if (code < 0)
         code = inputs_after(&p, argc, argv);
     if (code < 0)
         code = outputs_after(&p);
+    if (o->lines && dsort_keys_random(o->keys)) /* the seed (collective), before modes_after */
+        code = dsort_gnuopts_random(c, code, x->random_source,
+                                    o->resume || o->stop_after || o->checkpoint, o->keys);
     if (code < 0)
         code = modes_after(&p);
     /* The ranks agree before the steps that read files together (collective) and again at the
@@ -604,6 +590,6 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         code = resolve_budget(&p, NULL);
     code = dsort_cli_agree_usage(c, code);
     if (code < 0)
-        ignored_notes(c, o, x);
+        dsort_gnuopts_notes(c, o->verbose, x);
     return code;
 }

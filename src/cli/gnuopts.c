@@ -3,15 +3,18 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "agree.h"
 #include "comm.h"
+#include "keys.h"
 
 void dsort_gnuopts_free(struct dsort_gnuopts *x)
 {
@@ -176,6 +179,141 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
     }
     *count = n;
     return -1;
+}
+
+/* Rank 0: the 16 bytes of R keys' seed into seed[0..15], from source (GNU's --random-source:
+ * its first 16 bytes) or from the kernel; 0, or 1 after saying why in GNU's words. */
+static int random_seed(const char *prog, const char *source, unsigned char *seed)
+{
+    if (!source) {
+        if (getrandom(seed, 16, 0) == 16)
+            return 0;
+        fprintf(stderr, "%s: cannot get 16 random bytes for -R: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    FILE *f = fopen(source, "rb");
+    if (!f) {
+        fprintf(stderr, "%s: open failed: %s: %s\n", prog, source, strerror(errno));
+        return 1;
+    }
+    errno = 0;
+    size_t got = fread(seed, 1, 16, f);
+    int e = errno, failed = ferror(f);
+    fclose(f);
+    if (got == 16)
+        return 0;
+    if (failed)
+        fprintf(stderr, "%s: '%s': read error: %s\n", prog, source, strerror(e));
+    else
+        fprintf(stderr, "%s: '%s': end of file\n", prog, source);
+    return 1;
+}
+
+/* Collective. The seed of R keys: rank 0's, so that every rank orders alike (the order is then
+ * a function of the seed and the lines: the same at any rank count). code is the parse's so
+ * far (-1: no error). -1, or an exit code after an error (printed by rank 0). */
+int dsort_gnuopts_random(const struct dsort_comm *c, int code, const char *source,
+                         int checkpointing, struct dsort_keys *k)
+{
+    /* every rank enters the broadcast or none: a usage error may be one rank's (-S N%) */
+    if ((code = dsort_cli_agree_usage(c, code)) >= 0)
+        return code;
+    /* a checkpoint's runs are ordered by the seed: the resumed run needs the first one's */
+    if (checkpointing && !source)
+        return dsort_cli_usage_error(c, "-R with --checkpoint, --stop-after or --resume needs "
+                                        "--random-source=FILE (a resumed run must order as the "
+                                        "first one did)");
+    unsigned char seed[17] = {0}; /* the seed, then "rank 0 failed" */
+    if (c->rank == 0)
+        seed[16] = (unsigned char)random_seed(c->prog, source, seed);
+    dsort_agree_bcast(c, seed, sizeof seed, "sharing the -R seed (MPI_Bcast)");
+    if (seed[16])
+        return 2;
+    dsort_keys_set_random_seed(k, seed);
+    return -1;
+}
+
+/* GNU's _POSIX2_VERSION (gnulib's posix2_version): the standard it follows; 200809 unless the
+ * variable holds a number (blanks before it allowed). */
+static long posix2_version(void)
+{
+    const char *v = getenv("_POSIX2_VERSION");
+    char *end = NULL;
+    long n = v && *v ? strtol(v, &end, 10) : 0;
+    return v && *v && !*end ? n : 200809;
+}
+
+int dsort_gnuopts_operand(const struct dsort_comm *c, struct dsort_keys *k, char **argv, int argc,
+                          int *optind_p, int *traditional)
+{
+    const char *arg = argv[*optind_p - 1];
+    if (arg[0] != '+')
+        return 0;
+    const char *next = *optind_p < argc ? argv[*optind_p] : NULL;
+    int minus_pos = next && next[0] == '-' && isdigit((unsigned char)next[1]);
+    long v = posix2_version();
+    if (v < 200112 || v >= 200809) /* as GNU 9.1: refused only for POSIX 1003.1-2001 */
+        *traditional = 1;
+    if (minus_pos && !getenv("POSIXLY_CORRECT"))
+        *traditional = 1;
+    if (!*traditional)
+        return 0;
+    struct dsort_error err = {0};
+    int not_key = 0;
+    if (dsort_keys_add_obsolete(k, arg, minus_pos ? next : NULL, &not_key, &err) == DSORT_OK) {
+        *optind_p += minus_pos;
+        return 1;
+    }
+    if (not_key)
+        return 0;
+    dsort_cli_usage_error(c, "%s", err.msg);
+    return -1;
+}
+
+/* -v: say which of GNU sort's options were accepted and ignored. */
+void dsort_gnuopts_notes(const struct dsort_comm *c, int verbose, const struct dsort_gnuopts *x)
+{
+    if (!verbose || c->rank != 0)
+        return;
+    if (x->parallel)
+        fprintf(stderr,
+                "%s: --parallel=%s ignored: dsort's parallelism is its %d rank%s (mpirun -n)\n",
+                c->prog, x->parallel, c->size, c->size == 1 ? "" : "s");
+    if (x->batch_size)
+        fprintf(stderr,
+                "%s: --batch-size=%s ignored: dsort's merges take as many runs as -S and "
+                "--block-size allow\n",
+                c->prog, x->batch_size);
+    if (x->compress)
+        fprintf(stderr,
+                "%s: --compress-program=%s ignored: dsort does not compress its temporary files "
+                "(see dsort(1))\n",
+                c->prog, x->compress);
+}
+
+/* The second line of the message for an ambiguous --p: GNU sort's only --p option. */
+#define P_HINT                                                                                     \
+    "\ndsort: GNU sort's --p is --parallel, its only option so named; dsort has more: spell it "   \
+    "out (--parallel is accepted and ignored)"
+
+/* An option getopt did not take: an ambiguous prefix of long options (--p=1) names them all,
+ * as GNU getopt does when it prints its own messages; anything else is unrecognized. */
+int dsort_gnuopts_unknown_option(const struct dsort_comm *c, const char *arg,
+                                 const struct option *opts)
+{
+    size_t n = strncmp(arg, "--", 2) ? 0 : strcspn(arg + 2, "=");
+    char list[512] = "";
+    size_t len = 0;
+    int found = 0;
+    for (const struct option *p = opts; n && p->name; p++)
+        if (!strncmp(p->name, arg + 2, n) && len < sizeof list) {
+            len += (size_t)snprintf(list + len, sizeof list - len, " '--%s'", p->name);
+            found++;
+        }
+    if (found > 1) /* GNU sort's --p (coreutils' tests write --p=1) is --parallel */
+        return dsort_cli_usage_error(c, "option '%s' is ambiguous; possibilities:%s%s", arg, list,
+                                     strstr(list, "'--parallel'") ? P_HINT : "");
+    return dsort_cli_usage_error(c, "unrecognized option '%s'", arg);
 }
 
 int dsort_gnuopts_same_file(const char *a, const char *b)

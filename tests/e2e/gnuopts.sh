@@ -7,7 +7,7 @@
 #    an existing target untouched); the same name twice is fine;
 #  - --parallel=N: accepted and ignored (said once by rank 0 under -v); GNU's errors for a bad N;
 #  - --sort=WORD (and its abbreviations): the same order as GNU's; GNU's errors for a bad or
-#    ambiguous WORD and for incompatible orders; random is refused (as -R is);
+#    ambiguous WORD and for incompatible orders; random as -R (gnukeys.sh);
 #  - -c, -C, --check[=quiet|silent|diagnose-first]: on fixed records that are equal-length
 #    lines, the exit status, the line GNU names (dsort names the record, 0-based), silence for
 #    -C, -cu (with --format lines: gnucheck.sh; -m too);
@@ -82,12 +82,8 @@ for bad in x ""; do
 done
 refuse "--sort=numeric -g" 2 1 "${L[@]}" --sort=numeric -g -o "$T/o/r.out" "$IN1" -- \
     --sort=numeric -g "$IN1"
-for r in ra -R; do
-    case $r in -*) opt=$r ;; *) opt=--sort=$r ;; esac
-    gnu /dev/null "$opt" "$IN1"
-    eq "$opt: GNU sort accepts it" 0 "$GRC"
-    dsort_refuses "$opt" "^dsort: random sort \(-R\) is not supported" "${L[@]}" "$opt" -o "$T/o/r.out" "$IN1"
-done
+# --sort=ra (random): -R's order (gnukeys.sh), with a source so that GNU's is known
+agree "--sort=ra" --sort=ra --random-source="$IN1" "$IN1" -- --sort=ra --random-source="$IN1" "$IN1"
 
 echo "== -c, -C, --check"
 # Equal-length lines as fixed records whose key is the whole record: GNU's line order.

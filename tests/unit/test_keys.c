@@ -136,7 +136,10 @@ static void test_spec_errors(void **state)
     EXPECT_ERROR("multi-character tab '\\\\t'", "-t", "\\t");
     EXPECT_ERROR("incompatible tabs", "-t", ":", "-t", ",");
     EXPECT_ERROR("invalid ordering option -- 'x'", "-x");
-    EXPECT_ERROR("random sort (-R) is not supported", "-R");
+    /* R needs its seed, which only dsort's command line gives (test_random) */
+    EXPECT_ERROR("random sort (R) needs a seed, which only dsort gives it (--random-source)", "-R");
+    EXPECT_ERROR("random sort (R) needs a seed, which only dsort gives it (--random-source)", "-k",
+                 "2,2fR");
 
     /* Accepted: what xstrtoumax accepts, huge counts, a repeated identical tab. */
     struct dsort_keys k;
@@ -884,6 +887,117 @@ static bool decides_of(const struct dsort_keys *k, const char *s)
 
 /* dsort_keys_prefix_decides: exact numbers and zeros, short plain keys; never for other
  * first keys. And the after_first comparisons skip the first key. */
+/* Global options (letters) and -k specs (NULL-ended) on a zero seed, finished: *err's status. */
+static enum dsort_status random_setup(struct dsort_keys *k, const char *globals,
+                                      const char *const *specs, struct dsort_error *err)
+{
+    static const unsigned char zero[16];
+    dsort_keys_init(k);
+    dsort_keys_set_random_seed(k, zero);
+    for (; *globals; globals++)
+        assert_int_equal(dsort_keys_set_global(k, *globals, err), DSORT_OK);
+    for (; *specs; specs++)
+        assert_int_equal(dsort_keys_add(k, *specs, err), DSORT_OK);
+    return dsort_keys_finish(k, err);
+}
+
+/* R: GNU's keyed MD5 order. The digests (MD5 of the 16-byte seed, then the key) were computed
+ * apart (Python's hashlib): with a zero seed, "a" 0531103a..., "b" 286488e1..., "c"
+ * fb8dd257...; 100 'x' 5ab3192f...; seed 0..15 then 47 'A' (63 bytes: the padding's edge)
+ * 1988c4db.... */
+static void test_random(void **state)
+{
+    (void)state;
+    struct dsort_keys k;
+    struct dsort_error err;
+    const char *none[] = {NULL};
+    assert_int_equal(random_setup(&k, "R", none, &err), DSORT_OK);
+    expect_cmp(&k, "a", "b", -1);
+    expect_cmp(&k, "b", "c", -1);
+    assert_true(prefix_of(&k, "a") == UINT64_C(0x0531103ad8fc7dd4));
+    char x[101], a[48];
+    memset(x, 'x', 100);
+    x[100] = '\0';
+    memset(a, 'A', 47);
+    a[47] = '\0';
+    assert_true(prefix_of(&k, x) == UINT64_C(0x5ab3192fbf1e0552));
+    assert_false(dsort_keys_prefix_decides(&k, prefix_of(&k, "a")));
+    unsigned char seed[16];
+    for (int i = 0; i < 16; i++)
+        seed[i] = (unsigned char)i;
+    dsort_keys_set_random_seed(&k, seed);
+    assert_true(prefix_of(&k, a) == UINT64_C(0x1988c4db7a6faefc));
+
+    /* -Rr reverses; f folds before hashing, so "abc" and "ABC" are equal keys, and the last
+     * resort orders them; with -s they tie; d drops the '.' first. */
+    assert_int_equal(random_setup(&k, "Rr", none, &err), DSORT_OK);
+    expect_cmp(&k, "c", "b", -1);
+    expect_cmp(&k, "b", "a", -1);
+    assert_true(prefix_of(&k, "a") == ~UINT64_C(0x0531103ad8fc7dd4));
+    assert_int_equal(random_setup(&k, "", (const char *[]){"1,1fR", NULL}, &err), DSORT_OK);
+    expect_keys(&k, "abc", "ABC", 0);
+    expect_cmp(&k, "ABC", "abc", -1);
+    assert_true(prefix_of(&k, "abc") == prefix_of(&k, "ABC"));
+    assert_int_equal(random_setup(&k, "", (const char *[]){"1,1dfR", NULL}, &err), DSORT_OK);
+    k.stable = 1;
+    assert_int_equal(dsort_keys_finish(&k, &err), DSORT_OK);
+    expect_cmp(&k, "a.b.C", "AbC", 0);
+    /* a key with R inherits nothing; R goes with V, d and i but not with n (GNU's letters) */
+    assert_int_equal(random_setup(&k, "RV", none, &err), DSORT_OK);
+    expect_cmp(&k, "a", "b", -1);
+    assert_int_equal(random_setup(&k, "nR", none, &err), DSORT_EINVAL);
+    assert_string_equal(err.msg, "options '-nR' are incompatible");
+    assert_int_equal(random_setup(&k, "dfgiMnR", none, &err), DSORT_EINVAL);
+    assert_string_equal(err.msg, "options '-dfgMnR' are incompatible");
+}
+
+/* +POS1 [-POS2]: GNU's obsolete keys, as the -k keys that its manual gives for them. */
+static void expect_obsolete(const char *pos1, const char *pos2, const char *k_spec)
+{
+    struct dsort_keys a, b;
+    struct dsort_error err;
+    int not_key = 1;
+    dsort_keys_init(&a);
+    dsort_keys_init(&b);
+    assert_int_equal(dsort_keys_add_obsolete(&a, pos1, pos2, &not_key, &err), DSORT_OK);
+    assert_int_equal(not_key, 0);
+    assert_int_equal(dsort_keys_add(&b, k_spec, &err), DSORT_OK);
+    if (memcmp(&a.key[0], &b.key[0], sizeof a.key[0]))
+        print_error("+POS '%s' '%s' is not -k %s\n", pos1, pos2 ? pos2 : "", k_spec);
+    assert_memory_equal(&a.key[0], &b.key[0], sizeof a.key[0]);
+}
+
+static void test_obsolete(void **state)
+{
+    (void)state;
+    expect_obsolete("+1", "-3", "2,3");
+    expect_obsolete("+0", NULL, "1");
+    expect_obsolete("+1.1", "-1.2", "2.2,2.2");
+    expect_obsolete("+0.1n", NULL, "1.2n");
+    expect_obsolete("+0", "-1.0", "1,1");
+    expect_obsolete("+0", "-1.1b", "1,2.1b");
+    expect_obsolete("+2b", "-4.3fr", "3b,5.3fr");
+    expect_obsolete("+1", "-0", "2,1"); /* -0 keeps field 0 (1-based 1), as GNU does */
+    struct dsort_keys k;
+    struct dsort_error err;
+    int not_key = 0;
+    dsort_keys_init(&k);
+    /* not keys: GNU takes them for files */
+    const char *files[] = {"+1x", "+", "+a", "1", "+1.x", NULL};
+    for (const char *const *f = files; *f; f++) {
+        not_key = 0;
+        assert_int_equal(dsort_keys_add_obsolete(&k, *f, NULL, &not_key, &err), DSORT_EINVAL);
+        assert_int_equal(not_key, 1);
+    }
+    assert_int_equal(k.n, 0);
+    assert_int_equal(dsort_keys_add_obsolete(&k, "+1", "-2x", &not_key, &err), DSORT_EINVAL);
+    assert_int_equal(not_key, 0);
+    assert_string_equal(err.msg,
+                        "stray character in field spec: invalid field specification '-2x'");
+    assert_int_equal(dsort_keys_add_obsolete(&k, "+1", "-2.y", &not_key, &err), DSORT_EINVAL);
+    assert_string_equal(err.msg, "invalid number after '.': invalid count at start of 'y'");
+}
+
 static void test_prefix_decides(void **state)
 {
     (void)state;
@@ -1013,7 +1127,8 @@ int main(void)
         cmocka_unit_test(test_month),          cmocka_unit_test(test_version),
         cmocka_unit_test(test_text_options),   cmocka_unit_test(test_prefix_contract),
         cmocka_unit_test(test_number_prefix),  cmocka_unit_test(test_number_prefix_resolution),
-        cmocka_unit_test(test_prefix_decides),
+        cmocka_unit_test(test_prefix_decides), cmocka_unit_test(test_random),
+        cmocka_unit_test(test_obsolete),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
