@@ -377,8 +377,12 @@ enum dsort_status dsort_cleanup_add(const char *path, int is_dir, struct dsort_e
 enum dsort_status dsort_cleanup_add_series(const char *dir, const char *name, int digits,
                                            const volatile unsigned *count, struct dsort_error *err)
 {
-    if (strlen(dir) >= DSORT_CLEANUP_PATH_MAX - 32 || strlen(name) >= 16 || digits < 1 ||
-        digits > 9)
+    /* A user's deep directory is the likely cause: say so in the user's words. */
+    if (strlen(dir) >= DSORT_CLEANUP_PATH_MAX - 32)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "path too long: '%s' (%zu bytes; its temporary files need at most %d)",
+                         dir, strlen(dir), DSORT_CLEANUP_PATH_MAX - 33);
+    if (strlen(name) >= 16 || digits < 1 || digits > 9)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "bad cleanup series '%s/%s'", dir, name);
     return add_slot(dir, DSORT_CLEANUP_SERIES, name, digits, count, err);
 }

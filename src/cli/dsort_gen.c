@@ -123,6 +123,25 @@ static int typed_setup(const struct dsort_comm *c, const struct typed_args *t, i
     return 0;
 }
 
+/* COUNT and OUTPUT (or --parts' DIR) after the options, or a usage error (its exit status, 2).
+ * An empty name would be found only at the commit, after all the work, as a rename to ''. */
+static int operands(const struct dsort_comm *c, int argc, char **argv, const char *parts,
+                    uint64_t start, uint64_t *count, const char **target)
+{
+    if (argc - optind != (parts ? 1 : 2))
+        return dsort_cli_usage_error(c, parts ? "expected COUNT with --parts"
+                                              : "expected COUNT and OUTPUT");
+    if (dsort_cli_parse_u64(argv[optind], count))
+        return dsort_cli_usage_error(c, "invalid record count '%s'", argv[optind]);
+    if (*count > UINT64_MAX - start)
+        return dsort_cli_usage_error(c, "START + COUNT overflows");
+    *target = parts ? parts : argv[optind + 1];
+    if (!**target)
+        return dsort_cli_usage_error(c, parts ? "--parts: the directory's name is empty"
+                                              : "OUTPUT: the name is empty");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct dsort_comm c;
@@ -194,15 +213,9 @@ int main(int argc, char **argv)
     if (typed_setup(&c, &targs, ascii || skew, &tg, &err))
         return dsort_cli_finish(2);
     const size_t rs = targs.format ? tg.rec_size : DSORT_GENSORT_REC_SIZE;
-    int want = parts ? 1 : 2;
-    if (argc - optind != want)
-        return dsort_cli_finish(dsort_cli_usage_error(&c, parts ? "expected COUNT with --parts"
-                                                                : "expected COUNT and OUTPUT"));
-    if (dsort_cli_parse_u64(argv[optind], &count))
-        return dsort_cli_finish(
-            dsort_cli_usage_error(&c, "invalid record count '%s'", argv[optind]));
-    if (count > UINT64_MAX - start)
-        return dsort_cli_finish(dsort_cli_usage_error(&c, "START + COUNT overflows"));
+    const char *target = NULL;
+    if (operands(&c, argc, argv, parts, start, &count, &target))
+        return dsort_cli_finish(2);
 
     double t0 = dsort_clock_now();
     uint64_t first, n;
@@ -212,7 +225,7 @@ int main(int argc, char **argv)
                                              !parts  ? DSORT_OUTPUT_FILE
                                              : local ? DSORT_OUTPUT_LOCAL_DIR
                                                      : DSORT_OUTPUT_DIR,
-                                             parts ? parts : argv[optind + 1], n * rs, 0, &err);
+                                             target, n * rs, 0, &err);
     if (st)
         return dsort_cli_finish(2);
     struct dsort_part_info info = {n, n * rs, {0, 0}, ""};

@@ -208,5 +208,14 @@ d = json.load(open(sys.argv[1]))
 print(int(any(x["disk"] == os.environ["ODD"] for r in d["per_rank"] for x in r["devices"])))' "$T/odd.json" 2>&1)
 eq "--stats names the odd disk as it is" 1 "$py_ok"
 
+# dsort-gen with an empty OUTPUT or --parts= is a usage error before any work (it was a failed
+# rename to '' at the commit, after generating everything).
+run "$N" "$GEN" 1000 ""
+eq "dsort-gen OUTPUT '': exit status" 2 "$RC"
+contains "dsort-gen OUTPUT '': named as a usage error" "$T/stderr" "OUTPUT: the name is empty"
+run "$N" "$GEN" --parts= 1000
+eq "dsort-gen --parts='': exit status" 2 "$RC"
+contains "dsort-gen --parts='': named as a usage error" "$T/stderr" "directory's name is empty"
+
 eq "the input is untouched at the end" "$before_in" "$(file_state "$IN/a.dat")"
 suite_finish

@@ -105,6 +105,20 @@ static void test_forget(void **state)
     assert_false(exists(c));
 }
 
+/* A series under a directory too deep for its names is refused as a path too long (the user's
+ * deep -O DIR), not as a "bad cleanup series". */
+static void test_series_too_deep(void **state)
+{
+    (void)state;
+    static char deep[DSORT_CLEANUP_PATH_MAX];
+    memset(deep, 'd', sizeof deep - 20);
+    deep[0] = '/';
+    static const volatile unsigned count = 0;
+    struct dsort_error err = {0};
+    assert_int_equal(dsort_cleanup_add_series(deep, "part-", 5, &count, &err), DSORT_EINVAL);
+    assert_non_null(strstr(err.msg, "path too long"));
+}
+
 static void test_slots(void **state)
 {
     (void)state;
@@ -315,7 +329,7 @@ int main(void)
         cmocka_unit_test(test_run_removes),  cmocka_unit_test(test_forget),
         cmocka_unit_test(test_slots),        cmocka_unit_test(test_signals),
         cmocka_unit_test(test_usr1_goes_on), cmocka_unit_test(test_no_handler),
-        cmocka_unit_test(test_atexit),
+        cmocka_unit_test(test_atexit),       cmocka_unit_test(test_series_too_deep),
     };
     return cmocka_run_group_tests(tests, dsort_test_dir_setup, teardown_dir);
 }
