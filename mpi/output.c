@@ -200,6 +200,9 @@ static enum dsort_status create_stage(const struct dsort_comm *c, struct dsort_o
                              "dsort replaces a file by renaming a new one over it, which a mount "
                              "point refuses; write another name and copy it there",
                              o->final);
+        o->target_existed = exists;
+        o->target_dev = exists ? (uint64_t)sb.st_dev : 0;
+        o->target_ino = exists ? (uint64_t)sb.st_ino : 0;
         sweep_dead_temps(dir);
         int fd;
         if ((st = dsort_owner_temp_file(o->stage, sizeof o->stage, dir, base, &fd, err)))
@@ -571,6 +574,27 @@ static enum dsort_status publish_inside(const struct dsort_comm *c, struct dsort
     return DSORT_OK;
 }
 
+/* FILE: the target is still what open found (absent, or the same file). Another job that
+ * wrote the same -o and committed meanwhile put a new file there (its rename): replacing that
+ * would throw its output away while both jobs say they succeeded. Checked just before this
+ * job's rename; a writer that commits in the instant between the two is not seen. */
+static enum dsort_status not_overtaken(const struct dsort_output *o, struct dsort_error *err)
+{
+    struct stat sb;
+    int now = !stat(o->target, &sb);
+    if (now == o->target_existed &&
+        (!now || ((uint64_t)sb.st_dev == o->target_dev && (uint64_t)sb.st_ino == o->target_ino)))
+        return DSORT_OK;
+    return DSORT_ERR(err, DSORT_EIO, 0,
+                     "output '%s' was %s by another program while this job ran (another job "
+                     "writing the same -o?): not replaced; this job's output is discarded, write "
+                     "it to another name",
+                     o->final,
+                     !o->target_existed ? "created"
+                     : now              ? "replaced"
+                                        : "removed");
+}
+
 static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output *o,
                                  const struct dsort_part_info *parts, struct dsort_error *err)
 {
@@ -578,6 +602,8 @@ static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output
     if (o->mode == DSORT_OUTPUT_FILE) {
         if (o->null_sink)
             return DSORT_OK;
+        if ((st = not_overtaken(o, err)))
+            return st;
         if (rename(o->stage, o->target))
             return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage,
                              o->final);

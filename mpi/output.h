@@ -63,6 +63,10 @@ struct dsort_output {
     int renamed;              /* LOCAL_DIR: this node's stage is renamed (commit phase 1) */
     int inside;               /* DIR: a mount point; the stage is inside it (no rename of DIR) */
     volatile unsigned nparts; /* part-NNNNN names to remove with the stage */
+    /* FILE: the target as open found it (existed, device, inode): a commit that finds another
+     * file there was overtaken by another writer (two jobs on one -o) and refuses. */
+    int target_existed;
+    uint64_t target_dev, target_ino;
 };
 
 /* What one rank wrote, for the manifest. */

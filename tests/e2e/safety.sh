@@ -217,5 +217,41 @@ run "$N" "$GEN" --parts= 1000
 eq "dsort-gen --parts='': exit status" 2 "$RC"
 contains "dsort-gen --parts='': named as a usage error" "$T/stderr" "directory's name is empty"
 
+# Two jobs on one -o: a job that finds, at its commit, that another committed the same -o
+# while it ran (a new file there) refuses, exit 2, and leaves the other's output whole. Before,
+# both exited 0 and the last to finish silently replaced the other's output. The other job's
+# commit is played by a rename while this job's ranks are stopped.
+mkdir -p "$T/two"
+gen 1 -b 11 300000 "$T/two/in.dat" || suite_finish
+gen 1 -b 12 1000 "$T/two/theirs" || suite_finish
+cp "$T/two/theirs" "$T/two/theirs.copy"
+LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $N $DSORT -S 1M --out-of-core $T/two/in.dat -o $T/two/same"
+"$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --out-of-core "$T/two/in.dat" \
+    -o "$T/two/same" </dev/null >"$T/stdout" 2>"$T/stderr" &
+job=$!
+for ((i = 0; i < 3000; i++)); do
+    compgen -G "$T/two/.same.dsort-*" >/dev/null && break
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.01
+done
+kill_ranks STOP "$job"
+if compgen -G "$T/two/.same.dsort-*" >/dev/null; then
+    mv "$T/two/theirs" "$T/two/same" # the other job's commit
+    kill_ranks CONT "$job"
+    kto 120 tail --pid="$job" -f /dev/null
+    wait "$job"
+    RC=$?
+    eq "two jobs on one -o: the one overtaken exits 2" 2 "$RC"
+    contains "two jobs on one -o: it says why" "$T/stderr" \
+        "output '.*/two/same' was created by another program while this job ran"
+    CHECKS=$((CHECKS + 1))
+    cmp -s "$T/two/same" "$T/two/theirs.copy" || fail "two jobs on one -o: the other job's output was replaced"
+    eq "two jobs on one -o: no temp file left" "" "$(compgen -G "$T/two/.same.dsort-*")"
+else
+    kill_ranks CONT "$job"
+    wait "$job"
+    fail "two jobs on one -o: the job ended before its output's temp file was seen"
+fi
+
 eq "the input is untouched at the end" "$before_in" "$(file_state "$IN/a.dat")"
 suite_finish
