@@ -78,6 +78,31 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t reco
     return st;
 }
 
+struct ext_write {
+    struct ext *x;
+    const char *upath; /* -u: the deduplicated run */
+    uint64_t total, drop;
+};
+
+/* Into the output: the runs merged, or under -u the deduplicated run copied (its first record
+ * dropped when the rank before ends with the same key). */
+static enum dsort_status write_out(void *ctx, struct dsort_output_sink *os)
+{
+    const struct ext_write *w = ctx;
+    struct ext *x = w->x;
+    enum dsort_status st;
+    if (x->j.o->ord.unique) {
+        st = copy_run(x, w->upath, w->total, w->drop, os);
+        unlink(w->upath);
+        dsort_cleanup_forget(w->upath);
+        return st;
+    }
+    st = merge_runs(x, x->j.runs.n, x->rs, &os->sink);
+    if (!st && !x->j.o->checkpoint)
+        dsort_runset_drop(&x->j.runs, 0, x->j.runs.n);
+    return st;
+}
+
 enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *out, uint64_t *nout)
 {
     const struct dsort_comm *c = x->j.c;
@@ -131,28 +156,11 @@ enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *
         drop = d ? 1 : 0;
     }
     *nout = total - drop;
-    if ((st = dsort_output_set_share(c, out, *nout * x->rs, &x->j.err)))
-        goto out;
-
-    dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
-    struct dsort_output_sink os;
+    struct ext_write w = {x, upath, total, drop};
     /* One page more than a block: room for a whole block after a carried partial page. */
-    st = dsort_output_sink_open(&os, out, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
-                                count_out, x, &x->j.err);
-    if (!st) {
-        if (x->j.o->ord.unique) {
-            st = copy_run(x, upath, total, drop, &os);
-            unlink(upath);
-            dsort_cleanup_forget(upath);
-        } else {
-            st = merge_runs(x, x->j.runs.n, x->rs, &os.sink);
-            if (!st && !x->j.o->checkpoint)
-                dsort_runset_drop(&x->j.runs, 0, x->j.runs.n);
-        }
-        st = dsort_output_sink_finish(&os, st, &x->j.err);
-    }
-    x->j.stats->bytes_written = os.pos;
-    dsort_job_phase_end(x->j.stats, x->j.o->ord.unique ? PH_WRITE : PH_FINAL_MERGE, &pc);
+    st = dsort_ooc_to_output(
+        &x->j, out, *nout * x->rs, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN, count_out,
+        write_out, &w, PH_FINAL_MERGE, x->j.o->ord.unique ? PH_WRITE : PH_FINAL_MERGE);
     st = dsort_comm_agree(c, st, &x->j.err);
 out:
     dsort_runmerge_release(&x->j.rm);

@@ -401,12 +401,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
 {
     struct ext x;
     memset(&x, 0, sizeof x);
-    x.j.fill = fill_ckpt;
-    x.j.fill_ctx = &x;
-    x.j.c = c;
-    x.j.o = o;
-    x.j.in = in;
-    x.j.stats = stats;
+    dsort_ooc_init(&x.j, c, o, in, stats, fill_ckpt, &x);
     x.rs = o->fmt.rec_size;
     x.tagged = !dsort_order_last_resort(&o->ord);
     x.irs = x.rs + (x.tagged ? 8 : 0);

@@ -83,36 +83,42 @@ static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t
 /* Collective: set this rank's share of the output to bytes, then stream merge(x, ctx, sink)'s
  * lines into it through the output's writer thread (O_DIRECT, page-carry: outsink.h); with
  * exact, the bytes written must be `bytes`. */
+struct lines_write {
+    struct lx *x;
+    enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *);
+    void *ctx;
+    struct dsort_line_writer w;
+    struct dsort_line_sink sink;
+};
+
+/* ooc.h's write: the merge's lines through a line writer into the output's sink. */
+static enum dsort_status write_lines(void *ctx, struct dsort_output_sink *os)
+{
+    struct lines_write *lw = ctx;
+    lw->w.sink = &os->sink;
+    return lw->merge(lw->x, lw->ctx, &lw->sink);
+}
+
 enum dsort_status
 dsort_lines_job_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes, int exact,
                           enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *),
                           void *ctx)
 {
-    enum dsort_status st;
-    struct dsort_phase_clock pc;
-    if ((st = dsort_output_set_share(x->j.c, out, bytes, &x->j.err)))
-        return st;
-    dsort_job_phase_begin(&pc, PH_WRITE);
+    const struct dsort_job_options *o = x->j.o;
+    struct lines_write lw = {.x = x, .merge = merge, .ctx = ctx};
+    lw.w = (struct dsort_line_writer){.eol = x->ord.eol,
+                                      .sum = o->verify || o->output_dir ? &x->j.sum_out : NULL,
+                                      .sum_c = &x->j.con_out};
+    lw.sink = (struct dsort_line_sink){dsort_line_writer_emit, &lw.w, 0, 0};
     /* A page more than a block: room for a block after a carried partial page. */
-    struct dsort_output_sink os;
-    st = dsort_output_sink_open(&os, out, x->mp.out_block + DSORT_RUN_ALIGN, out_progress, x,
-                                &x->j.err);
-    struct dsort_line_writer w = {.sink = &os.sink,
-                                  .eol = x->ord.eol,
-                                  .sum =
-                                      x->j.o->verify || x->j.o->output_dir ? &x->j.sum_out : NULL,
-                                  .sum_c = &x->j.con_out};
-    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
-    if (!st) {
-        st = merge(x, ctx, &sink);
-        st = dsort_output_sink_finish(&os, st, &x->j.err);
-    }
-    if (!st && exact && sink.bytes != bytes)
-        st = DSORT_ERR(&x->j.err, DSORT_EINTERNAL, 0,
-                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, sink.bytes, bytes);
-    x->j.stats->records_out = sink.lines;
-    x->j.stats->bytes_written = sink.bytes;
-    dsort_job_phase_end(x->j.stats, PH_WRITE, &pc);
+    enum dsort_status st = dsort_ooc_to_output(&x->j, out, bytes, x->mp.out_block + DSORT_RUN_ALIGN,
+                                               out_progress, write_lines, &lw, PH_WRITE, PH_WRITE);
+    if (st == DSORT_OK && exact && lw.sink.bytes != bytes)
+        st =
+            DSORT_ERR(&x->j.err, DSORT_EINTERNAL, 0,
+                      "wrote %" PRIu64 " bytes of output, expected %" PRIu64, lw.sink.bytes, bytes);
+    x->j.stats->records_out = lw.sink.lines;
+    x->j.stats->bytes_written = lw.sink.bytes;
     return st;
 }
 
@@ -483,13 +489,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
 {
     struct lx x;
     memset(&x, 0, sizeof x);
-    x.j.fill = dsort_lines_job_fill_ckpt;
-    x.j.fill_ctx = &x;
-    x.j.c = c;
-    x.j.o = o;
-    x.j.in = in;
+    dsort_ooc_init(&x.j, c, o, in, stats, dsort_lines_job_fill_ckpt, &x);
     x.sh = *sh;
-    x.j.stats = stats;
     dsort_lines_order_init(&x.ord, o->keys, o->eol);
     x.with_pos = x.ord.tie_pos; /* runs and pieces merge in any order */
     /* the smallest budget of all ranks (docs/design.md, "One budget for every rank") */

@@ -41,11 +41,20 @@ struct dsort_ooc {
     uint64_t ck_rounds;                  /* --checkpoint: the rounds of the checkpoint on disk */
     int stopped;                         /* stopped with a checkpoint */
     /* The format's checkpoint: fill k (zeroed here first) with the job's state after `rounds`
-     * rounds; k->blob is allocated (dsort_ckpt_free frees it). */
+     * rounds; k->blob is allocated (dsort_ckpt_free frees it). x: fmt_ctx. */
     enum dsort_status (*fill)(void *x, uint64_t rounds, struct dsort_ckpt *k,
                               struct dsort_error *err);
-    void *fill_ctx;
+    void *fmt_ctx; /* the format's pipeline state (struct ext, struct lx) */
 };
+
+/* Local: set up j (zeroed) for a job over c, o, in with figures in stats; fill and fmt_ctx:
+ * the format's checkpoint and its state. */
+void dsort_ooc_init(struct dsort_ooc *j, const struct dsort_comm *c,
+                    const struct dsort_job_options *o, const struct dsort_inputs *in,
+                    struct dsort_job_stats *stats,
+                    enum dsort_status (*fill)(void *, uint64_t, struct dsort_ckpt *,
+                                              struct dsort_error *),
+                    void *fmt_ctx);
 
 /* Merge k sorted in-memory cursors of the format into a new run (the spill phase); the
  * stats' runs and spill bytes follow. */
@@ -70,6 +79,18 @@ enum dsort_status dsort_ooc_end_round(struct dsort_ooc *j, uint64_t rounds, int 
  * with the runs after a pass. */
 enum dsort_status dsort_ooc_ckpt_pass(void *ctx, const struct dsort_runset *runs, size_t k,
                                       struct dsort_error *err);
+
+/* Collective: set this rank's share of the output to `bytes`, then stream write(ctx, os) into
+ * it through the output's writer thread (outsink.h: a buffer of buf bytes; seen(j) is shown
+ * every byte passed on) in phase ph (what a signal names), its time counted as phase timed;
+ * the stats' bytes written follow. Not agreed after
+ * the write (the caller agrees). */
+struct dsort_output_sink;
+enum dsort_status
+dsort_ooc_to_output(struct dsort_ooc *j, struct dsort_output *out, uint64_t bytes, size_t buf,
+                    void (*seen)(void *, const unsigned char *, size_t),
+                    enum dsort_status (*write)(void *ctx, struct dsort_output_sink *os), void *ctx,
+                    enum dsort_phase ph, enum dsort_phase timed);
 
 /* Local, after the final merge ended with st: a checkpoint on disk outlives a failure that is
  * not its own (a damaged run, DSORT_EFORMAT, is) and goes once the output is committed;

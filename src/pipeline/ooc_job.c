@@ -2,8 +2,27 @@
  * spill, the extra merge passes, the checkpoints and the job's tail. */
 #include "ooc.h"
 
+#include <string.h>
+
 #include "checkpoint.h"
 #include "cleanup.h"
+#include "outsink.h"
+
+void dsort_ooc_init(struct dsort_ooc *j, const struct dsort_comm *c,
+                    const struct dsort_job_options *o, const struct dsort_inputs *in,
+                    struct dsort_job_stats *stats,
+                    enum dsort_status (*fill)(void *, uint64_t, struct dsort_ckpt *,
+                                              struct dsort_error *),
+                    void *fmt_ctx)
+{
+    memset(j, 0, sizeof *j);
+    j->c = c;
+    j->o = o;
+    j->in = in;
+    j->stats = stats;
+    j->fill = fill;
+    j->fmt_ctx = fmt_ctx;
+}
 
 enum dsort_status dsort_ooc_spill(struct dsort_ooc *j, void *cur, size_t k)
 {
@@ -51,7 +70,7 @@ enum dsort_status dsort_ooc_end_round(struct dsort_ooc *j, uint64_t rounds, int 
 {
     struct dsort_ckpt k;
     enum dsort_status st =
-        dsort_comm_agree(j->c, j->fill(j->fill_ctx, rounds, &k, &j->err), &j->err);
+        dsort_comm_agree(j->c, j->fill(j->fmt_ctx, rounds, &k, &j->err), &j->err);
     if (!st)
         st = dsort_job_ckpt_save(j->c, j->o, j->in, j->job, &k, &j->td, &j->runs, stop, &j->err);
     if (!st)
@@ -69,10 +88,32 @@ enum dsort_status dsort_ooc_ckpt_pass(void *ctx, const struct dsort_runset *runs
 {
     struct dsort_ooc *j = ctx;
     struct dsort_ckpt ck;
-    enum dsort_status st = j->fill(j->fill_ctx, j->ck_rounds, &ck, err);
+    enum dsort_status st = j->fill(j->fmt_ctx, j->ck_rounds, &ck, err);
     if (!st)
         st = dsort_job_ckpt_write(j->c, j->o, j->in, j->job, &ck, &j->td, runs, k, 0, err);
     dsort_ckpt_free(&ck);
+    return st;
+}
+
+enum dsort_status
+dsort_ooc_to_output(struct dsort_ooc *j, struct dsort_output *out, uint64_t bytes, size_t buf,
+                    void (*seen)(void *, const unsigned char *, size_t),
+                    enum dsort_status (*write)(void *ctx, struct dsort_output_sink *os), void *ctx,
+                    enum dsort_phase ph, enum dsort_phase timed)
+{
+    enum dsort_status st = dsort_output_set_share(j->c, out, bytes, &j->err);
+    if (st)
+        return st;
+    struct dsort_phase_clock pc;
+    dsort_job_phase_begin(&pc, ph);
+    struct dsort_output_sink os;
+    st = dsort_output_sink_open(&os, out, buf, seen, j->fmt_ctx, &j->err);
+    if (!st) {
+        st = write(ctx, &os);
+        st = dsort_output_sink_finish(&os, st, &j->err);
+    }
+    j->stats->bytes_written = os.pos;
+    dsort_job_phase_end(j->stats, timed, &pc);
     return st;
 }
 
