@@ -12,6 +12,7 @@
 #include "job.h"
 #include "keysort.h"
 #include "merge.h"
+#include "ooc.h"
 #include "output.h"
 #include "recfmt.h"
 #include "runmerge.h"
@@ -19,12 +20,8 @@
 #include "tempdir.h"
 
 struct ext {
-    const struct dsort_comm *c;
-    const struct dsort_job_options *o;
-    const struct dsort_inputs *in;
-    struct dsort_job_stats *stats;
-    struct dsort_error err;
-    size_t rs, irs; /* record size in the input and in flight (irs = rs + 8 when tagged) */
+    struct dsort_ooc j; /* the skeleton's state (ooc.h) */
+    size_t rs, irs;     /* record size in the input and in flight (irs = rs + 8 when tagged) */
     int tagged;
     struct dsort_cmp cmp; /* on in-flight records */
     size_t ks;            /* composite key bytes */
@@ -37,20 +34,9 @@ struct ext {
     size_t abytes, bbytes, ebytes; /* A also receives: 1/16 more than a chunk */
     unsigned char *a, *b;
     struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
-    struct dsort_tempdirs td;
-    struct dsort_runset runs;
-    struct dsort_recfmt_ctx fx;          /* the fixed format's operations' context (recfmt.h) */
-    struct dsort_runmerge rm;            /* spills, extra passes, the final merge's readers */
-    struct dsort_sum128 sum_in, sum_out; /* --verify: valsort's CRC-32 sums */
-    struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C sums */
-    uint64_t out_done;                   /* bytes passed to the output so far (--progress) */
     /* stop and resume (job_ckpt.c) */
-    char job[256];          /* the temp directories' job name */
-    uint64_t consumed;      /* records of the share read by earlier runs of a resumed job */
-    uint64_t rounds_before; /* rounds done by them */
-    int stopped;            /* stopped with a checkpoint */
-    uint64_t ck_rounds;     /* --checkpoint: the rounds of the checkpoint on disk */
-    uint64_t ck_upto;       /* and the records of the share it has consumed */
+    uint64_t consumed; /* records of the share read by earlier runs of a resumed job */
+    uint64_t ck_upto;  /* --checkpoint: the records of the share the checkpoint has consumed */
 };
 
 /* Collective: merge the runs (extra passes beyond the fan-in, smallest first) into the

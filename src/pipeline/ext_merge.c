@@ -21,10 +21,10 @@
 static void count_out(void *ctx, const unsigned char *p, size_t len)
 {
     struct ext *x = ctx;
-    dsort_job_sum_records(x->o->output_dir || x->o->verify, p, len / x->rs, x->rs, &x->sum_out,
-                          &x->con_out);
-    x->out_done += len;
-    dsort_progress_local("merge", x->n * x->rs + x->out_done);
+    dsort_job_sum_records(x->j.o->output_dir || x->j.o->verify, p, len / x->rs, x->rs,
+                          &x->j.sum_out, &x->j.con_out);
+    x->j.out_done += len;
+    dsort_progress_local("merge", x->n * x->rs + x->j.out_done);
 }
 
 /* Merge runs [0, k) into sink, out_size bytes of each record (the tag dropped: rs). */
@@ -32,11 +32,11 @@ static enum dsort_status merge_runs(struct ext *x, size_t k, size_t out_size,
                                     struct dsort_sink *sink)
 {
     void *cur;
-    enum dsort_status st = dsort_runmerge_open(&x->rm, 0, k, &cur, &x->err);
+    enum dsort_status st = dsort_runmerge_open(&x->j.rm, 0, k, &cur, &x->j.err);
     if (st)
         return st;
-    st = dsort_merge_cmp(&x->cmp, x->irs, out_size, x->o->ord.unique, cur, k, sink, &x->err);
-    dsort_runmerge_close(&x->rm, k);
+    st = dsort_merge_cmp(&x->cmp, x->irs, out_size, x->j.o->ord.unique, cur, k, sink, &x->j.err);
+    dsort_runmerge_close(&x->j.rm, k);
     return st;
 }
 
@@ -46,8 +46,9 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t reco
                                   struct dsort_output_sink *os)
 {
     struct dsort_runreader r;
-    enum dsort_status st = dsort_runreader_open(
-        &r, path, x->rs, x->block, x->a, dsort_runmerge_prefetch(&x->rm, path), records, &x->err);
+    enum dsort_status st =
+        dsort_runreader_open(&r, path, x->rs, x->block, x->a,
+                             dsort_runmerge_prefetch(&x->j.rm, path), records, &x->j.err);
     if (st)
         return st;
     while (!st && r.cur.cur != r.cur.end) {
@@ -61,7 +62,7 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t reco
             size_t room = (os->sink.cap - os->sink.len) / x->rs * x->rs;
             size_t n = len < room ? len : room;
             if (n == 0) { /* not a whole record left in the buffer */
-                if ((st = os->sink.flush(&os->sink, &x->err)))
+                if ((st = os->sink.flush(&os->sink, &x->j.err)))
                     break;
                 continue;
             }
@@ -71,97 +72,97 @@ static enum dsort_status copy_run(struct ext *x, const char *path, uint64_t reco
             len -= n;
         }
         if (!st)
-            st = r.cur.refill(&r.cur, &x->err);
+            st = r.cur.refill(&r.cur, &x->j.err);
     }
     dsort_runreader_close(&r);
     return st;
 }
 
+struct ext_write {
+    struct ext *x;
+    const char *upath; /* -u: the deduplicated run */
+    uint64_t total, drop;
+};
+
+/* Into the output: the runs merged, or under -u the deduplicated run copied (its first record
+ * dropped when the rank before ends with the same key). */
+static enum dsort_status write_out(void *ctx, struct dsort_output_sink *os)
+{
+    const struct ext_write *w = ctx;
+    struct ext *x = w->x;
+    enum dsort_status st;
+    if (x->j.o->ord.unique) {
+        st = copy_run(x, w->upath, w->total, w->drop, os);
+        unlink(w->upath);
+        dsort_cleanup_forget(w->upath);
+        return st;
+    }
+    st = merge_runs(x, x->j.runs.n, x->rs, &os->sink);
+    if (!st && !x->j.o->checkpoint)
+        dsort_runset_drop(&x->j.runs, 0, x->j.runs.n);
+    return st;
+}
+
 enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *out, uint64_t *nout)
 {
-    const struct dsort_comm *c = x->c;
+    const struct dsort_comm *c = x->j.c;
     enum dsort_status st = DSORT_OK;
     struct dsort_phase_clock pc;
     /* The read buffers are carved from A and B (free now). */
     unsigned char *region[2] = {x->a, x->b};
     size_t region_len[2] = {x->abytes, x->bbytes};
-    st = dsort_runmerge_plan(&x->rm, 0, 0, region, region_len, 2, x->stats->merge_why,
-                             sizeof x->stats->merge_why, &x->err);
-    x->stats->fan_in = (int)x->rm.f;
-    if (!st) {
-        dsort_job_phase_begin(&pc, PH_MERGE);
-        st = dsort_runmerge_reduce(&x->rm, &x->err);
-        x->stats->merge_passes = x->rm.passes;
-        x->stats->extra_merge_bytes = x->rm.pass_bytes;
-        dsort_job_phase_end(x->stats, PH_MERGE, &pc);
-    }
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+    st = dsort_ooc_reduce(&x->j, 0, 0, region, region_len, 2, PH_MERGE, &pc);
+    dsort_job_phase_end(x->j.stats, PH_MERGE, &pc);
+    if ((st = dsort_comm_agree(c, st, &x->j.err)))
         goto out;
 
-    uint64_t total = dsort_runset_records(&x->runs);
+    uint64_t total = dsort_runset_records(&x->j.runs);
     char upath[4096] = "";
     uint64_t drop = 0;
-    if (x->o->ord.unique) {
+    if (x->j.o->ord.unique) {
         /* Deduplicate into one more temp run; then the share and the boundary are known. */
         dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
-        dsort_tempdirs_run_path(&x->td, upath, sizeof upath);
+        dsort_tempdirs_run_path(&x->j.td, upath, sizeof upath);
         struct dsort_runwriter w;
-        st = dsort_runwriter_open(&w, upath, x->rs, x->block, &x->err);
+        st = dsort_runwriter_open(&w, upath, x->rs, x->block, &x->j.err);
         if (!st) {
-            st = merge_runs(x, x->runs.n, x->rs, &w.sink);
+            st = merge_runs(x, x->j.runs.n, x->rs, &w.sink);
             if (!st)
-                st = dsort_runwriter_close(&w, &x->err);
+                st = dsort_runwriter_close(&w, &x->j.err);
             if (st)
                 dsort_runwriter_abort(&w);
         }
         if (!st) {
-            if (!x->o->checkpoint) /* else the checkpoint lists them until the commit */
-                dsort_runset_drop(&x->runs, 0, x->runs.n);
+            if (!x->j.o->checkpoint) /* else the checkpoint lists them until the commit */
+                dsort_runset_drop(&x->j.runs, 0, x->j.runs.n);
             total = w.records;
         }
         /* The first record: read the run's first block into A (free now); keep it in B. */
         if (!st && total) {
             struct dsort_runreader r;
-            st = dsort_runreader_open(&r, upath, x->rs, x->block, x->a, NULL, total, &x->err);
+            st = dsort_runreader_open(&r, upath, x->rs, x->block, x->a, NULL, total, &x->j.err);
             if (!st) {
                 memcpy(x->b, r.cur.cur, x->rs);
                 dsort_runreader_close(&r);
             }
         }
-        dsort_job_phase_end(x->stats, PH_FINAL_MERGE, &pc);
+        dsort_job_phase_end(x->j.stats, PH_FINAL_MERGE, &pc);
         int d = 0;
-        if (!(st = dsort_comm_agree(c, st, &x->err)))
-            st = dsort_job_unique_boundary(c, &x->o->fmt, x->b, w.last, total, &d, &x->err);
+        if (!(st = dsort_comm_agree(c, st, &x->j.err)))
+            st = dsort_job_unique_boundary(c, &x->j.o->fmt, x->b, w.last, total, &d, &x->j.err);
         dsort_runwriter_free(&w);
         if (st)
             goto out;
         drop = d ? 1 : 0;
     }
     *nout = total - drop;
-    if ((st = dsort_output_set_share(c, out, *nout * x->rs, &x->err)))
-        goto out;
-
-    dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
-    struct dsort_output_sink os;
+    struct ext_write w = {x, upath, total, drop};
     /* One page more than a block: room for a whole block after a carried partial page. */
-    st = dsort_output_sink_open(&os, out, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
-                                count_out, x, &x->err);
-    if (!st) {
-        if (x->o->ord.unique) {
-            st = copy_run(x, upath, total, drop, &os);
-            unlink(upath);
-            dsort_cleanup_forget(upath);
-        } else {
-            st = merge_runs(x, x->runs.n, x->rs, &os.sink);
-            if (!st && !x->o->checkpoint)
-                dsort_runset_drop(&x->runs, 0, x->runs.n);
-        }
-        st = dsort_output_sink_finish(&os, st, &x->err);
-    }
-    x->stats->bytes_written = os.pos;
-    dsort_job_phase_end(x->stats, x->o->ord.unique ? PH_WRITE : PH_FINAL_MERGE, &pc);
-    st = dsort_comm_agree(c, st, &x->err);
+    st = dsort_ooc_to_output(
+        &x->j, out, *nout * x->rs, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN, count_out,
+        write_out, &w, PH_FINAL_MERGE, x->j.o->ord.unique ? PH_WRITE : PH_FINAL_MERGE);
+    st = dsort_comm_agree(c, st, &x->j.err);
 out:
-    dsort_runmerge_release(&x->rm);
+    dsort_runmerge_release(&x->j.rm);
     return st;
 }

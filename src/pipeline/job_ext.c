@@ -53,7 +53,7 @@
  * last-resort bytes (default order) or nothing, then g. memcmp order = output order. */
 static void composite(const struct ext *x, const unsigned char *rec, uint64_t g, unsigned char *out)
 {
-    const struct dsort_format *f = &x->o->fmt;
+    const struct dsort_format *f = &x->j.o->fmt;
     dsort_job_put_bytes(out, rec + f->key_off, f->key_len, x->cmp.reverse);
     out += f->key_len;
     if (!x->tagged) {
@@ -66,40 +66,28 @@ static void composite(const struct ext *x, const unsigned char *rec, uint64_t g,
 /* Choose the splitters from a sample of every rank's share. Collective; agrees. */
 static enum dsort_status choose_splitters(struct ext *x)
 {
-    const struct dsort_comm *c = x->c;
+    const struct dsort_comm *c = x->j.c;
     /* Every rank holds its own samples: SAMPLE_BYTES at most (outside the budget). */
     uint64_t s = dsort_splitters_sample_count(x->n, 1, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
     unsigned char *mine = malloc(s * x->ks + 1), *rec = malloc(x->rs);
     x->splitters = calloc((size_t)c->size, x->ks);
     enum dsort_status st = DSORT_OK;
     if (!mine || !rec || !x->splitters)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
     for (uint64_t k = 0; !st && k < s; k++) {
         uint64_t i = (k * x->n + x->n / 2) / s; /* evenly spaced, centred */
-        st = dsort_inputs_read(x->in, x->first + i, 1, rec, &x->err);
+        st = dsort_inputs_read(x->j.in, x->first + i, 1, rec, &x->j.err);
         if (!st)
             composite(x, rec, x->g0 + i, mine + k * x->ks);
     }
-    if (!(st = dsort_comm_agree(c, st, &x->err)))
+    if (!(st = dsort_comm_agree(c, st, &x->j.err)))
         st = dsort_comm_agree(c,
                               dsort_splitters_sample(c->comm, mine, s, x->ks, SAMPLE_TOL,
-                                                     x->splitters, &x->stats->splitter_rounds,
-                                                     &x->err),
-                              &x->err);
+                                                     x->splitters, &x->j.stats->splitter_rounds,
+                                                     &x->j.err),
+                              &x->j.err);
     free(mine);
     free(rec);
-    return st;
-}
-
-/* Merge k in-memory pieces (in source order) of in-flight records into a new run. */
-static enum dsort_status spill(struct ext *x, struct dsort_cursor *cur, size_t k)
-{
-    struct dsort_phase_clock pc;
-    dsort_job_phase_begin(&pc, PH_SPILL);
-    enum dsort_status st = dsort_runmerge_spill(&x->rm, cur, k, &x->err);
-    x->stats->runs = x->rm.runs_made;
-    x->stats->spill_bytes = x->rm.run_bytes;
-    dsort_job_phase_end(x->stats, PH_SPILL, &pc);
     return st;
 }
 
@@ -124,7 +112,7 @@ static uint64_t chunk_bound(const struct ext *x, uint64_t m, uint64_t g0, const 
  * it to B as in-flight records, exchange in waves, spill what arrives. Collective. */
 static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
 {
-    const struct dsort_comm *c = x->c;
+    const struct dsort_comm *c = x->j.c;
     const int p = c->size;
     const size_t irs = x->irs;
     struct dsort_phase_clock pc;
@@ -137,8 +125,8 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
     struct dsort_cursor *cur = calloc((size_t)p, sizeof *cur);
     unsigned char *tmp = malloc(x->ks);
     if (!cuts || !sent || !want || !left || !grant || !allot || !sc || !rc || !sd || !cur || !tmp)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, &x->j.err)))
         goto out;
 
     dsort_job_phase_begin(&pc, PH_SPLIT);
@@ -146,12 +134,12 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
     cuts[p] = m;
     for (int j = 1; j < p; j++)
         cuts[j] = chunk_bound(x, m, g0, x->splitters + (size_t)(j - 1) * x->ks, tmp);
-    dsort_job_phase_end(x->stats, PH_SPLIT, &pc);
+    dsort_job_phase_end(x->j.stats, PH_SPLIT, &pc);
 
     /* In-flight records: the record, plus its global position when tagged. */
     dsort_job_phase_begin(&pc, PH_SORT);
     if (!x->tagged) {
-        dsort_keysort_gather(&x->o->fmt, x->a, x->ents, m, x->b);
+        dsort_keysort_gather(&x->j.o->fmt, x->a, x->ents, m, x->b);
     } else {
         for (uint64_t i = 0; i < m; i++) {
             size_t idx = dsort_sortent_index(&x->ents[i]);
@@ -159,14 +147,14 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
             dsort_job_put_be64(x->b + i * irs + x->rs, g0 + idx);
         }
     }
-    dsort_job_phase_end(x->stats, PH_SORT, &pc);
+    dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
 
     dsort_job_phase_begin(&pc, PH_EXCHANGE);
     for (int j = 0; j < p; j++)
         want[j] = cuts[j + 1] - cuts[j];
     /* left[s]: records source s still has for us. */
-    if ((st = dsort_exchange_counts(c->comm, want, left, &x->err)) ||
-        (st = dsort_comm_agree(c, st, &x->err)))
+    if ((st = dsort_exchange_counts(c->comm, want, left, &x->j.err)) ||
+        (st = dsort_comm_agree(c, st, &x->j.err)))
         goto out;
     const uint64_t cap = x->abytes / irs; /* A receives */
     for (;;) {
@@ -175,7 +163,7 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
         if (dsort_comm_sum(c, pending) == 0)
             break;
         /* Tell every source how much to send us now. */
-        if ((st = dsort_exchange_counts(c->comm, allot, grant, &x->err)))
+        if ((st = dsort_exchange_counts(c->comm, allot, grant, &x->j.err)))
             break;
         uint64_t got = 0;
         for (int s = 0; s < p; s++) {
@@ -185,29 +173,30 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
             got += allot[s];
         }
         int rounds = 0;
-        st = dsort_exchange_move(x->o->exchange, x->b, sc, sd, x->a, rc, NULL, &rounds, &x->err);
-        if ((st = dsort_comm_agree(c, st, &x->err)))
+        st =
+            dsort_exchange_move(x->j.o->exchange, x->b, sc, sd, x->a, rc, NULL, &rounds, &x->j.err);
+        if ((st = dsort_comm_agree(c, st, &x->j.err)))
             break;
-        x->stats->exchange_rounds += rounds;
+        x->j.stats->exchange_rounds += rounds;
         for (int s = 0; s < p; s++) {
             sent[s] += grant[s];
             left[s] -= allot[s];
             if (s != c->rank) {
-                x->stats->bytes_sent += sc[s];
-                x->stats->bytes_received += rc[s];
+                x->j.stats->bytes_sent += sc[s];
+                x->j.stats->bytes_received += rc[s];
             }
         }
-        dsort_job_phase_end(x->stats, PH_EXCHANGE, &pc);
+        dsort_job_phase_end(x->j.stats, PH_EXCHANGE, &pc);
         if (got) {
             uint64_t off = 0;
             for (int s = 0; s < p; s++) {
-                dsort_recfmt_fixed.cursor_memory(&x->fx, &cur[s], x->a + off,
+                dsort_recfmt_fixed.cursor_memory(&x->j.fx, &cur[s], x->a + off,
                                                  (size_t)(allot[s] * irs));
                 off += allot[s] * irs;
             }
-            st = spill(x, cur, (size_t)p);
+            st = dsort_ooc_spill(&x->j, cur, (size_t)p);
         }
-        if ((st = dsort_comm_agree(c, st, &x->err)))
+        if ((st = dsort_comm_agree(c, st, &x->j.err)))
             break;
         dsort_job_phase_begin(&pc, PH_EXCHANGE);
     }
@@ -226,60 +215,41 @@ out:
     return st;
 }
 
-/* Collective: keep a checkpoint after round r (of this run) that consumed the share up to
- * `upto`, and leave the runs on disk (job_ckpt.c). */
-/* Fill k with the job's state after `rounds` rounds, `upto` records of the share read. */
-static void fill_ckpt(const struct ext *x, uint64_t rounds, uint64_t upto, struct dsort_ckpt *k)
+/* The fixed format's checkpoint (ooc.h's fill): the job's state after `rounds` rounds, the
+ * share read up to x->ck_upto; the blob is the splitters (p-1 composite keys). */
+static enum dsort_status fill_ckpt(void *ctx, uint64_t rounds, struct dsort_ckpt *k,
+                                   struct dsort_error *err)
 {
+    const struct ext *x = ctx;
     memset(k, 0, sizeof *k);
+    k->blob_len = (size_t)(x->j.c->size - 1) * x->ks;
+    if (!(k->blob = malloc(k->blob_len + 1)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    memcpy(k->blob, x->splitters, k->blob_len);
     k->rounds = rounds;
-    k->consumed = upto;
+    k->consumed = x->ck_upto;
     k->block = x->block;
-    k->bytes_read = x->stats->bytes_read;
-    k->sum_in = x->sum_in;
-    k->con_in = x->con_in;
-    k->blob = x->splitters; /* borrowed */
-    k->blob_len = (size_t)(x->c->size - 1) * x->ks;
+    k->bytes_read = x->j.stats->bytes_read;
+    k->sum_in = x->j.sum_in;
+    k->con_in = x->j.con_in;
     k->sample_from = x->first; /* the share's records read so far */
-    k->sample_to = x->first + upto;
+    k->sample_to = x->first + x->ck_upto;
+    return DSORT_OK;
 }
 
-/* Collective, at the end of a round: save a checkpoint (--checkpoint: every round), and stop
- * with it if asked to. */
+/* Collective, at the end of a round that consumed the share up to `upto`: save a checkpoint
+ * (--checkpoint: every round), and stop with it if asked to. */
 static enum dsort_status end_round(struct ext *x, uint64_t rounds, uint64_t upto)
 {
-    x->stats->rounds = rounds;
-    const int stop = dsort_job_stop_now(x->c, x->o, rounds);
-    if (!x->o->checkpoint && !stop)
+    x->j.stats->rounds = rounds;
+    const int stop = dsort_job_stop_now(x->j.c, x->j.o, rounds);
+    if (!x->j.o->checkpoint && !stop)
         return DSORT_OK;
-    struct dsort_ckpt k;
-    fill_ckpt(x, rounds, upto, &k);
-    enum dsort_status st =
-        dsort_job_ckpt_save(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, stop, &x->err);
-    if (!st) {
-        x->ck_rounds = rounds;
-        x->ck_upto = upto;
-    }
-    if (!st && stop) {
-        dsort_job_ckpt_stop(x->c, &k, &x->td, &x->runs);
-        x->stopped = 1;
-    }
-    k.blob = NULL; /* x's */
-    dsort_ckpt_free(&k);
-    return st;
-}
-
-/* runmerge's on_pass under --checkpoint: the checkpoint lists the runs after the pass. */
-static enum dsort_status ckpt_after_pass(void *ctx, const struct dsort_runset *runs, size_t k,
-                                         struct dsort_error *err)
-{
-    struct ext *x = ctx;
-    struct dsort_ckpt ck;
-    fill_ckpt(x, x->ck_rounds, x->ck_upto, &ck);
-    enum dsort_status st =
-        dsort_job_ckpt_write(x->c, x->o, x->in, x->job, &ck, &x->td, runs, k, 0, err);
-    ck.blob = NULL;
-    dsort_ckpt_free(&ck);
+    const uint64_t before = x->ck_upto;
+    x->ck_upto = upto;
+    enum dsort_status st = dsort_ooc_end_round(&x->j, rounds, stop);
+    if (st)
+        x->ck_upto = before;
     return st;
 }
 
@@ -287,34 +257,34 @@ static enum dsort_status ckpt_after_pass(void *ctx, const struct dsort_runset *r
  * resumed job). Collective. */
 static enum dsort_status form_runs(struct ext *x)
 {
-    const struct dsort_comm *c = x->c;
+    const struct dsort_comm *c = x->j.c;
     const uint64_t from = x->consumed;
     uint64_t rounds = dsort_comm_max(c, (x->n - from + x->chunk - 1) / x->chunk);
     enum dsort_status st = DSORT_OK;
     struct dsort_phase_clock pc;
-    for (uint64_t r = 0; r < rounds && !st && !x->stopped; r++) {
+    for (uint64_t r = 0; r < rounds && !st && !x->j.stopped; r++) {
         uint64_t at = from + r * x->chunk < x->n ? from + r * x->chunk : x->n;
         uint64_t m = x->n - at < x->chunk ? x->n - at : x->chunk;
         dsort_job_phase_begin(&pc, PH_READ);
-        st = dsort_job_topo_read(x->o->topo, x->in, x->first + at, m, x->a, &x->err);
+        st = dsort_job_topo_read(x->j.o->topo, x->j.in, x->first + at, m, x->a, &x->j.err);
         if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
-            dsort_inputs_advise(x->in, x->first + at + m,
+            dsort_inputs_advise(x->j.in, x->first + at + m,
                                 x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
         if (!st)
-            dsort_job_sum_records(x->o->verify, x->a, m, x->rs, &x->sum_in, &x->con_in);
-        x->stats->bytes_read += m * x->rs;
-        dsort_job_phase_end(x->stats, PH_READ, &pc);
-        if ((st = dsort_comm_agree(c, st, &x->err)))
+            dsort_job_sum_records(x->j.o->verify, x->a, m, x->rs, &x->j.sum_in, &x->j.con_in);
+        x->j.stats->bytes_read += m * x->rs;
+        dsort_job_phase_end(x->j.stats, PH_READ, &pc);
+        if ((st = dsort_comm_agree(c, st, &x->j.err)))
             break;
         dsort_job_phase_begin(&pc, PH_SORT);
-        dsort_keysort_sort(&x->o->fmt, &x->o->ord, x->a, m, x->ents,
+        dsort_keysort_sort(&x->j.o->fmt, &x->j.o->ord, x->a, m, x->ents,
                            x->scratch ? x->scratch : (struct dsort_sortent *)(void *)x->b);
-        dsort_job_phase_end(x->stats, PH_SORT, &pc);
+        dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
         st = exchange_round(x, m, x->g0 + at);
         if (!st)
             dsort_progress_step(c, "rounds", (at + m) * x->rs);
         if (!st)
-            st = end_round(x, x->rounds_before + r + 1, at + m);
+            st = end_round(x, x->j.rounds_before + r + 1, at + m);
     }
     return st;
 }
@@ -327,9 +297,7 @@ static void release(struct ext *x)
     dsort_mem_free(x->scratch, x->ebytes);
     x->a = x->b = NULL;
     x->ents = x->scratch = NULL;
-    dsort_runmerge_release(&x->rm);
-    dsort_runset_release(&x->runs);
-    dsort_tempdirs_destroy(&x->td);
+    dsort_ooc_release(&x->j);
     free(x->splitters);
     x->splitters = NULL;
 }
@@ -339,8 +307,8 @@ static struct dsort_memplan_in plan_in(const struct ext *x)
 {
     return (struct dsort_memplan_in){.fmt = &dsort_recfmt_fixed,
                                      .budget = x->budget,
-                                     .block = x->o->block,
-                                     .temp_disks = dsort_job_temp_disks(x->o),
+                                     .block = x->j.o->block,
+                                     .temp_disks = dsort_job_temp_disks(x->j.o),
                                      .rec = x->irs,
                                      .rec_in = x->rs,
                                      .records = x->n};
@@ -356,7 +324,7 @@ static enum dsort_status plan_memory(struct ext *x)
     if (!p.fits) {
         char b1[32];
         return DSORT_ERR(
-            &x->err, DSORT_ENOMEM, 0,
+            &x->j.err, DSORT_ENOMEM, 0,
             "the memory budget %s (-S) is too small to sort %zu-byte records out of "
             "core; give at least -S %lluK",
             dsort_mem_format(x->budget, b1, sizeof b1), x->rs,
@@ -373,7 +341,7 @@ static enum dsort_status plan_memory(struct ext *x)
     if (p.scratch)
         x->scratch = dsort_mem_alloc(x->ebytes);
     if (!x->a || !x->b || !x->ents || (p.scratch && !x->scratch))
-        return dsort_job_alloc_error(&x->err, errno, "the sort buffers",
+        return dsort_job_alloc_error(&x->j.err, errno, "the sort buffers",
                                      x->abytes + x->bbytes + 2 * x->ebytes);
     return DSORT_OK;
 }
@@ -395,13 +363,13 @@ static void fit_block(struct ext *x, uint64_t rounds)
 static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
 {
     struct ext *x = ctx;
-    const size_t len = (size_t)(x->c->size - 1) * x->ks;
+    const size_t len = (size_t)(x->j.c->size - 1) * x->ks;
     if (k->blob_len != len || k->consumed > x->n || k->block < 4096 || k->block > (1u << 30))
-        return DSORT_ERR(&x->err, DSORT_EFORMAT, 0,
+        return DSORT_ERR(&x->j.err, DSORT_EFORMAT, 0,
                          "the checkpoint of rank %d does not fit this job (splitters of %zu "
                          "bytes, %" PRIu64 " of %" PRIu64 " records read, run block %" PRIu64
                          "); not resuming from it",
-                         x->c->rank, k->blob_len, k->consumed, x->n, k->block);
+                         x->j.c->rank, k->blob_len, k->consumed, x->n, k->block);
     /* The kept runs are read back in their own blocks: a smaller -S than the stopped job's may
      * not hold two of their read buffers (then no number of merge passes helps). Refused
      * before anything is touched, naming the budget that does. */
@@ -412,30 +380,19 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
         dsort_mem_format(x->budget, b1, sizeof b1);
         dsort_mem_format(k->block, b2, sizeof b2);
         dsort_mem_format(need, b3, sizeof b3);
-        return DSORT_ERR(&x->err, DSORT_ENOMEM, 0,
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, 0,
                          "cannot resume with the memory budget %s (-S): the checkpoint's runs "
                          "were written in blocks of %s, and merging them needs -S %s or more; "
                          "the checkpoint is left as it was",
                          b1, b2, need ? b3 : "(more than 1 TiB)");
     }
-    if (!(x->splitters = calloc((size_t)x->c->size, x->ks)))
-        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+    if (!(x->splitters = calloc((size_t)x->j.c->size, x->ks)))
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
     memcpy(x->splitters, k->blob, len);
-    for (size_t i = 0; i < k->runs.n; i++) {
-        const struct dsort_run *r = &k->runs.runs[i];
-        enum dsort_status st = dsort_runset_add_run(&x->runs, r, &x->err);
-        if (st)
-            return st;
-    }
     x->block = (size_t)k->block; /* the runs' */
-    x->consumed = k->consumed;
-    x->rounds_before = x->ck_rounds = x->stats->rounds = k->rounds;
-    x->ck_upto = k->consumed;
-    x->sum_in = k->sum_in;
-    x->con_in = k->con_in;
-    x->stats->bytes_read = 0; /* this run's reads only (--stats) */
-    x->stats->runs = k->runs.n;
-    return DSORT_OK;
+    x->consumed = x->ck_upto = k->consumed;
+    x->j.stats->bytes_read = 0; /* this run's reads only (--stats) */
+    return dsort_ooc_resume_take(&x->j, k);
 }
 
 int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -444,10 +401,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
 {
     struct ext x;
     memset(&x, 0, sizeof x);
-    x.c = c;
-    x.o = o;
-    x.in = in;
-    x.stats = stats;
+    dsort_ooc_init(&x.j, c, o, in, stats, fill_ckpt, &x);
     x.rs = o->fmt.rec_size;
     x.tagged = !dsort_order_last_resort(&o->ord);
     x.irs = x.rs + (x.tagged ? 8 : 0);
@@ -467,30 +421,31 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     x.budget = dsort_agree_min(c, stats->budget);
 
     struct dsort_output out;
-    enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.err);
+    enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.j.err);
     if (st)
         return 2;
     /* --progress: the rounds (read, sort, exchange, spill), then the merge: two passes */
     dsort_progress_start(c, o->progress, x.n * x.rs, 2);
     st = plan_memory(&x);
-    if ((st = dsort_comm_agree(c, st, &x.err)))
+    if ((st = dsort_comm_agree(c, st, &x.j.err)))
         goto fail;
     if (o->resume) {
-        st = dsort_job_resume(c, o, in, &x.td, &x.runs, x.job, sizeof x.job, resume_state, &x,
-                              &x.err);
+        st = dsort_job_resume(c, o, in, &x.j.td, &x.j.runs, x.j.job, sizeof x.j.job, resume_state,
+                              &x, &x.j.err);
     } else {
-        dsort_job_name(c, x.job, sizeof x.job);
-        st = dsort_comm_agree(c, dsort_job_tempdirs(o, x.job, c->rank, &x.td, &x.err), &x.err);
+        dsort_job_name(c, x.j.job, sizeof x.j.job);
+        st = dsort_comm_agree(c, dsort_job_tempdirs(o, x.j.job, c->rank, &x.j.td, &x.j.err),
+                              &x.j.err);
     }
     if (st)
         goto fail;
     if (!o->resume)
         fit_block(&x, dsort_comm_max(c, (x.n + x.chunk - 1) / x.chunk));
-    x.fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique, .cmp = &x.cmp, .rec = x.irs};
-    dsort_runmerge_init(&x.rm, &dsort_recfmt_fixed, &x.fx, &x.runs, &x.td, x.block);
+    x.j.fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique, .cmp = &x.cmp, .rec = x.irs};
+    dsort_runmerge_init(&x.j.rm, &dsort_recfmt_fixed, &x.j.fx, &x.j.runs, &x.j.td, x.block);
     if (o->checkpoint) {
-        x.rm.on_pass = ckpt_after_pass;
-        x.rm.on_pass_ctx = &x;
+        x.j.rm.on_pass = dsort_ooc_ckpt_pass;
+        x.j.rm.on_pass_ctx = &x.j;
     }
 
     struct dsort_phase_clock pc;
@@ -506,7 +461,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     dsort_cleanup_stop_mode(0);
     if (st)
         goto fail;
-    if (x.stopped) {
+    if (x.j.stopped) {
         dsort_output_abandon(&out);
         release(&x);
         return DSORT_EXIT_STOPPED;
@@ -516,27 +471,17 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     x.ents = x.scratch = NULL;
     uint64_t nout = 0;
     st = dsort_ext_job_final_merge(&x, &out, &nout);
-    /* A signal in the checks and the commit keeps nothing; a failure there keeps the
-     * checkpoint, which goes once the output is committed. A damaged run (DSORT_EFORMAT) is
-     * the checkpoint's own fault: then it goes too. */
-    if (!x.ck_rounds || st == DSORT_EFORMAT)
-        dsort_job_ckpt_end(&x.td, &x.runs);
-    else
-        dsort_cleanup_keep_dirs(NULL, 0, NULL);
+    dsort_ooc_merged(&x.j, st);
     if (st)
         goto fail;
     stats->records_out = nout;
-    struct dsort_job_sums sums = {x.sum_in, x.sum_out, x.con_in, x.con_out, x.n, nout, nout * x.rs};
-    int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &x.err);
-    if (!rc || !x.ck_rounds || !dsort_job_ckpt_fail(c, &x.td, &x.runs))
-        dsort_job_ckpt_end(&x.td, &x.runs);
+    struct dsort_job_sums sums = {x.j.sum_in, x.j.sum_out, x.j.con_in, x.j.con_out,
+                                  x.n,        nout,        nout * x.rs};
+    int rc = dsort_ooc_finish(&x.j, &out, &sums);
     release(&x);
     return rc;
 fail:
-    dsort_output_abandon(&out);
-    /* a checkpoint on disk (of a resumed job, or saved by this one) outlives the error */
-    if (x.ck_rounds && x.td.count)
-        dsort_job_ckpt_fail(c, &x.td, &x.runs);
+    dsort_ooc_fail(&x.j, &out);
     release(&x);
     return 2;
 }

@@ -18,16 +18,13 @@
  * Reading whole lines and choosing the splitters are in lines_read.c (lines_job.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "agree.h"
 #include "cleanup.h"
-#include "checkpoint.h"
 #include "exchange.h"
 #include "lines_job.h"
 #include "mem.h"
@@ -46,12 +43,12 @@ static void plan(struct lx *x, int fit_runs, uint64_t most_need)
 {
     struct dsort_memplan_in in = {.fmt = &dsort_recfmt_lines,
                                   .budget = x->budget,
-                                  .block = x->o->block,
+                                  .block = x->j.o->block,
                                   .temp_disks = 1,
                                   .share_bytes = x->sh.n,
                                   .avg_line = x->avg_line};
     if (fit_runs) {
-        in.temp_disks = (size_t)dsort_comm_max(x->c, (uint64_t)dsort_job_temp_disks(x->o));
+        in.temp_disks = (size_t)dsort_comm_max(x->j.c, (uint64_t)dsort_job_temp_disks(x->j.o));
         in.fit_runs = 1;
         in.rounds = (most_need + x->mp.third - 1) / x->mp.third;
     }
@@ -64,15 +61,6 @@ static size_t max_payload(const struct lx *x)
     return (size_t)x->max_line + 8 + 64;
 }
 
-/* Merge cursors into a new run file (framed lines in checksummed blocks, see lines.h). */
-static enum dsort_status merge_to_run(struct lx *x, struct dsort_line_cursor *cur, size_t n)
-{
-    enum dsort_status st = dsort_runmerge_spill(&x->rm, cur, n, &x->err);
-    x->stats->runs = x->rm.runs_made;
-    x->stats->spill_bytes = x->rm.run_bytes;
-    return st;
-}
-
 /* ---- the rounds ---- */
 
 /* The output sink's view of the bytes passed on: --progress's local figure (rank 0). */
@@ -80,8 +68,8 @@ static void out_progress(void *ctx, const unsigned char *p, size_t len)
 {
     struct lx *x = ctx;
     (void)p;
-    x->out_done += len;
-    dsort_progress_local("merge", x->sh.n + x->out_done);
+    x->j.out_done += len;
+    dsort_progress_local("merge", x->sh.n + x->j.out_done);
 }
 
 /* A sink that only counts (for the size of -u output). */
@@ -95,35 +83,42 @@ static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t
 /* Collective: set this rank's share of the output to bytes, then stream merge(x, ctx, sink)'s
  * lines into it through the output's writer thread (O_DIRECT, page-carry: outsink.h); with
  * exact, the bytes written must be `bytes`. */
-static enum dsort_status
-merge_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes, int exact,
-                enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *),
-                void *ctx)
+struct lines_write {
+    struct lx *x;
+    enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *);
+    void *ctx;
+    struct dsort_line_writer w;
+    struct dsort_line_sink sink;
+};
+
+/* ooc.h's write: the merge's lines through a line writer into the output's sink. */
+static enum dsort_status write_lines(void *ctx, struct dsort_output_sink *os)
 {
-    enum dsort_status st;
-    struct dsort_phase_clock pc;
-    if ((st = dsort_output_set_share(x->c, out, bytes, &x->err)))
-        return st;
-    dsort_job_phase_begin(&pc, PH_WRITE);
+    struct lines_write *lw = ctx;
+    lw->w.sink = &os->sink;
+    return lw->merge(lw->x, lw->ctx, &lw->sink);
+}
+
+enum dsort_status
+dsort_lines_job_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes, int exact,
+                          enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *),
+                          void *ctx)
+{
+    const struct dsort_job_options *o = x->j.o;
+    struct lines_write lw = {.x = x, .merge = merge, .ctx = ctx};
+    lw.w = (struct dsort_line_writer){.eol = x->ord.eol,
+                                      .sum = o->verify || o->output_dir ? &x->j.sum_out : NULL,
+                                      .sum_c = &x->j.con_out};
+    lw.sink = (struct dsort_line_sink){dsort_line_writer_emit, &lw.w, 0, 0};
     /* A page more than a block: room for a block after a carried partial page. */
-    struct dsort_output_sink os;
-    st = dsort_output_sink_open(&os, out, x->mp.out_block + DSORT_RUN_ALIGN, out_progress, x,
-                                &x->err);
-    struct dsort_line_writer w = {.sink = &os.sink,
-                                  .eol = x->ord.eol,
-                                  .sum = x->o->verify || x->o->output_dir ? &x->sum_out : NULL,
-                                  .sum_c = &x->con_out};
-    struct dsort_line_sink sink = {dsort_line_writer_emit, &w, 0, 0};
-    if (!st) {
-        st = merge(x, ctx, &sink);
-        st = dsort_output_sink_finish(&os, st, &x->err);
-    }
-    if (!st && exact && sink.bytes != bytes)
-        st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
-                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, sink.bytes, bytes);
-    x->stats->records_out = sink.lines;
-    x->stats->bytes_written = sink.bytes;
-    dsort_job_phase_end(x->stats, PH_WRITE, &pc);
+    enum dsort_status st = dsort_ooc_to_output(&x->j, out, bytes, x->mp.out_block + DSORT_RUN_ALIGN,
+                                               out_progress, write_lines, &lw, PH_WRITE, PH_WRITE);
+    if (st == DSORT_OK && exact && lw.sink.bytes != bytes)
+        st =
+            DSORT_ERR(&x->j.err, DSORT_EINTERNAL, 0,
+                      "wrote %" PRIu64 " bytes of output, expected %" PRIu64, lw.sink.bytes, bytes);
+    x->j.stats->records_out = lw.sink.lines;
+    x->j.stats->bytes_written = lw.sink.bytes;
     return st;
 }
 
@@ -135,7 +130,7 @@ struct cursor_merge {
 static enum dsort_status merge_cursors(struct lx *x, void *ctx, struct dsort_line_sink *sink)
 {
     const struct cursor_merge *m = ctx;
-    return dsort_lines_merge(&x->ord, m->cur, m->n, x->o->ord.unique, sink, &x->err);
+    return dsort_lines_merge(&x->ord, m->cur, m->n, x->j.o->ord.unique, sink, &x->j.err);
 }
 
 /* Merge cursors into the output at this rank's offset 0; sets the share first (collective).
@@ -146,24 +141,24 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
              enum dsort_status (*reopen)(struct lx *, struct dsort_line_cursor *, size_t, void *),
              void *rctx)
 {
-    const struct dsort_comm *c = x->c;
+    const struct dsort_comm *c = x->j.c;
     enum dsort_status st = DSORT_OK;
     uint64_t bytes = known_bytes;
     struct dsort_phase_clock pc;
-    if (x->o->ord.unique && x->o->output) { /* the size after -u: count first */
+    if (x->j.o->ord.unique && x->j.o->output) { /* the size after -u: count first */
         dsort_job_phase_begin(&pc, PH_MERGE);
         struct dsort_line_sink cs = {count_emit, NULL, 0, 0};
-        st = dsort_lines_merge(&x->ord, cur, n, 1, &cs, &x->err);
+        st = dsort_lines_merge(&x->ord, cur, n, 1, &cs, &x->j.err);
         bytes = cs.bytes;
         if (!st)
             st = reopen(x, cur, n, rctx);
-        dsort_job_phase_end(x->stats, PH_MERGE, &pc);
+        dsort_job_phase_end(x->j.stats, PH_MERGE, &pc);
     }
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+    if ((st = dsort_comm_agree(c, st, &x->j.err)))
         return st;
-    int exact = !(x->o->ord.unique && !x->o->output); /* -u into parts (-O): not counted */
+    int exact = !(x->j.o->ord.unique && !x->j.o->output); /* -u into parts (-O): not counted */
     struct cursor_merge cm = {cur, n};
-    return merge_to_output(x, out, bytes, exact, merge_cursors, &cm);
+    return dsort_lines_job_to_output(x, out, bytes, exact, merge_cursors, &cm);
 }
 
 struct mem_pieces {
@@ -176,7 +171,7 @@ static enum dsort_status reopen_memory(struct lx *x, struct dsort_line_cursor *c
 {
     const struct mem_pieces *m = ctx;
     for (size_t i = 0; i < n; i++)
-        dsort_recfmt_lines.cursor_memory(&x->fx, &cur[i], m->buf + m->off[i], (size_t)m->len[i]);
+        dsort_recfmt_lines.cursor_memory(&x->j.fx, &cur[i], m->buf + m->off[i], (size_t)m->len[i]);
     return DSORT_OK;
 }
 
@@ -185,12 +180,12 @@ static enum dsort_status reopen_runs(struct lx *x, struct dsort_line_cursor *cur
 {
     (void)ctx;
     void *again;
-    dsort_runmerge_close(&x->rm, n);
-    enum dsort_status st = dsort_runmerge_open(&x->rm, 0, n, &again, &x->err);
+    dsort_runmerge_close(&x->j.rm, n);
+    enum dsort_status st = dsort_runmerge_open(&x->j.rm, 0, n, &again, &x->j.err);
     return st ? st
               : (again == (void *)cur
                      ? DSORT_OK
-                     : DSORT_ERR(&x->err, DSORT_EINTERNAL, 0, "the merge's cursors moved"));
+                     : DSORT_ERR(&x->j.err, DSORT_EINTERNAL, 0, "the merge's cursors moved"));
 }
 
 /* Build the framed send buffer of the sorted chunk, cut by the splitters. With -u only the
@@ -198,14 +193,13 @@ static enum dsort_status reopen_runs(struct lx *x, struct dsort_line_cursor *cur
  * in input order, the one -u keeps, and equal keys all go to one rank (by_pos is off), whose
  * merge keeps the first of what the ranks send. A key that dominates the data then costs each
  * rank one line a chunk, not all of them. */
-static enum dsort_status frame_chunk(struct lx *x, const struct chunk *k, unsigned char **sbuf,
-                                     uint64_t *sbytes, uint64_t *scount, uint64_t *sdispl)
+static void frame_chunk(struct lx *x, const struct chunk *k, unsigned char *s, uint64_t *scount,
+                        uint64_t *sdispl)
 {
     const struct dsort_line_ent *e = chunk_ents(k);
-    const int p = x->c->size;
+    const int p = x->j.c->size;
     const uint64_t hdr = x->with_pos ? 8 : 0;
-    const int unique = x->o->ord.unique;
-    unsigned char *s = *sbuf;
+    const int unique = x->j.o->ord.unique;
     size_t lo = 0;
     uint64_t at = 0;
     for (int d = 0; d < p; d++) {
@@ -234,7 +228,29 @@ static enum dsort_status frame_chunk(struct lx *x, const struct chunk *k, unsign
         scount[d] = at - sdispl[d];
         lo = hi;
     }
-    (void)sbytes;
+}
+
+/* Sort the chunk's entries, and allocate the send buffer (*sbuf, *sbytes: the chunk's lines
+ * with their positions when they travel with them). */
+static enum dsort_status sort_chunk(struct lx *x, const struct chunk *k, unsigned char **sbuf,
+                                    uint64_t *sbytes)
+{
+    /* The send buffer is the sort's scratch first (when it is large enough: lines of 8 bytes
+     * and more), so that no memory is touched for the first time twice. */
+    *sbytes = k->used + (x->with_pos ? 8 : 0) * k->n;
+    if (!(*sbuf = dsort_mem_alloc(*sbytes ? (size_t)*sbytes : 1)))
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno,
+                         "cannot allocate %" PRIu64 " bytes for the exchange", *sbytes);
+    if (k->n > 1) {
+        size_t tbytes = k->n * sizeof(struct dsort_line_ent);
+        struct dsort_line_ent *tmp =
+            tbytes <= *sbytes ? (struct dsort_line_ent *)(void *)*sbuf : dsort_mem_alloc(tbytes);
+        if (!tmp)
+            return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
+        dsort_lines_sort(&x->ord, k->a, chunk_ents(k), k->n, tmp);
+        if ((void *)tmp != (void *)*sbuf)
+            dsort_mem_free(tmp, tbytes);
+    }
     return DSORT_OK;
 }
 
@@ -245,7 +261,7 @@ static enum dsort_status make_tempdirs(struct lx *x);
 static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
                                     struct dsort_output *out, int *wrote)
 {
-    const struct dsort_comm *c = x->c;
+    const struct dsort_comm *c = x->j.c;
     const int p = c->size;
     enum dsort_status st = DSORT_OK;
     struct dsort_phase_clock pc;
@@ -255,39 +271,23 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
     unsigned char *sbuf = NULL, *rbuf = NULL;
     uint64_t sbytes = 0, rsize = 0;
     if (!v || !wave_of || !cur)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
     uint64_t *scount = v, *sdispl = v + p, *rcount = v + 2 * p, *sc = v + 3 * p, *rc = v + 4 * p,
              *rd = v + 5 * p, *off = v + 6 * p, *len = v + 7 * p;
     int *swave = wave_of + p;
 
     dsort_job_phase_begin(&pc, PH_SORT);
-    /* The send buffer is the sort's scratch first (when it is large enough: lines of 8 bytes
-     * and more), so that no memory is touched for the first time twice. */
-    sbytes = k->used + (x->with_pos ? 8 : 0) * k->n;
-    if (!st && !(sbuf = dsort_mem_alloc(sbytes ? (size_t)sbytes : 1)))
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno,
-                       "cannot allocate %" PRIu64 " bytes for the exchange", sbytes);
-    if (!st && k->n > 1) {
-        size_t tbytes = k->n * sizeof(struct dsort_line_ent);
-        struct dsort_line_ent *tmp =
-            tbytes <= sbytes ? (struct dsort_line_ent *)(void *)sbuf : dsort_mem_alloc(tbytes);
-        if (!tmp)
-            st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
-        else {
-            dsort_lines_sort(&x->ord, k->a, chunk_ents(k), k->n, tmp);
-            if ((void *)tmp != (void *)sbuf)
-                dsort_mem_free(tmp, tbytes);
-        }
-    }
     if (!st)
-        st = frame_chunk(x, k, &sbuf, &sbytes, scount, sdispl);
-    dsort_job_phase_end(x->stats, PH_SORT, &pc);
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+        st = sort_chunk(x, k, &sbuf, &sbytes);
+    if (!st)
+        frame_chunk(x, k, sbuf, scount, sdispl);
+    dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
+    if ((st = dsort_comm_agree(c, st, &x->j.err)))
         goto out;
 
     dsort_job_phase_begin(&pc, PH_EXCHANGE);
-    if ((st = dsort_exchange_counts(c->comm, scount, rcount, &x->err)) ||
-        (st = dsort_comm_agree(c, st, &x->err)))
+    if ((st = dsort_exchange_counts(c->comm, scount, rcount, &x->j.err)) ||
+        (st = dsort_comm_agree(c, st, &x->j.err)))
         goto out;
     /* Waves: sources in rank order, as many as fit the receive allowance at a time. */
     uint64_t most = 0, rtotal = 0;
@@ -302,11 +302,11 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
     rsize = most ? most : 1;
     rbuf = rsize > k->size ? dsort_mem_alloc((size_t)rsize) : k->a;
     if (!rbuf)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes to receive",
-                       rsize);
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno,
+                       "cannot allocate %" PRIu64 " bytes to receive", rsize);
+    if ((st = dsort_comm_agree(c, st, &x->j.err)))
         goto out;
-    dsort_job_phase_end(x->stats, PH_EXCHANGE, &pc);
+    dsort_job_phase_end(x->j.stats, PH_EXCHANGE, &pc);
     *wrote = direct && waves == 1;
     if (!*wrote && !x->have_td && (st = make_tempdirs(x)))
         goto out;
@@ -326,16 +326,17 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
             at += rc[d];
         }
         int rounds = 0;
-        st = dsort_exchange_move(x->o->exchange, sbuf, sc, sdispl, rbuf, rc, rd, &rounds, &x->err);
-        x->stats->exchange_rounds += rounds;
+        st = dsort_exchange_move(x->j.o->exchange, sbuf, sc, sdispl, rbuf, rc, rd, &rounds,
+                                 &x->j.err);
+        x->j.stats->exchange_rounds += rounds;
         for (int d = 0; d < p; d++)
             if (d != c->rank) {
-                x->stats->bytes_sent += sc[d];
-                x->stats->bytes_received += rc[d];
+                x->j.stats->bytes_sent += sc[d];
+                x->j.stats->bytes_received += rc[d];
             }
-        if ((st = dsort_comm_agree(c, st, &x->err)))
+        if ((st = dsort_comm_agree(c, st, &x->j.err)))
             goto out;
-        dsort_job_phase_end(x->stats, PH_EXCHANGE, &pc);
+        dsort_job_phase_end(x->j.stats, PH_EXCHANGE, &pc);
         struct mem_pieces mp = {rbuf, off, len};
         reopen_memory(x, cur, npieces, &mp);
         if (*wrote) {
@@ -352,11 +353,9 @@ static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
             /* timed by write_output: the merge into the output is the write phase */
             st = write_output(x, out, cur, npieces, rtotal - hdr * lines, reopen_memory, &mp);
         } else {
-            dsort_job_phase_begin(&pc, PH_SPILL);
-            st = npieces ? merge_to_run(x, cur, npieces) : DSORT_OK;
-            dsort_job_phase_end(x->stats, PH_SPILL, &pc);
+            st = npieces ? dsort_ooc_spill(&x->j, cur, npieces) : DSORT_OK;
         }
-        if ((st = dsort_comm_agree(c, st, &x->err)))
+        if ((st = dsort_comm_agree(c, st, &x->j.err)))
             goto out;
     }
 out:
@@ -373,235 +372,105 @@ out:
  * output. */
 static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
 {
-    const struct dsort_comm *c = x->c;
+    const struct dsort_comm *c = x->j.c;
     struct dsort_phase_clock pc;
     x->max_line = dsort_comm_max(c, x->longest);
-    x->fx.max_payload = max_payload(x);
+    x->j.fx.max_payload = max_payload(x);
     enum dsort_status st =
-        dsort_runmerge_plan(&x->rm, x->mp.merge_mem, 1024, NULL, NULL, 0, x->stats->merge_why,
-                            sizeof x->stats->merge_why, &x->err);
-    x->stats->fan_in = (int)x->rm.f;
-    dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
-    if (!st)
-        st = dsort_runmerge_reduce(&x->rm, &x->err);
-    x->stats->merge_passes = x->rm.passes;
-    x->stats->extra_merge_bytes = x->rm.pass_bytes;
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+        dsort_ooc_reduce(&x->j, x->mp.merge_mem, 1024, NULL, NULL, 0, PH_FINAL_MERGE, &pc);
+    if ((st = dsort_comm_agree(c, st, &x->j.err)))
         return st;
-    uint64_t bytes = dsort_runset_bytes(&x->runs);
-    size_t n = x->runs.n;
+    uint64_t bytes = dsort_runset_bytes(&x->j.runs);
+    size_t n = x->j.runs.n;
     void *cur = NULL;
-    st = dsort_runmerge_open(&x->rm, 0, n, &cur, &x->err);
+    st = dsort_runmerge_open(&x->j.rm, 0, n, &cur, &x->j.err);
     /* Phases do not nest (their I/O would count twice): the merge into the output is timed
      * as the write phase by write_output. */
-    dsort_job_phase_end(x->stats, PH_FINAL_MERGE, &pc);
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+    dsort_job_phase_end(x->j.stats, PH_FINAL_MERGE, &pc);
+    if ((st = dsort_comm_agree(c, st, &x->j.err)))
         return st;
     st = write_output(x, out, cur, n, bytes, reopen_runs, NULL);
-    dsort_runmerge_close(&x->rm, n);
-    st = dsort_comm_agree(c, st, &x->err);
-    if (!st && !x->o->checkpoint) /* else the checkpoint lists them until the commit */
-        dsort_runset_drop(&x->runs, 0, x->runs.n);
+    dsort_runmerge_close(&x->j.rm, n);
+    st = dsort_comm_agree(c, st, &x->j.err);
+    if (!st && !x->j.o->checkpoint) /* else the checkpoint lists them until the commit */
+        dsort_runset_drop(&x->j.runs, 0, x->j.runs.n);
     return st;
 }
 
 /* Collective: this rank's temp directories (for spilled runs). Agrees. */
 static enum dsort_status make_tempdirs(struct lx *x)
 {
-    enum dsort_status st = dsort_job_tempdirs(x->o, x->job, x->c->rank, &x->td, &x->err);
+    enum dsort_status st = dsort_job_tempdirs(x->j.o, x->j.job, x->j.c->rank, &x->j.td, &x->j.err);
     x->have_td = !st;
-    return dsort_comm_agree(x->c, st, &x->err);
+    return dsort_comm_agree(x->j.c, st, &x->j.err);
 }
 
-/* ---- in memory on one node: the input mapped ---- */
-
-/* Collective: can the job read its one input through a mapping (dsort_job_map_usable), in one
- * round, with offsets that fit an entry? */
-static int map_usable(const struct lx *x, int direct)
+/* Collective: the rounds, from x->pos on (a resumed job's position): read a chunk of whole
+ * lines into k (its arena allocated), and send it round (round_trip); direct: the job sorts in
+ * memory, unless the share turns out not to fit one round. *wrote: the output was written.
+ * A stop with a checkpoint ends the rounds with x->j.stopped set. */
+static enum dsort_status form_runs(struct lx *x, struct chunk *k, int direct,
+                                   struct dsort_output *out, int *wrote)
 {
-    const struct dsort_job_options *o = x->o;
-    if (!direct || o->checkpoint || o->resume || o->force_external || x->in->count != 1 ||
-        x->in->files[0].size == 0 || x->in->files[0].size >= DSORT_LINE_MAX_BUFFER)
-        return 0; /* the same on every rank */
-    return dsort_job_map_usable(x->c, o, x->in);
-}
-
-/* The line and eol checksums of n entries' lines in buf (conservation; --verify). */
-static void sum_lines(struct lx *x, const unsigned char *buf, const struct dsort_line_ent *e,
-                      size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        size_t len = dsort_line_len(&e[i], buf, x->ord.eol);
-        const unsigned char *line = buf + dsort_line_off(&e[i]);
-        dsort_sum128_add(&x->con_in, dsort_crc32c(dsort_crc32c(0, line, len), &x->ord.eol, 1));
-        if (x->o->verify)
-            dsort_sum128_add(&x->sum_in, dsort_crc32(dsort_crc32(0, line, len), &x->ord.eol, 1));
-    }
-}
-
-struct ent_merge {
-    const unsigned char *file;
-    const struct dsort_line_ent **runs;
-    const size_t *lens;
-    const uint64_t *lo, *hi;
-    size_t k;
-};
-
-static enum dsort_status merge_ents(struct lx *x, void *ctx, struct dsort_line_sink *sink)
-{
-    const struct ent_merge *m = ctx;
-    return dsort_lines_merge_ents(&x->ord, m->file, m->runs, m->lens, m->lo, m->hi, m->k, sink,
-                                  &x->err);
-}
-
-/* Collective: the whole in-memory job over the mapped input, as job_map.c does it for fixed
- * records: the lines stay in the page cache; the ranks sort 16-byte entries (prefix, the line's
- * offset in the file, its length), cut them by the splitters, exchange the entries, and each
- * merges what it received, copying lines from the mapping to the output's writer. *taken is 0
- * (and nothing done) when the file's last line lacks its eol: the copying path adds it. */
-static enum dsort_status sort_mapped(struct lx *x, struct dsort_output *out, int *taken)
-{
-    const struct dsort_comm *c = x->c;
-    const int p = c->size;
-    const size_t es = sizeof(struct dsort_line_ent);
+    const struct dsort_comm *c = x->j.c;
+    const struct dsort_job_options *o = x->j.o;
+    const struct dsort_inputs *in = x->j.in;
+    struct dsort_job_stats *stats = x->j.stats;
+    const uint64_t arena = k->size;
     struct dsort_phase_clock pc;
-    struct dsort_input_map map = {NULL, 0, NULL};
-    struct dsort_line_ent *ents = NULL, *tmp = NULL, *rbuf = NULL;
-    size_t n = 0, rn = 0;
-    uint64_t *v = calloc((size_t)p * 4, sizeof *v), range[2] = {0, 0};
-    const struct dsort_line_ent **runs = calloc((size_t)p, sizeof *runs);
-    size_t *lens = calloc((size_t)p, sizeof *lens);
-    *taken = 0;
-    dsort_job_phase_begin(&pc, PH_READ);
-    enum dsort_status st =
-        v && runs && lens ? DSORT_OK : DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-    if (!st)
-        st = dsort_inputs_map(&map, &x->in->files[0], &x->err);
-    const int eol_end = !st && map.len && map.base[map.len - 1] == x->ord.eol;
-    if ((st = dsort_comm_agree(c, st, &x->err)) || !dsort_comm_all_ok(c, eol_end))
-        goto out;
-    *taken = 1;
-    x->stats->mapped = 1;
-    x->stats->external = 0;
-    uint64_t *scount = v, *rcount = v + p, *lo = v + 2 * p, *hi = v + 3 * p;
-    /* This rank's lines: those that start in [x->pos, x->end). */
-    uint64_t start = x->pos, end = start;
-    st = dsort_lines_range_start(x->in, x->end, x->ord.eol, &end, &x->err);
-    if (!st && end < start)
-        end = start;
-    if (!st)
-        st = dsort_job_topo_populate(x->o->topo, 0, &map, start, end - start, &x->err);
-    for (const unsigned char *q = map.base + start, *qe = map.base + end; !st && q < qe; n++) {
-        const unsigned char *e = memchr(q, x->ord.eol, (size_t)(qe - q));
-        q = e ? e + 1 : qe;
-    }
-    if (!st && (!(ents = dsort_mem_alloc(n * es)) || !(tmp = dsort_mem_alloc(n * es))))
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate %zu line entries", 2 * n);
-    if (!st) {
-        n = dsort_lines_index(&x->ord, map.base + start, (size_t)(end - start), ents);
-        for (size_t i = 0; i < n; i++)
-            ents[i].ol += start << 24;
-        sum_lines(x, map.base, ents, n);
-    }
-    x->stats->bytes_read = end - start;
-    x->stats->records_in = n;
-    dsort_job_phase_end(x->stats, PH_READ, &pc);
-    if ((st = dsort_comm_agree(c, st, &x->err)))
-        goto out;
-    dsort_progress_step(c, "sort", x->sh.n / 2);
-
-    dsort_job_phase_begin(&pc, PH_SORT);
-    if (n > 1)
-        dsort_lines_sort(&x->ord, map.base, ents, n, tmp);
-    for (size_t d = 0, l = 0; d < (size_t)p; d++) {
-        size_t h =
-            d + 1 < (size_t)p ? dsort_lines_job_cut_after_file(x, ents, map.base, l, n, (int)d) : n;
-        scount[d] = (h - l) * es;
-        l = h;
-    }
-    dsort_job_phase_end(x->stats, PH_SORT, &pc);
-
-    /* Exchange the entries; what arrives from rank s names lines of s's range. */
-    dsort_job_phase_begin(&pc, PH_EXCHANGE);
-    if ((st = dsort_exchange_counts(c->comm, scount, rcount, &x->err)) ||
-        (st = dsort_comm_agree(c, st, &x->err)))
-        goto out;
-    uint64_t rbytes = 0;
-    for (int r = 0; r < p; r++)
-        rbytes += rcount[r];
-    rn = (size_t)(rbytes / es);
-    rbuf = rn <= n ? tmp : dsort_mem_alloc(rn * es); /* the sort's scratch, free now */
-    if (!rbuf)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "cannot allocate %zu line entries", rn);
-    if ((st = dsort_comm_agree(c, st, &x->err)))
-        goto out;
-    int rounds = 0;
-    st = dsort_exchange_move(x->o->exchange, (const unsigned char *)ents, scount, NULL,
-                             (unsigned char *)rbuf, rcount, NULL, &rounds, &x->err);
-    x->stats->exchange_rounds += rounds;
-    x->stats->bytes_sent += n * es - scount[c->rank];
-    x->stats->bytes_received += rbytes - rcount[c->rank];
-    range[0] = start;
-    range[1] = end;
-    uint64_t *ranges = malloc(2 * (size_t)p * sizeof *ranges);
-    if (!st && !ranges)
-        st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
-    if ((st = dsort_comm_agree(c, st, &x->err))) {
-        free(ranges);
-        goto out;
-    }
-    /* Raw: ranges was allocated on every rank and agreed just above. */
-    MPI_Allgather(range, 2, MPI_UINT64_T, ranges, 2, MPI_UINT64_T, c->comm);
-    /* The output's size: the received lines with their eols, each of which must lie in the
-     * sender's lines and end there (a long line is measured by looking for its eol: never past
-     * the range, whose last eol a rewrite of the input may have taken). */
-    uint64_t bytes = 0, at = 0;
-    for (int r = 0; r < p; r++) {
-        lo[r] = ranges[2 * r];
-        hi[r] = ranges[2 * r + 1];
-        runs[r] = rbuf + at;
-        lens[r] = (size_t)(rcount[r] / es);
-        at += lens[r];
-        for (size_t i = 0, len = 0; i < lens[r] && !st; i++) {
-            if (dsort_line_len_in(&runs[r][i], map.base, x->ord.eol, lo[r], hi[r], &len))
-                bytes += len + 1;
-            else
-                st = DSORT_ERR(&x->err, DSORT_EINTERNAL, 0,
-                               "an entry from rank %d names no line of its range at offset %" PRIu64
-                               " (the input changed while it was being sorted, or the entry was "
-                               "corrupted in the exchange); nothing written",
-                               r, dsort_line_off(&runs[r][i]));
+    enum dsort_status st = DSORT_OK;
+    uint64_t rounds = 0;
+    /* a resumed job whose checkpoint was taken after the last round goes to the final merge */
+    int more =
+        !o->resume ||
+        !dsort_comm_all_ok(c, x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count);
+    while (more) {
+        dsort_job_phase_begin(&pc, PH_READ);
+        st = dsort_lines_job_fill(x, k, &x->j.err);
+        stats->bytes_read += k->used;
+        stats->records_in += k->n;
+        if (!st)
+            dsort_lines_job_sum(x, k->a, chunk_ents(k), k->n);
+        dsort_job_phase_end(stats, PH_READ, &pc);
+        if ((st = dsort_comm_agree(c, st, &x->j.err)))
+            return st;
+        /* read: half of this round's pass; sorting, the exchange and the spill are the rest */
+        uint64_t got = x->pos - x->sh.first;
+        dsort_progress_step(c, "exchange", got > k->used / 2 ? got - k->used / 2 : 0);
+        more =
+            !dsort_comm_all_ok(c, x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count);
+        if (direct && more) /* the estimate was wrong (very short lines): spill after all */
+            direct = 0;
+        stats->external = !direct;
+        if ((st = round_trip(x, k, direct, out, wrote)))
+            return st;
+        dsort_progress_step(c, "rounds", x->pos - x->sh.first);
+        /* --checkpoint: a checkpoint at the end of every round that spilled (the last too:
+         * then a stop in the final merge keeps it); a stop may come after the last one too */
+        stats->rounds = x->j.rounds_before + ++rounds;
+        const int stop = !*wrote && dsort_job_stop_now(c, o, x->j.rounds_before + rounds);
+        if (!*wrote && (stop || o->checkpoint) &&
+            (st = dsort_ooc_end_round(&x->j, x->j.rounds_before + rounds, stop)))
+            return st;
+        if (stop || !more)
+            return DSORT_OK;
+        x->grow_share = 0;
+        if (k->size > arena && !direct) { /* it held a long line: back to the budget */
+            dsort_mem_free(k->a, (size_t)k->size);
+            k->size = arena > x->mp.third ? arena : x->mp.third;
+            if (!(k->a = dsort_mem_alloc((size_t)k->size)))
+                st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes",
+                               k->size);
         }
+        if ((st = dsort_comm_agree(c, st, &x->j.err))) /* every rank, grown or not */
+            return st;
     }
-    free(ranges);
-    if ((st = dsort_comm_agree(c, dsort_job_blame_input(x->in, st, &x->err), &x->err)))
-        goto out;
-    dsort_job_phase_end(x->stats, PH_EXCHANGE, &pc);
-    dsort_progress_step(c, "merge", x->sh.n);
-
-    /* Merge the entries; their lines go from the mapping to the output's writer thread. */
-    struct ent_merge em = {map.base, runs, lens, lo, hi, (size_t)p};
-    st = merge_to_output(x, out, bytes, 1, merge_ents, &em);
-    dsort_job_note_rss(x->stats); /* with the mapping: the page cache this rank used */
-    st = dsort_comm_agree(c, dsort_job_blame_input(x->in, st, &x->err), &x->err);
-out:
-    dsort_inputs_unmap(&map);
-    if (rbuf != tmp)
-        dsort_mem_free(rbuf, rn * es);
-    dsort_mem_free(ents, n * es);
-    dsort_mem_free(tmp, n * es);
-    free(v);
-    free(runs);
-    free(lens);
-    return st;
+    return DSORT_OK;
 }
 
 static void release(struct lx *x)
 {
-    dsort_runmerge_release(&x->rm);
-    dsort_runset_release(&x->runs);
-    if (x->have_td)
-        dsort_tempdirs_destroy(&x->td);
+    dsort_ooc_release(&x->j);
     x->have_td = 0;
     free(x->spl);
     free(x->split);
@@ -620,11 +489,8 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
 {
     struct lx x;
     memset(&x, 0, sizeof x);
-    x.c = c;
-    x.o = o;
-    x.in = in;
+    dsort_ooc_init(&x.j, c, o, in, stats, dsort_lines_job_fill_ckpt, &x);
     x.sh = *sh;
-    x.stats = stats;
     dsort_lines_order_init(&x.ord, o->keys, o->eol);
     x.with_pos = x.ord.tie_pos; /* runs and pieces merge in any order */
     /* the smallest budget of all ranks (docs/design.md, "One budget for every rank") */
@@ -634,7 +500,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     stats->external = 1;
 
     struct dsort_output out;
-    enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.err);
+    enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.j.err);
     if (st)
         return 2;
     /* --progress: the rounds (read, sort, exchange, spill), then the merge: two passes */
@@ -643,16 +509,16 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     memset(&k, 0, sizeof k);
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);
-    st = dsort_lines_range_start(in, sh->first, o->eol, &x.pos, &x.err);
-    if ((st = dsort_comm_agree(c, st, &x.err)))
+    st = dsort_lines_range_start(in, sh->first, o->eol, &x.pos, &x.j.err);
+    if ((st = dsort_comm_agree(c, st, &x.j.err)))
         goto fail;
     if (o->resume) { /* a stopped job's runs, position and splitters (lines_ckpt.c) */
-        if ((st = dsort_job_resume(c, o, in, &x.td, &x.runs, x.job, sizeof x.job,
-                                   dsort_lines_job_resume_state, &x, &x.err)))
+        if ((st = dsort_job_resume(c, o, in, &x.j.td, &x.j.runs, x.j.job, sizeof x.j.job,
+                                   dsort_lines_job_resume_state, &x, &x.j.err)))
             goto fail;
         x.have_td = 1;
     } else {
-        dsort_job_name(c, x.job, sizeof x.job);
+        dsort_job_name(c, x.j.job, sizeof x.j.job);
         if ((st = dsort_lines_job_splitters(&x)))
             goto fail;
     }
@@ -671,118 +537,62 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         plan(&x, 1, dsort_comm_max(c, direct ? 0 : need));
         x.run_block = x.mp.block;
     }
-    x.fx =
+    x.j.fx =
         (struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x.ord, .with_pos = x.with_pos};
-    dsort_runmerge_init(&x.rm, &dsort_recfmt_lines, &x.fx, &x.runs, &x.td, x.run_block);
+    dsort_runmerge_init(&x.j.rm, &dsort_recfmt_lines, &x.j.fx, &x.j.runs, &x.j.td, x.run_block);
     if (o->checkpoint) {
-        x.rm.on_pass = dsort_lines_job_ckpt_pass;
-        x.rm.on_pass_ctx = &x;
+        x.j.rm.on_pass = dsort_ooc_ckpt_pass;
+        x.j.rm.on_pass_ctx = &x.j;
     }
-    if (map_usable(&x, direct)) {
+    if (dsort_lines_job_map_usable(&x, direct)) {
         int taken = 0;
-        if ((st = sort_mapped(&x, &out, &taken)))
+        if ((st = dsort_lines_job_sort_mapped(&x, &out, &taken)))
             goto fail;
         if (taken)
             goto finish;
     }
     k.size = dsort_memplan_arena(&x.mp, direct);
-    const uint64_t arena = k.size;
     x.grow_share = direct;
     k.a = dsort_mem_alloc((size_t)k.size);
     if (!k.a)
-        st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes", k.size);
-    if ((st = dsort_comm_agree(c, st, &x.err)))
+        st = DSORT_ERR(&x.j.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes", k.size);
+    if ((st = dsort_comm_agree(c, st, &x.j.err)))
         goto fail;
     if (!direct && !x.have_td && (st = make_tempdirs(&x)))
         goto fail;
 
     int wrote = 0;
-    uint64_t rounds = 0;
     /* --checkpoint: SIGUSR1 during the rounds stops at the end of one (see job_ext.c) */
     dsort_cleanup_stop_mode(o->checkpoint);
-    /* a resumed job whose checkpoint was taken after the last round goes to the final merge */
-    int more = !o->resume ||
-               !dsort_comm_all_ok(c, x.pos >= x.end || dsort_lines_file_at(in, x.pos) == in->count);
-    while (more) {
-        dsort_job_phase_begin(&pc, PH_READ);
-        st = dsort_lines_job_fill(&x, &k, &x.err);
-        stats->bytes_read += k.used;
-        stats->records_in += k.n;
-        if (!st)
-            sum_lines(&x, k.a, chunk_ents(&k), k.n);
-        dsort_job_phase_end(stats, PH_READ, &pc);
-        if ((st = dsort_comm_agree(c, st, &x.err)))
-            goto fail;
-        /* read: half of this round's pass; sorting, the exchange and the spill are the rest */
-        uint64_t got = x.pos - sh->first;
-        dsort_progress_step(c, "exchange", got > k.used / 2 ? got - k.used / 2 : 0);
-        more = !dsort_comm_all_ok(c, x.pos >= x.end || dsort_lines_file_at(in, x.pos) == in->count);
-        if (direct && more) { /* the estimate was wrong (very short lines): spill after all */
-            direct = 0;
-        }
-        stats->external = !direct;
-        if ((st = round_trip(&x, &k, direct, &out, &wrote)))
-            goto fail;
-        dsort_progress_step(c, "rounds", x.pos - x.sh.first);
-        /* --checkpoint: a checkpoint at the end of every round that spilled (the last too:
-         * then a stop in the final merge keeps it); a stop may come after the last one too */
-        stats->rounds = x.rounds_before + ++rounds;
-        const int stop = !wrote && dsort_job_stop_now(c, o, x.rounds_before + rounds);
-        if (!wrote && (stop || o->checkpoint) &&
-            (st = dsort_lines_job_end_round(&x, x.rounds_before + rounds, stop)))
-            goto fail;
-        if (stop) {
-            dsort_output_abandon(&out);
-            dsort_mem_free(k.a, (size_t)k.size);
-            free(k.segs);
-            release(&x);
-            return DSORT_EXIT_STOPPED;
-        }
-        if (!more)
-            break;
-        x.grow_share = 0;
-        if (k.size > arena && !direct) { /* it held a long line: back to the budget */
-            dsort_mem_free(k.a, (size_t)k.size);
-            k.size = arena > x.mp.third ? arena : x.mp.third;
-            if (!(k.a = dsort_mem_alloc((size_t)k.size)))
-                st = DSORT_ERR(&x.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes",
-                               k.size);
-        }
-        if ((st = dsort_comm_agree(c, st, &x.err))) /* every rank, grown or not */
-            goto fail;
-    }
+    st = form_runs(&x, &k, direct, &out, &wrote);
     dsort_cleanup_stop_mode(0);
+    if (st)
+        goto fail;
+    if (x.j.stopped) {
+        dsort_output_abandon(&out);
+        dsort_mem_free(k.a, (size_t)k.size);
+        free(k.segs);
+        release(&x);
+        return DSORT_EXIT_STOPPED;
+    }
     dsort_mem_free(k.a, (size_t)k.size);
     k.a = NULL;
     free(k.segs);
     k.segs = NULL;
     if (!wrote)
         st = final_merge(&x, &out);
-    /* As in job_ext.c: the checkpoint outlives a failure that is not its own (a damaged run,
-     * DSORT_EFORMAT, is), and goes once the output is committed. */
-    if (!x.ck_rounds || st == DSORT_EFORMAT)
-        dsort_job_ckpt_end(&x.td, &x.runs);
-    else
-        dsort_cleanup_keep_dirs(NULL, 0, NULL);
+    dsort_ooc_merged(&x.j, st);
     if (st)
         goto fail;
 finish:;
-    struct dsort_job_sums sums = {
-        x.sum_in,           x.sum_out,           x.con_in, x.con_out, stats->records_in,
-        stats->records_out, stats->bytes_written};
-    int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &x.err);
-    if (!rc || !x.ck_rounds || !x.have_td || !dsort_job_ckpt_fail(c, &x.td, &x.runs))
-        dsort_job_ckpt_end(&x.td, &x.runs);
-    else
-        x.have_td = 0; /* kept on disk */
+    struct dsort_job_sums sums = {x.j.sum_in,          x.j.sum_out,       x.j.con_in,
+                                  x.j.con_out,         stats->records_in, stats->records_out,
+                                  stats->bytes_written};
+    int rc = dsort_ooc_finish(&x.j, &out, &sums);
     release(&x);
     return rc;
 fail:
-    dsort_cleanup_stop_mode(0);
-    dsort_output_abandon(&out);
-    /* a checkpoint on disk (of a resumed job, or saved by this one) outlives the error */
-    if (x.ck_rounds && x.have_td && dsort_job_ckpt_fail(c, &x.td, &x.runs))
-        x.have_td = 0;
+    dsort_ooc_fail(&x.j, &out);
     dsort_mem_free(k.a, (size_t)k.size);
     free(k.segs);
     release(&x);

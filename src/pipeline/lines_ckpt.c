@@ -13,10 +13,11 @@
 #include "lines_job.h"
 
 /* Fill k with the job's state after `rounds` rounds (the splitters are copied into k). */
-static enum dsort_status fill_ckpt(struct lx *x, uint64_t rounds, struct dsort_ckpt *k,
-                                   struct dsort_error *err)
+enum dsort_status dsort_lines_job_fill_ckpt(void *ctx, uint64_t rounds, struct dsort_ckpt *k,
+                                            struct dsort_error *err)
 {
-    const int p = x->c->size;
+    const struct lx *x = ctx;
+    const int p = x->j.c->size;
     size_t len = 8;
     for (int d = 0; d + 1 < p; d++)
         len += 9 + (x->split[d] ? x->split_len[d] : 0);
@@ -39,48 +40,20 @@ static enum dsort_status fill_ckpt(struct lx *x, uint64_t rounds, struct dsort_c
     k->rounds = rounds;
     k->consumed = x->pos;
     k->block = x->run_block;
-    k->bytes_read = x->stats->bytes_read;
-    k->lines_in = x->stats->records_in;
+    k->bytes_read = x->j.stats->bytes_read;
+    k->lines_in = x->j.stats->records_in;
     k->longest = x->longest;
-    k->sum_in = x->sum_in;
-    k->con_in = x->con_in;
+    k->sum_in = x->j.sum_in;
+    k->con_in = x->j.con_in;
     k->sample_from = x->sh.first; /* the share's bytes read so far */
     k->sample_to = x->pos;
     return DSORT_OK;
 }
 
-enum dsort_status dsort_lines_job_end_round(struct lx *x, uint64_t rounds, int stop)
-{
-    struct dsort_ckpt k;
-    enum dsort_status st = dsort_comm_agree(x->c, fill_ckpt(x, rounds, &k, &x->err), &x->err);
-    if (!st)
-        st = dsort_job_ckpt_save(x->c, x->o, x->in, x->job, &k, &x->td, &x->runs, stop, &x->err);
-    if (!st)
-        x->ck_rounds = rounds;
-    if (!st && stop) {
-        dsort_job_ckpt_stop(x->c, &k, &x->td, &x->runs);
-        x->have_td = 0; /* kept on disk */
-    }
-    dsort_ckpt_free(&k);
-    return st;
-}
-
-enum dsort_status dsort_lines_job_ckpt_pass(void *ctx, const struct dsort_runset *runs, size_t k,
-                                            struct dsort_error *err)
-{
-    struct lx *x = ctx;
-    struct dsort_ckpt ck;
-    enum dsort_status st = fill_ckpt(x, x->ck_rounds, &ck, err);
-    if (!st)
-        st = dsort_job_ckpt_write(x->c, x->o, x->in, x->job, &ck, &x->td, runs, k, 0, err);
-    dsort_ckpt_free(&ck);
-    return st;
-}
-
 enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
 {
     struct lx *x = ctx;
-    const int p = x->c->size;
+    const int p = x->j.c->size;
     const unsigned char *b = k->blob;
     /* A share's first line may start past its end (a long line of the rank before covers the
      * whole range): then nothing is read and the position stays at that start. */
@@ -88,13 +61,13 @@ enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
     int ok = k->blob_len >= 8 && k->consumed >= x->pos && k->consumed <= last + k->longest &&
              k->block >= 4096;
     if (ok && !(x->spl = malloc(k->blob_len + 1)))
-        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
     if (ok)
         memcpy(x->spl, b, k->blob_len);
     x->split = calloc((size_t)p, sizeof *x->split);
     x->split_len = calloc((size_t)p, sizeof *x->split_len);
     if (!x->split || !x->split_len)
-        return DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
     size_t at = 8;
     int flag = 0; /* 1 or 2, the same for every splitter */
     x->by_pos = 0;
@@ -116,26 +89,16 @@ enum dsort_status dsort_lines_job_resume_state(void *ctx, struct dsort_ckpt *k)
         at += (size_t)len;
     }
     if (!ok || at != k->blob_len)
-        return DSORT_ERR(&x->err, DSORT_EFORMAT, 0,
+        return DSORT_ERR(&x->j.err, DSORT_EFORMAT, 0,
                          "the checkpoint of rank %d does not fit this job (splitters of %zu "
                          "bytes, position %" PRIu64 ", run block %" PRIu64 "); not resuming "
                          "from it",
-                         x->c->rank, k->blob_len, k->consumed, k->block);
+                         x->j.c->rank, k->blob_len, k->consumed, k->block);
     uint64_t avg = dsort_job_get_be64(b);
     memcpy(&x->avg_line, &avg, 8);
-    for (size_t i = 0; i < k->runs.n; i++) {
-        const struct dsort_run *r = &k->runs.runs[i];
-        enum dsort_status st = dsort_runset_add_run(&x->runs, r, &x->err);
-        if (st)
-            return st;
-    }
     x->pos = k->consumed;
     x->run_block = (size_t)k->block;
-    x->stats->records_in = k->lines_in;
-    x->stats->runs = k->runs.n;
+    x->j.stats->records_in = k->lines_in;
     x->longest = k->longest;
-    x->sum_in = k->sum_in;
-    x->con_in = k->con_in;
-    x->rounds_before = x->ck_rounds = x->stats->rounds = k->rounds;
-    return DSORT_OK;
+    return dsort_ooc_resume_take(&x->j, k);
 }

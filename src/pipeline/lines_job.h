@@ -12,19 +12,16 @@
 #include "job.h"
 #include "lines.h"
 #include "memplan.h"
+#include "ooc.h"
 #include "recfmt.h"
 #include "runmerge.h"
 #include "runset.h"
 #include "tempdir.h"
 
 struct lx {
-    const struct dsort_comm *c;
-    const struct dsort_job_options *o;
-    const struct dsort_inputs *in;
+    struct dsort_ooc j; /* the skeleton's state (ooc.h) */
     struct dsort_share sh;
-    struct dsort_job_stats *stats;
     struct dsort_lines_order ord;
-    struct dsort_error err;
     int with_pos;
     uint64_t budget;         /* the smallest budget of all ranks */
     struct dsort_memplan mp; /* its buffers (memplan.h): mp.third each of chunk, send, receive */
@@ -40,24 +37,13 @@ struct lx {
      * travel with the lines; otherwise lines that compare equal are equal bytes, and any cut of
      * them gives the same output. */
     int by_pos;
-    struct dsort_tempdirs td;
     int have_td;
-    char job[256];            /* the temp directories' job name (the same on every rank) */
-    double avg_line;          /* bytes a line (with its eol) in the samples of all ranks */
-    struct dsort_runset runs; /* records: lines; bytes: line + eol bytes (no positions) */
-    size_t run_block;         /* bytes of a run file's checksummed blocks (the plan's or resumed) */
-    struct dsort_recfmt_ctx fx;          /* the lines format's operations' context (recfmt.h) */
-    struct dsort_runmerge rm;            /* spills, extra passes, the final merge's readers */
-    struct dsort_sum128 sum_in, sum_out; /* valsort-style CRC-32 (--verify, -O manifest) */
-    struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C of line + eol */
-    uint64_t lines_in;
-    uint64_t out_done;      /* bytes passed to the output so far (--progress) */
-    int grow_share;         /* in memory (one round): the arena may grow up to a third */
-    uint64_t longest;       /* the longest line (with its eol) this rank read */
-    uint64_t max_line;      /* the longest line of all ranks (set before run files are read) */
-    int noted_long;         /* -v: the note about a line held past the budget was printed */
-    uint64_t rounds_before; /* rounds done by the earlier runs of a resumed job */
-    uint64_t ck_rounds;     /* --checkpoint: the rounds of the checkpoint on disk */
+    double avg_line;   /* bytes a line (with its eol) in the samples of all ranks */
+    size_t run_block;  /* bytes of a run file's checksummed blocks (the plan's or resumed) */
+    int grow_share;    /* in memory (one round): the arena may grow up to a third */
+    uint64_t longest;  /* the longest line (with its eol) this rank read */
+    uint64_t max_line; /* the longest line of all ranks (set before run files are read) */
+    int noted_long;    /* -v: the note about a line held past the budget was printed */
     /* Device-parallel reading (with a topology): per input file, whether its last byte was
      * looked at (known) and whether its last line lacks an eol (pad: 1 byte to add after it).
      * One allocation of 2 * in->count bytes (pad, then known), freed with the job. */
@@ -94,16 +80,13 @@ uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, ui
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
 /* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
 enum dsort_status dsort_lines_job_splitters(struct lx *x);
-/* Stop and resume (lines_ckpt.c). Collective, at the end of a round: save a checkpoint after
- * `rounds` rounds of the job (runs, position, splitters, figures); with stop, stop with it,
- * leaving the runs on disk. */
-enum dsort_status dsort_lines_job_end_round(struct lx *x, uint64_t rounds, int stop);
-/* runmerge's on_pass under --checkpoint: rewrite the checkpoint with the runs after a pass. */
-enum dsort_status dsort_lines_job_ckpt_pass(void *x, const struct dsort_runset *runs, size_t k,
+/* Stop and resume (lines_ckpt.c): ooc.h's fill, the lines' checkpoint (runs, position,
+ * splitters, figures) after `rounds` rounds. */
+struct dsort_ckpt;
+enum dsort_status dsort_lines_job_fill_ckpt(void *x, uint64_t rounds, struct dsort_ckpt *k,
                                             struct dsort_error *err);
 /* Local: a resumed job takes the checkpoint's splitters, runs, run block, position and figures
  * (x->pos must be the share's start: the checkpoint's position may not be before it). */
-struct dsort_ckpt;
 enum dsort_status dsort_lines_job_resume_state(void *x, struct dsort_ckpt *k);
 
 /* Number of the chunk's sorted entries [lo, n) that belong at or before splitter d. */
@@ -114,5 +97,22 @@ size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size
  * into the file: the mapped path of job_lines.c). */
 size_t dsort_lines_job_cut_after_file(const struct lx *x, const struct dsort_line_ent *e,
                                       const unsigned char *file, size_t lo, size_t n, int d);
+
+/* The mapped in-memory path (lines_map.c). Collective: can the job read its one input through
+ * a mapping (dsort_job_map_usable), in one round (direct), with offsets that fit an entry? */
+int dsort_lines_job_map_usable(const struct lx *x, int direct);
+/* Collective: the whole in-memory job over the mapped input (see lines_map.c); *taken 0 (and
+ * nothing done) when the file's last line lacks its eol: the copying path adds it. */
+enum dsort_status dsort_lines_job_sort_mapped(struct lx *x, struct dsort_output *out, int *taken);
+/* Local: add the line and eol checksums of n entries' lines in buf (conservation; --verify). */
+void dsort_lines_job_sum(struct lx *x, const unsigned char *buf, const struct dsort_line_ent *e,
+                         size_t n);
+/* Collective: set this rank's share of the output to bytes, then stream merge(x, ctx, sink)'s
+ * lines into it through the output's writer thread (outsink.h); with exact, the bytes written
+ * must be `bytes`. */
+enum dsort_status
+dsort_lines_job_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes, int exact,
+                          enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *),
+                          void *ctx);
 
 #endif

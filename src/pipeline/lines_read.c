@@ -72,11 +72,11 @@ static enum dsort_status grow_chunk(struct chunk *k, uint64_t size, struct dsort
  * contents: each file's last byte is looked at once, when a read first reaches its end. */
 static enum dsort_status file_pad(struct lx *x, size_t f, struct dsort_error *err)
 {
-    const struct dsort_input *fi = &x->in->files[f];
+    const struct dsort_input *fi = &x->j.in->files[f];
     if (x->known[f] || fi->records == 0)
         return DSORT_OK;
     unsigned char last;
-    enum dsort_status st = dsort_inputs_read(x->in, fi->first + fi->records - 1, 1, &last, err);
+    enum dsort_status st = dsort_inputs_read(x->j.in, fi->first + fi->records - 1, 1, &last, err);
     if (st)
         return st;
     x->pad[f] = last != x->ord.eol;
@@ -122,7 +122,7 @@ static enum dsort_status pad_piece(void *ctx, const struct dsort_input_segment *
 static enum dsort_status read_devices(struct lx *x, struct chunk *k, uint64_t want,
                                       struct dsort_error *err)
 {
-    const struct dsort_inputs *in = x->in;
+    const struct dsort_inputs *in = x->j.in;
     if (!x->pad) {
         if (!(x->pad = calloc(2 * in->count + 1, 1)))
             return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
@@ -149,7 +149,7 @@ static enum dsort_status read_devices(struct lx *x, struct chunk *k, uint64_t wa
             return st;
     }
     enum dsort_status st =
-        dsort_job_topo_read_padded(x->o->topo, in, x->pos, want, k->a + k->used, x->pad, err);
+        dsort_job_topo_read_padded(x->j.o->topo, in, x->pos, want, k->a + k->used, x->pad, err);
     if (st)
         return st;
     struct pad_walk w = {x, k, k->used, err};
@@ -167,7 +167,7 @@ static enum dsort_status read_devices(struct lx *x, struct chunk *k, uint64_t wa
  * and read again next time); a line that cannot fit in an empty arena is an error. */
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err)
 {
-    const struct dsort_inputs *in = x->in;
+    const struct dsort_inputs *in = x->j.in;
     const unsigned char eol = x->ord.eol;
     const uint64_t ent = sizeof(struct dsort_line_ent);
     enum dsort_status st = DSORT_OK;
@@ -222,9 +222,9 @@ enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dso
                 continue;
             }
             if (k->n == 0) {
-                if (x->o->verbose && !x->noted_long) {
+                if (x->j.o->verbose && !x->noted_long) {
                     size_t i = dsort_lines_file_at(in, next);
-                    dsort_comm_print(x->c,
+                    dsort_comm_print(x->j.c,
                                      "'%s': the line at byte %" PRIu64
                                      " is longer than the %" PRIu64
                                      "-byte arena (a third of the budget): held whole, past the "
@@ -248,7 +248,7 @@ enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dso
         uint64_t want = (uint64_t)((double)(room - ent - 1) * avg / (avg + (double)ent));
         if (want == 0)
             want = 1;
-        if (x->o->topo && x->pos < x->end) { /* the rest of the share: every device at once */
+        if (x->j.o->topo && x->pos < x->end) { /* the rest of the share: every device at once */
             if ((st = read_devices(x, k, want, err)))
                 return st;
             continue;
@@ -326,16 +326,16 @@ static enum dsort_status sample(struct lx *x, struct chunk *smp, struct dsort_er
         const uint64_t span_end = whole ? first + n : at + SAMPLE_SPAN;
         if (at < lo)
             continue;
-        if ((st = dsort_lines_range_start(x->in, at, eol, &start, err)))
+        if ((st = dsort_lines_range_start(x->j.in, at, eol, &start, err)))
             break;
         if (start >= first + n)
             break;
-        size_t f = dsort_lines_file_at(x->in, start);
-        if (f == x->in->count)
+        size_t f = dsort_lines_file_at(x->j.in, start);
+        if (f == x->j.in->count)
             break;
-        uint64_t fend = x->in->files[f].first + x->in->files[f].records;
+        uint64_t fend = x->j.in->files[f].first + x->j.in->files[f].records;
         size_t len = fend - start < win ? (size_t)(fend - start) : (size_t)win;
-        if ((st = dsort_inputs_read(x->in, start, len, buf, err)))
+        if ((st = dsort_inputs_read(x->j.in, start, len, buf, err)))
             break;
         if (start + len == fend && (len == 0 || buf[len - 1] != eol))
             buf[len++] = eol;
@@ -422,11 +422,11 @@ static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const 
 
 enum dsort_status dsort_lines_job_splitters(struct lx *x)
 {
-    const struct dsort_comm *c = x->c;
+    const struct dsort_comm *c = x->j.c;
     struct chunk smp;
     memset(&smp, 0, sizeof smp);
-    x->by_pos = !x->o->keys->unique;
-    enum dsort_status st = sample(x, &smp, &x->err);
+    x->by_pos = !x->j.o->keys->unique;
+    enum dsort_status st = sample(x, &smp, &x->j.err);
     const unsigned char *mine = smp.a;
     const size_t mlen = (size_t)smp.used;
     struct dsort_line_ent *ents = NULL, *tmp = NULL;
@@ -442,9 +442,9 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
         x->split = calloc((size_t)c->size, sizeof *x->split);
         x->split_len = calloc((size_t)c->size, sizeof *x->split_len);
         if (!ents || !tmp || !x->split || !x->split_len)
-            st = DSORT_ERR(&x->err, DSORT_ENOMEM, errno, "out of memory");
+            st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
     }
-    if ((st = dsort_comm_agree(c, st, &x->err)))
+    if ((st = dsort_comm_agree(c, st, &x->j.err)))
         goto out;
     /* The sample stays on this rank, sorted; the splitters are selected over all ranks'
      * samples (dsort_splitters_select: O(p) bytes a rank a round, no rank gathers them). */
@@ -461,9 +461,9 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
     struct dsort_sample_items it = {
         n, longest + (x->by_pos ? 8 : 0), item_key_at, item_cmp_at, item_cmp, &si};
     /* Lines that go to rank d are those up to and including split[d] (cut_after). */
-    st = dsort_comm_agree(c, dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->err),
-                          &x->err);
-    x->stats->splitter_rounds = sel.rounds;
+    st = dsort_comm_agree(c, dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->j.err),
+                          &x->j.err);
+    x->j.stats->splitter_rounds = sel.rounds;
     if (st)
         goto out;
     /* No lines anywhere: everything (nothing) goes to rank 0 (split[d] stays NULL). */
@@ -541,4 +541,17 @@ size_t dsort_lines_job_cut_after_file(const struct lx *x, const struct dsort_lin
                                       const unsigned char *file, size_t lo, size_t n, int d)
 {
     return cut_after(x, e, file, file_pos_at, x, lo, n, d);
+}
+
+/* The line and eol checksums of n entries' lines in buf (conservation; --verify). */
+void dsort_lines_job_sum(struct lx *x, const unsigned char *buf, const struct dsort_line_ent *e,
+                         size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t len = dsort_line_len(&e[i], buf, x->ord.eol);
+        const unsigned char *line = buf + dsort_line_off(&e[i]);
+        dsort_sum128_add(&x->j.con_in, dsort_crc32c(dsort_crc32c(0, line, len), &x->ord.eol, 1));
+        if (x->j.o->verify)
+            dsort_sum128_add(&x->j.sum_in, dsort_crc32(dsort_crc32(0, line, len), &x->ord.eol, 1));
+    }
 }

@@ -1,0 +1,112 @@
+/* ooc.h - the out-of-core skeleton's shared state and steps, the same for every record format
+ * (ooc_job.c). Each format's pipeline (job_ext.c for fixed records, job_lines.c for text
+ * lines) embeds a struct dsort_ooc as its member j and calls these steps for what does not
+ * depend on the records' shape: spilling a merge into a run, the extra merge passes, the
+ * checkpoint at a round's end and after a pass, and the tail (the end-of-job checkpoint kept
+ * or dropped, finish, fail, release). What differs between formats is in the engine's format
+ * table (recfmt.h) and in the checkpoint's fill (the format's state: its blob, its position).
+ * Internal to src/pipeline/. Collective where marked, else local.
+ */
+#ifndef DSORT_OOC_H
+#define DSORT_OOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "output.h"
+#include "phase.h"
+#include "recfmt.h"
+#include "runmerge.h"
+#include "runset.h"
+#include "tempdir.h"
+
+struct dsort_ckpt;
+
+struct dsort_ooc {
+    const struct dsort_comm *c;
+    const struct dsort_job_options *o;
+    const struct dsort_inputs *in;
+    struct dsort_job_stats *stats;
+    struct dsort_error err;
+    char job[256];                       /* the temp directories' job name (every rank's) */
+    struct dsort_tempdirs td;            /* this rank's temp directories (count 0: none) */
+    struct dsort_runset runs;            /* the runs spilled (or resumed) */
+    struct dsort_recfmt_ctx fx;          /* the format's operations' context (recfmt.h) */
+    struct dsort_runmerge rm;            /* spills, extra passes, the final merge's readers */
+    struct dsort_sum128 sum_in, sum_out; /* --verify, -O manifest: valsort's CRC-32 sums */
+    struct dsort_sum128 con_in, con_out; /* conservation (always): CRC32C sums */
+    uint64_t out_done;                   /* bytes passed to the output so far (--progress) */
+    uint64_t rounds_before;              /* rounds done by the earlier runs of a resumed job */
+    uint64_t ck_rounds;                  /* --checkpoint: the rounds of the checkpoint on disk */
+    int stopped;                         /* stopped with a checkpoint */
+    /* The format's checkpoint: fill k (zeroed here first) with the job's state after `rounds`
+     * rounds; k->blob is allocated (dsort_ckpt_free frees it). x: fmt_ctx. */
+    enum dsort_status (*fill)(void *x, uint64_t rounds, struct dsort_ckpt *k,
+                              struct dsort_error *err);
+    void *fmt_ctx; /* the format's pipeline state (struct ext, struct lx) */
+};
+
+/* Local: set up j (zeroed) for a job over c, o, in with figures in stats; fill and fmt_ctx:
+ * the format's checkpoint and its state. */
+void dsort_ooc_init(struct dsort_ooc *j, const struct dsort_comm *c,
+                    const struct dsort_job_options *o, const struct dsort_inputs *in,
+                    struct dsort_job_stats *stats,
+                    enum dsort_status (*fill)(void *, uint64_t, struct dsort_ckpt *,
+                                              struct dsort_error *),
+                    void *fmt_ctx);
+
+/* Merge k sorted in-memory cursors of the format into a new run (the spill phase); the
+ * stats' runs and spill bytes follow. */
+enum dsort_status dsort_ooc_spill(struct dsort_ooc *j, void *cur, size_t k);
+
+/* The run files' merge plan (dsort_runmerge_plan's arguments) and the extra passes down to the
+ * fan-in; pc is begun at phase ph before the passes (the caller ends it). Not agreed. */
+enum dsort_status dsort_ooc_reduce(struct dsort_ooc *j, uint64_t mem, size_t min_block,
+                                   unsigned char *const *region, const size_t *region_len,
+                                   size_t nregion, enum dsort_phase ph,
+                                   struct dsort_phase_clock *pc);
+
+/* Local, for a format's part of a resume (dsort_job_resume's take, once the format has checked
+ * the checkpoint fits): the checkpoint's runs, rounds and input sums. */
+enum dsort_status dsort_ooc_resume_take(struct dsort_ooc *j, const struct dsort_ckpt *k);
+
+/* Collective, at the end of a round: save a checkpoint after `rounds` rounds of the job (the
+ * format's fill), with stop, stop with it, leaving the runs on disk (j->stopped). Agrees. */
+enum dsort_status dsort_ooc_end_round(struct dsort_ooc *j, uint64_t rounds, int stop);
+
+/* runmerge's on_pass under --checkpoint (ctx: the struct dsort_ooc): rewrite the checkpoint
+ * with the runs after a pass. */
+enum dsort_status dsort_ooc_ckpt_pass(void *ctx, const struct dsort_runset *runs, size_t k,
+                                      struct dsort_error *err);
+
+/* Collective: set this rank's share of the output to `bytes`, then stream write(ctx, os) into
+ * it through the output's writer thread (outsink.h: a buffer of buf bytes; seen(j) is shown
+ * every byte passed on) in phase ph (what a signal names), its time counted as phase timed;
+ * the stats' bytes written follow. Not agreed after
+ * the write (the caller agrees). */
+struct dsort_output_sink;
+enum dsort_status
+dsort_ooc_to_output(struct dsort_ooc *j, struct dsort_output *out, uint64_t bytes, size_t buf,
+                    void (*seen)(void *, const unsigned char *, size_t),
+                    enum dsort_status (*write)(void *ctx, struct dsort_output_sink *os), void *ctx,
+                    enum dsort_phase ph, enum dsort_phase timed);
+
+/* Local, after the final merge ended with st: a checkpoint on disk outlives a failure that is
+ * not its own (a damaged run, DSORT_EFORMAT, is) and goes once the output is committed;
+ * without one the runs go now. */
+void dsort_ooc_merged(struct dsort_ooc *j, enum dsort_status st);
+
+/* Collective: check and commit the output (dsort_job_finish); the checkpoint goes with a
+ * success, and is kept after a failure if it can be read. The exit code. */
+int dsort_ooc_finish(struct dsort_ooc *j, struct dsort_output *out,
+                     const struct dsort_job_sums *sums);
+
+/* Local, on an agreed error: abandon the output; a checkpoint on disk (of a resumed job, or
+ * saved by this one) outlives the error. */
+void dsort_ooc_fail(struct dsort_ooc *j, struct dsort_output *out);
+
+/* Local: free the runs, the merge's readers and the temp directories (what is still on them). */
+void dsort_ooc_release(struct dsort_ooc *j);
+
+#endif
