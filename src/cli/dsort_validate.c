@@ -57,13 +57,16 @@ static void usage(void)
 
 /* Print valsort's figures (rank 0), and the differences from the manifests found (bad); the
  * exit code: 0 sorted and as the manifests say, 1 not. */
-static int report(const struct dsort_comm *c, const struct dsort_lines_figures *total, long bad)
+static int report(const struct dsort_comm *c, const struct dsort_lines_figures *total, long bad,
+                  const char *where)
 {
     if (c->rank == 0) {
         char hex[33];
         dsort_sum128_hex(&total->checksum, hex);
         if (total->unordered)
             printf("First unordered record is record %" PRIu64 "\n", total->first_unordered);
+        if (total->unordered && where && *where)
+            printf("%s\n", where);
         printf("Records: %" PRIu64 "\nChecksum: %s\n", total->records, hex);
         if (total->unordered)
             printf("ERROR - there are %" PRIu64 " unordered records\n", total->unordered);
@@ -85,6 +88,28 @@ static void vsum_figures(const struct dsort_vsum *v, struct dsort_lines_figures 
     f->first_unordered = v->first_unordered;
     f->duplicates = v->duplicates;
     f->checksum = v->checksum;
+}
+
+/* The file of the first unordered record and its number there, numbered as dsort -c numbers
+ * it (records from 0, "FILE:record N"; lines from 1, "FILE:N", as sort -c), into buf; empty
+ * when in order. valsort's line before it counts over all the inputs, from 0. */
+static void where_unordered(const struct dsort_inputs *in, const struct dsort_file_sum *files,
+                            const struct dsort_lines_figures *fig, int lines, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    uint64_t g = fig->first_unordered, at = 0;
+    for (size_t k = 0; fig->unordered && k < in->count; k++) {
+        if (g < at + files[k].records) {
+            if (lines)
+                snprintf(buf, n, "First unordered line is %s:%" PRIu64 " (as -c says)",
+                         in->files[k].path, g - at + 1);
+            else
+                snprintf(buf, n, "First unordered record is %s:record %" PRIu64 " (as -c says)",
+                         in->files[k].path, g - at);
+            return;
+        }
+        at += files[k].records;
+    }
 }
 
 /* Each directory argument's _SUCCESS manifest (man[i], man_ok[i]) against its part-* files:
@@ -172,7 +197,7 @@ static int validate_local(const struct dsort_comm *c, char *const *paths, size_t
         dsort_check_local(c, paths, n, fmt, ord, (size_t)16 << 20, &total, NULL, &err);
     struct dsort_lines_figures fig;
     vsum_figures(&total, &fig);
-    int code = st ? 2 : report(c, &fig, 0);
+    int code = st ? 2 : report(c, &fig, 0, NULL);
     dsort_vsum_destroy(&total);
     return code;
 }
@@ -368,8 +393,11 @@ static int validate_inputs(const struct dsort_comm *cp, char *const *paths, size
         dsort_vsum_destroy(&total);
         code = st ? 2 : 0;
     }
-    if (code != 2)
-        code = report(&c, &fig, check_parts(&c, &in, files, man, man_ok));
+    if (code != 2) {
+        char at[4200];
+        where_unordered(&in, files, &fig, lines, at, sizeof at);
+        code = report(&c, &fig, check_parts(&c, &in, files, man, man_ok), at);
+    }
 out:
     free(files);
     dsort_inputs_destroy(&in);

@@ -79,10 +79,17 @@ py slice 100 "$T/dup.sorted" "$T/f2" 1000 4000
 ok "$N" "$VALIDATE" "$T/f1" "$T/parts/part-00000" "$T/f2" && figures "several files" "$n" "$sum" "$dups"
 py swap 100 "$T/f2" "$T/f2.bad" 0 2999
 expect_rc 1 "$N" "$VALIDATE" "$T/f1" "$T/f2.bad" &&
-    contains "disorder inside the second file" "$T/stdout" "^First unordered record is record 1001\$"
+    contains "disorder inside the second file" "$T/stdout" "^First unordered record is record 1001\$" &&
+    contains "disorder inside the second file: the file, numbered as -c" "$T/stdout" \
+        "^First unordered record is $T/f2.bad:record 1 \(as -c says\)\$"
+# dsort -c -s (keys only, as dsort-validate checks them) names the same record the same way.
+expect_rc 1 "$N" "$DSORT" -c -s "$T/f1" "$T/f2.bad" &&
+    contains "-c names the record as dsort-validate does" "$T/stderr" "^dsort: $T/f2.bad:record 1: disorder\$"
 # f2's first key is not below f1's last one: make a boundary disorder by putting f2 first.
 expect_rc 1 "$N" "$VALIDATE" "$T/f2" "$T/f1" &&
-    contains "disorder at the boundary of two files" "$T/stdout" "^First unordered record is record 3000\$"
+    contains "disorder at the boundary of two files" "$T/stdout" "^First unordered record is record 3000\$" &&
+    contains "disorder at the boundary: the second file's first record" "$T/stdout" \
+        "^First unordered record is $T/f1:record 0 \(as -c says\)\$"
 
 # A fixed format.
 py mk "$T/f32.dat" 32 4 8 3000 dup "$SEED"
