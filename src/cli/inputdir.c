@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,29 @@ static enum dsort_status expand_one(const struct dsort_comm *c, char *dir,
     dsort_inputs_destroy(&in);
     dsort_manifest_free(&m);
     return st;
+}
+
+const char *dsort_inputdir_holding(char *const *inputs, size_t n, const char *path)
+{
+    /* The path's directory canonical (it exists if the output can be written), its name kept. */
+    char d[PATH_MAX], cp[PATH_MAX + 256], cd[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    int dn = slash ? (int)(slash - path) : 1;
+    snprintf(d, sizeof d, "%.*s", dn ? dn : 1, slash ? path : ".");
+    if (!realpath(d, cd))
+        return NULL;
+    snprintf(cp, sizeof cp, "%s/%s", cd, base);
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        if (strcmp(inputs[i], "-") == 0 || stat(inputs[i], &sb) || !S_ISDIR(sb.st_mode) ||
+            !realpath(inputs[i], cd))
+            continue;
+        size_t k = strlen(cd);
+        if (!strncmp(cp, cd, k) && (cp[k] == '/' || cp[k] == '\0'))
+            return inputs[i];
+    }
+    return NULL;
 }
 
 int dsort_inputdir_expand(const struct dsort_comm *c, char *const *inputs, size_t n,

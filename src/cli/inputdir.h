@@ -36,6 +36,11 @@ int dsort_inputdir_expand(const struct dsort_comm *c, char *const *inputs, size_
                           const struct dsort_format *fmt, size_t rec_size,
                           struct dsort_inputdir *d);
 
+/* Local: the first of inputs (n) that is a directory holding path (path itself, or a name
+ * inside it, compared by canonical names; path need not exist), or NULL. An output written
+ * there would become one of its parts, or replace one, and its manifest would no longer hold. */
+const char *dsort_inputdir_holding(char *const *inputs, size_t n, const char *path);
+
 /* Local: free d (any state after dsort_inputdir_expand; zeroed may be freed). */
 void dsort_inputdir_free(struct dsort_inputdir *d);
 

@@ -189,6 +189,14 @@ MO_FROM=gen mo gbad 'echo "{" >_SUCCESS'
 refused "dsort DIR, a damaged manifest" "$T/gbad" "cannot read the manifest '.*gbad/_SUCCESS'"
 MO_FROM=gen mo gstray 'cp part-00000 data.bin'
 refused "dsort DIR, a file that is not a part" "$T/gstray" "gstray/data.bin' is not a part [(]part-[*][)] of the input directory"
+# -o inside an input directory would become one of its parts, or replace one, and its manifest
+# would no longer hold: refused before any work (it used to sort into gen/part-00000).
+before=$(cd "$T/gen" && ls -A && cksum ./*)
+for o in "$T/gen/part-00000" "$T/gen/sorted"; do
+    expect_rc 2 "$N" "$DSORT" "$T/gen" -o "$o" &&
+        contains "-o ${o##*/} inside the input directory" "$T/stderr" "^dsort: output '.*' is inside input directory '.*/gen'\$"
+done
+eq "-o inside the input directory: the directory as it was" "$before" "$(cd "$T/gen" && ls -A && cksum ./*)"
 mkdir "$T/nothing"
 printf 'x' >"$T/nothing/.hidden"
 refused "dsort DIR, no parts" "$T/nothing" "nothing' is a directory without parts"
