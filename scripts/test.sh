@@ -107,7 +107,7 @@ if [ "${DSORT_NO_ASAN:-0}" != 1 ]; then
     # pass ran them at 1, 2, 4 and 7 too); at 1 rank only the tests that have no 3-rank form
     # and e2e.lines (whose 3-rank form is labelled slow); at 2 ranks the few that exist only
     # there. None labelled slow or cluster.
-    ctest_args+=(-LE "slow|cluster" -E "[.]n[47]\$|^(e2e[.][a-z_]+|ext[.](io2|corrupt|rss|tempdirs|sweep))[.]n2\$|^(e2e[.](sort|order|multi|format|output|balance|exchange|check|validate|memory|badinput|fifo|gnuopts|gnucheck|debug|inplace|stdio|progress|lines_golden|safety)|ext[.](io2|resume|budget|diskfull|corrupt_lines|smallbudget|fixedfmt|signals))[.]n1\$")
+    ctest_args+=(-LE "slow|cluster" -E "[.]n[47]\$|^(e2e[.][a-z_]+|ext[.](io2|corrupt|rss|tempdirs|sweep))[.]n2\$|^(e2e[.](sort|order|multi|format|output|balance|exchange|check|validate|memory|badinput|fifo|gnuopts|gnucheck|gnukeys|debug|inplace|stdio|progress|lines_golden|safety)|ext[.](io2|resume|budget|diskfull|corrupt_lines|smallbudget|fixedfmt|signals))[.]n1\$")
     run_suite "$top/build-asan" -DCMAKE_BUILD_TYPE=Debug -DDSORT_SANITIZE=ON "${mpi_args[@]}"
 fi
 if [ "${DSORT_NO_FUZZ:-0}" != 1 ]; then
