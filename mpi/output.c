@@ -628,7 +628,16 @@ static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output
             return st;
     }
     if (rename(o->stage, o->target)) {
-        st = DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage, o->final);
+        /* A directory that open found absent or empty and that now holds files: another job
+         * wrote the same -O and committed meanwhile; its output stays. */
+        st = errno == ENOTEMPTY || errno == EEXIST
+                 ? DSORT_ERR(err, DSORT_EIO, 0,
+                             "output directory '%s' was filled by another program while this job "
+                             "ran (another job writing the same -O?): not replaced; this job's "
+                             "output is discarded, write it to another name",
+                             o->final)
+                 : DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage,
+                             o->final);
         if (local) {
             dsort_cleanup_forget(o->target);
             dsort_cleanup_forget(path);

@@ -252,6 +252,25 @@ else
     wait "$job"
     fail "two jobs on one -o: the job ended before its output's temp file was seen"
 fi
+# The same with -O: the other job's committed directory stays, and the message says why.
+"$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --out-of-core "$T/two/in.dat" \
+    -O "$T/two/samedir" </dev/null >"$T/stdout" 2>"$T/stderr" &
+job=$!
+for ((i = 0; i < 3000; i++)); do
+    compgen -G "$T/two/.samedir.dsort-*" >/dev/null && break
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.01
+done
+kill_ranks STOP "$job"
+mkdir -p "$T/two/samedir" && cp "$T/two/theirs.copy" "$T/two/samedir/part-00000"
+kill_ranks CONT "$job"
+kto 120 tail --pid="$job" -f /dev/null
+wait "$job"
+eq "two jobs on one -O: the one overtaken exits 2" 2 "$?"
+contains "two jobs on one -O: it says why" "$T/stderr" \
+    "output directory '.*/two/samedir' was filled by another program while this job ran"
+eq "two jobs on one -O: the other's directory stays" "part-00000" "$(ls -A "$T/two/samedir")"
+eq "two jobs on one -O: no stage left" "" "$(compgen -G "$T/two/.samedir.dsort-*")"
 
 eq "the input is untouched at the end" "$before_in" "$(file_state "$IN/a.dat")"
 suite_finish
