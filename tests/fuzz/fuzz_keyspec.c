@@ -1,4 +1,4 @@
-/* fuzz_keyspec - the key-spec parser (-k, -t, the global -bdfghiMnrV, -s, -u) and then the
+/* fuzz_keyspec - the key-spec parser (-k, -t, the global -bdfghiMnrVR, -s, -u) and then the
  * order it builds.
  *
  * Input: a program of options, then lines.
@@ -49,7 +49,7 @@ static const char *ref_count(const char *s, size_t *v)
 
 static const char *ref_options(const char *s, int pos, unsigned *flags)
 {
-    static const char letters[] = "bdfghiMnrV";
+    static const char letters[] = "bdfghiMnrVR";
     static const unsigned bits[] = {0,
                                     DSORT_KEY_DICT,
                                     DSORT_KEY_FOLD,
@@ -59,7 +59,8 @@ static const char *ref_options(const char *s, int pos, unsigned *flags)
                                     DSORT_KEY_MONTH,
                                     DSORT_KEY_NUMERIC,
                                     DSORT_KEY_REVERSE,
-                                    DSORT_KEY_VERSION};
+                                    DSORT_KEY_VERSION,
+                                    DSORT_KEY_RANDOM};
     for (; *s; s++) {
         const char *l = strchr(letters, *s);
         if (!l)
@@ -160,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else if (op == 4) {
             char opt = (char)fuzz_byte(&in);
             char s[2] = {opt, '\0'};
-            bool ok = opt && strchr("bdfghiMnrV", opt);
+            bool ok = opt && strchr("bdfghiMnrVR", opt);
             st = dsort_keys_set_global(&k, opt, &err);
             if (st) {
                 check_error(st, &err, &before, &k, "global option", s);
