@@ -2,6 +2,8 @@
 #include "keys.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,4 +252,28 @@ int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int c
         return -1;
     }
     return 1;
+}
+
+void dsort_cli_canonical(const char *path, char *buf, size_t len)
+{
+    char a[4096], b[4096], dir[PATH_MAX];
+    snprintf(a, sizeof a, "%s", path);
+    snprintf(b, sizeof b, "%s", path);
+    const char *base = basename(b);
+    if (!realpath(dirname(a), dir) || !strcmp(base, "/") || !strcmp(base, ".") ||
+        !strcmp(base, "..")) {
+        if (!realpath(path, buf))
+            snprintf(buf, len, "%s", path);
+        return;
+    }
+    snprintf(buf, len, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base);
+}
+
+int dsort_cli_inside(const char *path, const char *dir)
+{
+    char cp[4096], cd[4096];
+    dsort_cli_canonical(path, cp, sizeof cp);
+    dsort_cli_canonical(dir, cd, sizeof cd);
+    size_t n = strlen(cd);
+    return !strncmp(cp, cd, n) && (cp[n] == '\0' || cp[n] == '/' || !strcmp(cd, "/"));
 }

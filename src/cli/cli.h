@@ -41,6 +41,14 @@ int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
  * did not see that error, the lowest rank that did prints it in one line naming itself. */
 int dsort_cli_agree_usage(const struct dsort_comm *c, int code);
 
+/* Local: the canonical name of path (which need not exist): its directory resolved by
+ * realpath, then its last component (a final symbolic link is not followed). The path itself
+ * if its directory cannot be resolved. */
+void dsort_cli_canonical(const char *path, char *buf, size_t len);
+
+/* Local: is path dir itself or inside it (by canonical names)? */
+int dsort_cli_inside(const char *path, const char *dir);
+
 /* Parse a non-negative decimal count; -1 on a bad value. */
 int dsort_cli_parse_u64(const char *s, uint64_t *out);
 

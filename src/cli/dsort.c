@@ -490,23 +490,6 @@ static void sweep(const struct dsort_comm *c, const struct dsort_job_options *o)
                          rep.unknown + rep.unsafe, rep.unknown, rep.unsafe);
 }
 
-/* The canonical name of path (which need not exist): its directory resolved by realpath,
- * then its last component. The path itself if its directory cannot be resolved. */
-static void canonical(const char *path, char *buf, size_t len)
-{
-    char a[4096], b[4096], dir[PATH_MAX];
-    snprintf(a, sizeof a, "%s", path);
-    snprintf(b, sizeof b, "%s", path);
-    const char *base = basename(b);
-    if (!realpath(dirname(a), dir) || !strcmp(base, "/") || !strcmp(base, ".") ||
-        !strcmp(base, "..")) {
-        if (!realpath(path, buf))
-            snprintf(buf, len, "%s", path);
-        return;
-    }
-    snprintf(buf, len, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base);
-}
-
 /* Do a and b name the same file (the same inode if both exist, else the same canonical
  * name)? */
 static int same_file(const char *a, const char *b)
@@ -515,19 +498,9 @@ static int same_file(const char *a, const char *b)
     if (!stat(a, &sa) && !stat(b, &sb))
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
     char ca[4096], cb[4096];
-    canonical(a, ca, sizeof ca);
-    canonical(b, cb, sizeof cb);
+    dsort_cli_canonical(a, ca, sizeof ca);
+    dsort_cli_canonical(b, cb, sizeof cb);
     return !strcmp(ca, cb);
-}
-
-/* Is path dir itself or inside it (by canonical names)? */
-static int inside(const char *path, const char *dir)
-{
-    char cp[4096], cd[4096];
-    canonical(path, cp, sizeof cp);
-    canonical(dir, cd, sizeof cd);
-    size_t n = strlen(cd);
-    return !strncmp(cp, cd, n) && (cp[n] == '\0' || cp[n] == '/' || !strcmp(cd, "/"));
 }
 
 /* Every file dsort writes (--stats, the temp dirs' contents) must be none of the inputs, none
@@ -564,18 +537,18 @@ static enum dsort_status check_written(const struct dsort_job_options *o,
         if (o->output && same_file(o->stats, o->output))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "--stats file '%s' is also the output",
                              o->stats);
-        if (o->output_dir && inside(o->stats, o->output_dir))
+        if (o->output_dir && dsort_cli_inside(o->stats, o->output_dir))
             return DSORT_ERR(err, DSORT_EINVAL, 0,
                              "--stats file '%s' is inside the output directory '%s'", o->stats,
                              o->output_dir);
     }
     for (size_t i = 0; o->output_dir && i < o->ntemp; i++)
-        if (inside(o->temp_dirs[i], o->output_dir))
+        if (dsort_cli_inside(o->temp_dirs[i], o->output_dir))
             return DSORT_ERR(err, DSORT_EINVAL, 0,
                              "temp directory '%s' is inside the output directory '%s'",
                              o->temp_dirs[i], o->output_dir);
     for (size_t i = 0; o->output_dir && i < in->count; i++)
-        if (inside(in->files[i].path, o->output_dir))
+        if (dsort_cli_inside(in->files[i].path, o->output_dir))
             return DSORT_ERR(err, DSORT_EINVAL, 0, "input '%s' is inside the output directory '%s'",
                              in->files[i].path, o->output_dir);
     return DSORT_OK;

@@ -222,6 +222,17 @@ contains "dsort-gen --parts='': named as a usage error" "$T/stderr" "directory's
 # both exited 0 and the last to finish silently replaced the other's output. The other job's
 # commit is played by a rename while this job's ranks are stopped.
 mkdir -p "$T/two"
+# stop_at_stage GLOB: wait (up to 30 s) until the job's output stage GLOB exists, or the job
+# ended; then stop its ranks (SIGSTOP).
+stop_at_stage() {
+    local i
+    for ((i = 0; i < 3000; i++)); do
+        compgen -G "$1" >/dev/null && break
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.01
+    done
+    kill_ranks STOP "$job"
+}
 gen 1 -b 11 300000 "$T/two/in.dat" || suite_finish
 gen 1 -b 12 1000 "$T/two/theirs" || suite_finish
 cp "$T/two/theirs" "$T/two/theirs.copy"
@@ -229,12 +240,7 @@ LAST_CMD="$MPIEXEC -q ${MPI_PREFLAGS[*]} -n $N $DSORT -S 1M --out-of-core $T/two
 "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --out-of-core "$T/two/in.dat" \
     -o "$T/two/same" </dev/null >"$T/stdout" 2>"$T/stderr" &
 job=$!
-for ((i = 0; i < 3000; i++)); do
-    compgen -G "$T/two/.same.dsort-*" >/dev/null && break
-    kill -0 "$job" 2>/dev/null || break
-    sleep 0.01
-done
-kill_ranks STOP "$job"
+stop_at_stage "$T/two/.same.dsort-*"
 if compgen -G "$T/two/.same.dsort-*" >/dev/null; then
     mv "$T/two/theirs" "$T/two/same" # the other job's commit
     kill_ranks CONT "$job"
@@ -256,12 +262,7 @@ fi
 "$MPIEXEC" -q "${MPI_PREFLAGS[@]}" -n "$N" "$DSORT" -S 1M --out-of-core "$T/two/in.dat" \
     -O "$T/two/samedir" </dev/null >"$T/stdout" 2>"$T/stderr" &
 job=$!
-for ((i = 0; i < 3000; i++)); do
-    compgen -G "$T/two/.samedir.dsort-*" >/dev/null && break
-    kill -0 "$job" 2>/dev/null || break
-    sleep 0.01
-done
-kill_ranks STOP "$job"
+stop_at_stage "$T/two/.samedir.dsort-*"
 mkdir -p "$T/two/samedir" && cp "$T/two/theirs.copy" "$T/two/samedir/part-00000"
 kill_ranks CONT "$job"
 kto 120 tail --pid="$job" -f /dev/null
