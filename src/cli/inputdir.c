@@ -12,6 +12,7 @@
 #include <dirent.h>
 
 #include "agree.h"
+#include "cli.h"
 #include "comm.h"
 #include "io.h"
 #include "manifest.h"
@@ -128,22 +129,15 @@ static enum dsort_status expand_one(const struct dsort_comm *c, char *dir,
 
 const char *dsort_inputdir_holding(char *const *inputs, size_t n, const char *path)
 {
-    /* The path's directory canonical (it exists if the output can be written), its name kept. */
-    char d[PATH_MAX], cp[PATH_MAX + 256], cd[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    int dn = slash ? (int)(slash - path) : 1;
-    snprintf(d, sizeof d, "%.*s", dn ? dn : 1, slash ? path : ".");
-    if (!realpath(d, cd))
-        return NULL;
-    snprintf(cp, sizeof cp, "%s/%s", cd, base);
+    char rp[PATH_MAX], rd[PATH_MAX];
+    int resolved = realpath(path, rp) != NULL; /* a link: where it points is written */
     for (size_t i = 0; i < n; i++) {
         struct stat sb;
-        if (strcmp(inputs[i], "-") == 0 || stat(inputs[i], &sb) || !S_ISDIR(sb.st_mode) ||
-            !realpath(inputs[i], cd))
+        if (strcmp(inputs[i], "-") == 0 || stat(inputs[i], &sb) || !S_ISDIR(sb.st_mode))
             continue;
-        size_t k = strlen(cd);
-        if (!strncmp(cp, cd, k) && (cp[k] == '/' || cp[k] == '\0'))
+        if (dsort_cli_inside(path, inputs[i]) ||
+            (realpath(inputs[i], rd) &&
+             (dsort_cli_inside(path, rd) || (resolved && dsort_cli_inside(rp, rd)))))
             return inputs[i];
     }
     return NULL;

@@ -196,6 +196,9 @@ for o in "$T/gen/part-00000" "$T/gen/sorted"; do
     expect_rc 2 "$N" "$DSORT" "$T/gen" -o "$o" &&
         contains "-o ${o##*/} inside the input directory" "$T/stderr" "^dsort: output '.*' is inside input directory '.*/gen'\$"
 done
+ln -s "$T/gen/part-00000" "$T/genlink"
+expect_rc 2 "$N" "$DSORT" "$T/gen" -o "$T/genlink" &&
+    contains "-o, a link to a part of the input directory" "$T/stderr" "^dsort: output '.*genlink' is inside input directory '.*/gen'\$"
 eq "-o inside the input directory: the directory as it was" "$before" "$(cd "$T/gen" && ls -A && cksum ./*)"
 mkdir "$T/nothing"
 printf 'x' >"$T/nothing/.hidden"
