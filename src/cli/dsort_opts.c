@@ -492,7 +492,7 @@ static int modes_after(struct parse *p)
                                      "sorting, not -%c",
                                      x->check_mode);
     if (!o->lines && p->key_opts)
-        return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnV go with --format lines");
+        return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnRV go with --format lines");
     if (o->lines) {
         if (o->ord.reverse && dsort_keys_set_global(o->keys, 'r', &err))
             return dsort_cli_usage_error(c, "%s", err.msg);

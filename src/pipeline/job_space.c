@@ -341,7 +341,7 @@ static int verdict(const struct dsort_job_space *sp, int32_t *who, char *msg, si
                  "not enough space for %s: file system %s (%s on %s) has %" PRIu64
                  " bytes free, the job needs %" PRIu64
                  " bytes there (%s%s%s%s); DSORT_NO_SPACE_CHECK=1 "
-                 "skips this check: No space left on device",
+                 "skips this check",
                  role, fs->first.mount, fs->first.fstype, fs->first.host, fs->first.avail, fs->need,
                  fs->output ? "the output" : "", fs->output && fs->temps ? " and " : "",
                  fs->temps ? "the spilled runs" : "", ranks);

@@ -56,6 +56,9 @@ preflight_case() {
     eq "$name: lines of stderr that name a rank" 1 "$(grep -Ec "rank [0-9]+/$N" "$T/stderr")"
     contains "$name: the line names the rank, the file system, bytes free and needed" "$T/stderr" \
         "^dsort: rank [0-9]+/$N \(.+\): not enough space .*file system $fs \(tmpfs on [^)]*\) has [0-9]+ bytes free, the job needs [0-9]+ bytes there"
+    # A refusal before any write is no full disk: the line is not said a second time (the
+    # repeat is for lines a full file system may have swallowed).
+    eq "$name: said once" 0 "$(grep -c 'said again' "$T/stderr")"
     empty_dir "$name: files left on the small file system" "$fs"
     empty_dir "$name: files under the output directory" "$T/out"
 }
