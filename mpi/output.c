@@ -574,25 +574,24 @@ static enum dsort_status publish_inside(const struct dsort_comm *c, struct dsort
     return DSORT_OK;
 }
 
-/* FILE: the target is still what open found (absent, or the same file). Another job that
+/* FILE: the target is what open found (absent, or the same file), or gone. Another job that
  * wrote the same -o and committed meanwhile put a new file there (its rename): replacing that
  * would throw its output away while both jobs say they succeeded. Checked just before this
  * job's rename; a writer that commits in the instant between the two is not seen. */
 static enum dsort_status not_overtaken(const struct dsort_output *o, struct dsort_error *err)
 {
     struct stat sb;
-    int now = !stat(o->target, &sb);
-    if (now == o->target_existed &&
-        (!now || ((uint64_t)sb.st_dev == o->target_dev && (uint64_t)sb.st_ino == o->target_ino)))
+    /* Gone since open (the user removed the old file): nothing is replaced, the commit goes on. */
+    if (stat(o->target, &sb))
+        return DSORT_OK;
+    if (o->target_existed && (uint64_t)sb.st_dev == o->target_dev &&
+        (uint64_t)sb.st_ino == o->target_ino)
         return DSORT_OK;
     return DSORT_ERR(err, DSORT_EIO, 0,
                      "output '%s' was %s by another program while this job ran (another job "
                      "writing the same -o?): not replaced; this job's output is discarded, write "
                      "it to another name",
-                     o->final,
-                     !o->target_existed ? "created"
-                     : now              ? "replaced"
-                                        : "removed");
+                     o->final, o->target_existed ? "replaced" : "created");
 }
 
 static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output *o,
