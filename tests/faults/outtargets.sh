@@ -86,11 +86,16 @@ fi
 case_end
 
 case_begin "-O DIR on a mount point too small for the output" mem \
-    "exit 2; a line naming the rank and the cause; the mount point empty afterwards"
+    "exit 2 from the space preflight, and with DSORT_NO_SPACE_CHECK=1 from the full disk; each a line naming the rank and the cause; the mount point empty afterwards"
 mp=$C/out/parts
 if mount_tmpfs "$mp" 1M; then
     out_setup O
     run_job "$N" "${OUTARGS[@]}" "${PARGS[@]}"
+    check_exit 2
+    check_rank_line "not enough space for the output's directory"
+    eq "files in the mount point (preflight)" "" "$(listing "$mp")"
+    # Without the preflight the job fills the mount point; the write's ENOSPC ends it.
+    DSORT_NO_SPACE_CHECK=1 run_job "$N" "${OUTARGS[@]}" "${PARGS[@]}"
     check_exit 2
     check_rank_line "No space left on device"
     eq "files in the mount point" "" "$(listing "$mp")"
