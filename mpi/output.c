@@ -17,6 +17,7 @@
 #include "io.h"
 #include "mem.h"
 #include "owner.h"
+#include "replace.h"
 #include "tempdir.h"
 
 /* O_DIRECT transfers: 4 KiB alignment, bounced through an 8 MiB aligned buffer. */
@@ -574,24 +575,31 @@ static enum dsort_status publish_inside(const struct dsort_comm *c, struct dsort
     return DSORT_OK;
 }
 
-/* FILE: the target is what open found (absent, or the same file), or gone. Another job that
- * wrote the same -o and committed meanwhile put a new file there (its rename): replacing that
- * would throw its output away while both jobs say they succeeded. Checked just before this
- * job's rename; a writer that commits in the instant between the two is not seen. */
-static enum dsort_status not_overtaken(const struct dsort_output *o, struct dsort_error *err)
+/* The commit of -o: the stage takes the target's place only if the target is still the file
+ * that open saw (or absent, or removed since by the user). Another job that wrote the same -o
+ * and committed meanwhile put a new file there: replacing it would throw its output away while
+ * both jobs say they succeeded (replace.h: atomic where the file system has renameat2). */
+static enum dsort_status commit_file(struct dsort_output *o, struct dsort_error *err)
 {
-    struct stat sb;
-    /* Gone since open (the user removed the old file): nothing is replaced, the commit goes on. */
-    if (stat(o->target, &sb))
-        return DSORT_OK;
-    if (o->target_existed && (uint64_t)sb.st_dev == o->target_dev &&
-        (uint64_t)sb.st_ino == o->target_ino)
-        return DSORT_OK;
+    const struct dsort_replace_seen seen = {o->target_existed, o->target_dev, o->target_ino};
+    struct stat ours, now;
+    int overtaken;
+    if (lstat(o->stage, &ours))
+        return DSORT_ERR(err, DSORT_EIO, errno, "cannot stat '%s'", o->stage);
+    /* A signal's cleanup must not remove the stage's name while it may hold another program's
+     * file (between replace.h's two swaps); abandon removes it if it is still ours. */
+    dsort_cleanup_forget(o->stage);
+    enum dsort_status st =
+        dsort_replace_commit(o->stage, o->target, o->final, &seen, &overtaken, err);
+    if (st && (lstat(o->stage, &now) || now.st_ino != ours.st_ino || now.st_dev != ours.st_dev))
+        o->owns_stage = 0; /* not ours under that name any more: left alone */
+    if (st || !overtaken)
+        return st;
     return DSORT_ERR(err, DSORT_EIO, 0,
                      "output '%s' was %s by another program while this job ran (another job "
                      "writing the same -o?): not replaced; this job's output is discarded, write "
                      "it to another name",
-                     o->final, o->target_existed ? "replaced" : "created");
+                     o->final, overtaken == 2 ? "replaced" : "created");
 }
 
 static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output *o,
@@ -601,12 +609,8 @@ static enum dsort_status publish(const struct dsort_comm *c, struct dsort_output
     if (o->mode == DSORT_OUTPUT_FILE) {
         if (o->null_sink)
             return DSORT_OK;
-        if ((st = not_overtaken(o, err)))
+        if ((st = commit_file(o, err)))
             return st;
-        if (rename(o->stage, o->target))
-            return DSORT_ERR(err, DSORT_EIO, errno, "cannot rename '%s' to '%s'", o->stage,
-                             o->final);
-        dsort_cleanup_forget(o->stage);
         o->owns_stage = 0;
         return dsort_io_fsync_parent(o->target, err);
     }
