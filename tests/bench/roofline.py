@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """roofline.py - a roofline for one dsort run, from its --stats JSON (issue 27).
 
-    roofline.py STATS.json [--rate KEY=MB/s ...] [--json]
+    roofline.py STATS.json [--rate KEY=MB/s ...] [--shared-disk DISK ...] [--json]
 
 For each phase group (and the whole job) it names the busiest resource - a disk's reads, its
 writes, the network, the CPU - and that resource's floor: the bytes the group moved on it
@@ -36,7 +36,10 @@ itself achieved would make every ratio 1.
 Network bytes are the bytes each rank sent and received; with several ranks on a node the
 part that crossed to other nodes is estimated as if keys were uniform (exact with one rank a
 node). Disk bytes are the block layer's, per node (ranks of one node see the same counters:
-the lowest rank's view is used).
+the lowest rank's view is used). --shared-disk DISK: DISK is one device that every node sees
+(the simulated nodes of tests/cluster share this machine's disk), counted once, as the lowest
+rank sees it. A group whose largest floor is under a millisecond has no busiest resource (it
+moved next to nothing on any modelled resource: reading from the page cache, for one).
 """
 import json
 import os
@@ -50,6 +53,7 @@ GROUPS = [
     ("output", ("merge", "final_merge", "write", "commit")),
 ]
 MB = 1e6
+MIN_FLOOR = 0.001  # seconds: a smaller floor says the group hardly used the resource
 
 
 def parse_rates(items):
@@ -83,7 +87,7 @@ def disk_rates(name, dev, rates):
     return ("none", None, None, None)
 
 
-def roofline(stats, rates):
+def roofline(stats, rates, shared=()):
     ranks = stats["per_rank"]
     p = len(ranks)
     hosts = {}
@@ -101,12 +105,12 @@ def roofline(stats, rates):
     seen = set()
     for r in ranks:
         for dev in r.get("devices", []):
-            key = (r["host"], dev["disk"])
+            key = ("", dev["disk"]) if dev["disk"] in shared else (r["host"], dev["disk"])
             if key in seen:
                 continue
             seen.add(key)
             how, rr, wr, cr = disk_rates(dev["disk"], dev, rates)
-            label = f"{r['host']}:{dev['disk']}" if len(hosts) > 1 else dev["disk"]
+            label = f"{r['host']}:{dev['disk']}" if len(hosts) > 1 and key[0] else dev["disk"]
             for g, phs in GROUPS:
                 rd = sum(dev["read_bytes"].get(ph, 0) for ph in phs)
                 wr_b = sum(dev["write_bytes"].get(ph, 0) for ph in phs)
@@ -159,7 +163,7 @@ def roofline(stats, rates):
         best = None
         for name in res:
             f = floor_of(name, g)
-            if f is not None and f > 0 and (best is None or f > best[1]):
+            if f is not None and f >= MIN_FLOOR and (best is None or f > best[1]):
                 best = (name, f)
         if times[g] <= 0 and best is None:
             continue
@@ -188,6 +192,8 @@ def fmt(x, unit=""):
 def print_text(rl):
     print("roofline: resource        rate MB/s  (source)     bytes MB   floor s")
     for name, r in rl["resources"].items():
+        if r["bytes"] == 0:
+            continue
         est = " (estimated)" if r.get("bytes_estimated") else ""
         rate = "-" if r["rate_MBps"] is None else f"{r['rate_MBps']:.1f}"
         print(f"roofline:   {name:<22} {rate:>9}  ({r['rate_source']:<8})  {r['bytes'] / MB:9.1f}"
@@ -204,11 +210,15 @@ def print_text(rl):
 def main(argv):
     args = [a for a in argv if a != "--json"]
     items = [os.environ.get("DSORT_ROOFLINE_RATES", "")]
+    shared = []
     path = None
     i = 0
     while i < len(args):
         if args[i] == "--rate" and i + 1 < len(args):
             items.append(args[i + 1])
+            i += 2
+        elif args[i] == "--shared-disk" and i + 1 < len(args):
+            shared.append(args[i + 1])
             i += 2
         elif args[i].startswith("--rate="):
             items.append(args[i][7:])
@@ -222,7 +232,7 @@ def main(argv):
         raise SystemExit(__doc__.split("\n\n")[1])
     with open(path) as f:
         stats = json.load(f)
-    rl = roofline(stats, parse_rates(items))
+    rl = roofline(stats, parse_rates(items), shared)
     if "--json" in argv:
         json.dump(rl, sys.stdout, indent=1)
         print()
