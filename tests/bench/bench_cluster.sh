@@ -137,7 +137,7 @@ done
 python3 - "$res/runs.jsonl" <<'PY'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
-print("medians (%d runs a mode):" % (len(runs) // len({r["mode"] for r in runs})))
+print("medians (%d runs a mode; the busiest resource: the one most runs name):" % (len(runs) // len({r["mode"] for r in runs})))
 for mode in dict.fromkeys(r["mode"] for r in runs):
     rs = [r for r in runs if r["mode"] == mode]
     med = lambda f: statistics.median(f(r) for r in rs)
@@ -148,7 +148,7 @@ for mode in dict.fromkeys(r["mode"] for r in runs):
     print("  %s: wall %.2f s (min %.2f max %.2f), dsort %.2f s; floor %.2f s (%s): %.2fx; "
           "serial floor %.2f s: %.2fx" % (mode, med(lambda r: r["wall"]), min(r["wall"] for r in rs),
           max(r["wall"] for r in rs), med(lambda r: r["seconds"]), med(lambda r: r["floor"]),
-          rs[0]["busiest"], med(lambda r: r["ratio"]), med(lambda r: r["serial_floor"]),
+          statistics.mode(r["busiest"] for r in rs), med(lambda r: r["ratio"]), med(lambda r: r["serial_floor"]),
           med(lambda r: r["serial_ratio"])))
     print("    groups, seconds (x their floor): " + gs)
 PY
