@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # shape.sh - a slow, real network on the cluster test bed (issue 27): each node's link shaped
 # with a token bucket, so that the exchange between nodes is limited by a known rate.
 # Sourced after testbed.sh (needs TB_LAB, tb_ns). tc runs inside the nodes' network namespaces
