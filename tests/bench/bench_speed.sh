@@ -102,4 +102,6 @@ printf '| peak RSS a rank (fixed, in memory) | %s KB | %.2fx its share (%s KB) |
 printf '| the same, less mapped files (the page cache of a mapped input) | %s KB | %.2fx its share | |\n' \
     "$rssp" "$(echo "$rssp / $share_kb" | bc -l)"
 echo "outputs byte-identical to GNU sort's: $same"
+echo "roofline of the last fixed-record run (issue 27; rates: DSORT_ROOFLINE_RATES, else measured):"
+python3 "$top/tests/bench/roofline.py" "$res/stats.fixed.json" | sed 's/^/  /'
 rm -f "$dir"/speed.fixed "$dir"/speed.lines "$dir"/speed.ooc "$dir"/speed.gnu

@@ -70,7 +70,16 @@ d = json.load(open(sys.argv[1]))
 ph = sys.argv[2].split(",")
 print("%.3f %s" % (max(sum(r["phases"][p] for p in ph) for r in d["per_rank"]), sys.argv[3]))
 PY
+    # The run's roofline (issue 27): the throttled loop disks at their given limits (MiB/s in
+    # MB/s), the machine's own disk at its rate measured by the block layer.
+    "$PYTHON3" "$top/tests/bench/roofline.py" "$work/stats.json" --rate "$roof_rates" \
+        >"$work/roof.txt" 2>&1 || true
 }
+roof_rates=""
+roof_mbps=$(awk -v b="$bps" 'BEGIN { printf "%.3f", b / 1e6 }')
+for l in "${THR_LOOPS[@]}"; do
+    roof_rates+=" $(basename "$l").read=$roof_mbps $(basename "$l").write=$roof_mbps"
+done
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 # measure NAME PHASES N OPTS...: a warm-up and RUNS runs; sets MREAD (the phases) and MTOTAL
 # (medians).
@@ -81,6 +90,7 @@ measure() {
     for ((r = 1; r <= runs; r++)); do
         out=$(one "$phases" "$n" "$@")
         echo "   $name -n $n run $r: $phases ${out% *} s, total ${out#* } s"
+        sed -n 's/^roofline: job/     roofline: job/p' "$work/roof.txt"
         reads+=("${out% *}") totals+=("${out#* }")
     done
     MREAD=$(printf '%s\n' "${reads[@]}" | median)

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# bench_cluster.sh - dsort across simulated nodes whose network is a real, slow resource
+# (issue 27): the cluster test bed (tests/cluster/testbed.sh: a network namespace, hostname,
+# /dev/shm and ext4 loop disk per node), one rank a node, Open MPI over TCP on veth links each
+# shaped with `tc qdisc ... tbf rate RATE burst 1mb latency 100ms` (tests/cluster/shape.sh).
+# Input and output on the shared path (this machine's disk), temp files on each node's own disk.
+#
+# Per run: wall time (mpirun included), dsort's time, the phases (slowest rank, --stats) and
+# the roofline (tests/bench/roofline.py): per phase group the busiest resource, its floor, the
+# time as a multiple of it. Every output is checked with dsort-validate (sorted, the
+# generator's checksum). Runs of the modes alternate, after a warm-up of each; medians at the end.
+#
+# Rates, and where they come from:
+#   network  GIVEN: the tbf rate (2gbit = 250 MB/s each way of each node's link);
+#   cpu      MEASURED here: dsort-floor-probe over the same nodes and share (radix sort plus
+#            gather of the rank's records, one core), MB of records a second;
+#   disks    MEASURED by the block layer in each run (bytes over busy seconds; see roofline.py),
+#            or given: BC_DISK_RATES="*.read=40 *.write=40" (as roofline.py's --rate).
+#
+# Usage: tests/bench/bench_cluster.sh [BUILD_DIR [DIR]]   (root; BUILD_DIR default build)
+#   BC_NODES=2 (2 or 3)  BC_RECS=10000000 (1 GB)  BC_RATE=2gbit  BC_RUNS=5
+#   BC_MODES="mem ext"   mem: in memory (--no-map: the copying path); ext: --out-of-core -S BC_S
+#   BC_S=256M  BC_COLD=0 (1: sync and drop the page cache before each run)
+set -u -o pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd) || exit 2
+res=${2:-}
+bin=$build/src/cli
+probe=$build/tests/bench/dsort-floor-probe
+for b in "$bin/dsort" "$bin/dsort-gen" "$bin/dsort-validate" "$probe"; do
+    [ -x "$b" ] || { echo "build $b first (cmake --build $build)" >&2 && exit 2; }
+done
+nodes=${BC_NODES:-2} recs=${BC_RECS:-10000000} rate=${BC_RATE:-2gbit} runs=${BC_RUNS:-5}
+modes=${BC_MODES:-mem ext} budget=${BC_S:-256M} cold=${BC_COLD:-0}
+export DSORT_TESTBED_NO_SLURM=1 DSORT_TESTBED_DISK_MB=${DSORT_TESTBED_DISK_MB:-3072}
+export OMPI_MCA_odls_base_sigkill_timeout=0
+. "$top/tests/cluster/testbed.sh"
+. "$top/tests/cluster/shape.sh"
+tb_up
+[ -n "$res" ] || res=$TB_LAB/common/results
+mkdir -p "$res"
+res=$(cd "$res" && pwd)
+tb_shape "$rate" || exit 2
+mbps=$(tb_rate_mbps "$rate")
+hosts=$TB_LAB/hostfile1
+for ((i = 0; i < nodes; i++)); do echo "n$i slots=1"; done >"$hosts"
+S=$TB_LAB/common
+LT=$TB_LAB/local/tmp
+cd "$S" || exit 2
+
+run_mpi() { # mpirun from n0 over the chosen nodes, one rank each
+    tb_exec n0 mpirun --hostfile "$hosts" --mca plm_rsh_agent "$TB_LAB/rsh" -n "$nodes" \
+        --map-by node "$@"
+}
+
+echo "bench_cluster: $nodes nodes, one rank each, links $rate ($mbps MB/s each way), $recs records" \
+    "($((recs / 10000)) MB), modes: $modes, $runs runs each, cold=$cold; lab $TB_LAB"
+for node in $(seq 0 $((nodes - 1))); do echo "  n$node: $(tb_shape_show "n$node")"; done
+sum=$(run_mpi "$bin/dsort-gen" -c "$recs" "$S/in" 2>&1 | grep -Eo '^[0-9a-f]+$' | tail -n 1)
+[ -n "$sum" ] || { echo "dsort-gen failed" >&2 && exit 2; }
+
+# The CPU rate: the probe's radix sort and gather of one rank's share (the input's first
+# share, alone on node n0: the probe's other operations are not used here).
+mkdir -p "$S/probe" && head -c $((recs * 100 / nodes)) "$S/in" >"$S/probe/share" &&
+    tb_exec n0 mpirun -n 1 "$probe" "$S/probe/share" "$S/probe" >"$res/probe.txt" 2>&1 ||
+    { cat "$res/probe.txt" >&2 && exit 2; }
+rm -rf "$S/probe"
+cpu=$(python3 - "$res/probe.txt" "$((recs * 100 / nodes))" <<'PY'
+import sys
+t = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[1]) if len(l.split()) == 2)
+print("%.1f" % (int(sys.argv[2]) / (t["radix"] + t["gather"]) / 1e6))
+PY
+)
+echo "  probe (slowest rank, seconds): $(tr '\n' ' ' <"$res/probe.txt")"
+echo "  cpu rate (measured: share / (radix + gather)): $cpu MB/s a core"
+rates="net=$mbps cpu=$cpu ${BC_DISK_RATES:-}"
+# The shared path's disk (this machine's): every simulated node sees it, one device.
+dev=$(stat -c '%Hd:%Ld' "$S")
+shared=$(basename "$(readlink -f "/sys/dev/block/$dev")")
+[ -e "/sys/dev/block/$dev/partition" ] && shared=$(basename "$(readlink -f "/sys/dev/block/$dev/..")")
+echo "  shared disk (input and output): $shared"
+
+one() { # one MODE TAG: a run; its stats in $res/TAG.json, a line in $res/runs.txt
+    local mode=$1 tag=$2 args t0 t1 v
+    case $mode in
+    mem) args=(--no-map) ;;
+    ext) args=(--out-of-core -S "$budget") ;;
+    *) echo "unknown mode $mode" >&2 && return 1 ;;
+    esac
+    rm -f "$S/out"
+    [ "$cold" = 1 ] && sync && echo 3 >/proc/sys/vm/drop_caches
+    t0=$(date +%s.%N)
+    run_mpi "$bin/dsort" -T "$LT" "${args[@]}" --stats "$res/$tag.json" "$S/in" -o "$S/out" \
+        >"$res/$tag.log" 2>&1 || { echo "$tag: dsort failed:" && cat "$res/$tag.log"; return 1; } >&2
+    t1=$(date +%s.%N)
+    v=$(run_mpi "$bin/dsort-validate" "$S/out" 2>&1)
+    if ! echo "$v" | grep -q "^Checksum: *$sum\$"; then
+        echo "$tag: the output is not valid: $v" >&2
+        return 1
+    fi
+    python3 "$top/tests/bench/roofline.py" "$res/$tag.json" --rate "$rates" --shared-disk "$shared" \
+        >"$res/$tag.roof"
+    python3 - "$res/$tag.json" "$mode" "$tag" "$t0" "$t1" "$top/tests/bench/roofline.py" "$rates" "$shared" \
+        >>"$res/runs.jsonl" <<'PY'
+import importlib.util, json, sys
+path, mode, tag, t0, t1, roof, rates, shared = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("roofline", roof)
+rl = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rl)
+s = json.load(open(path))
+r = rl.roofline(s, rl.parse_rates([rates]), [shared])
+print(json.dumps({"mode": mode, "tag": tag, "wall": float(t1) - float(t0), "seconds": s["seconds"],
+                  "groups": {g["group"]: g for g in r["groups"]}, "busiest": r["busiest"],
+                  "floor": r["floor_seconds"], "ratio": r["ratio"],
+                  "serial_floor": r["serial_floor_seconds"], "serial_ratio": r["serial_ratio"]}))
+PY
+    python3 -c '
+import json, sys
+d = json.loads(open(sys.argv[1]).readlines()[-1])
+g = " ".join("%s %.2f" % (k, v["seconds"]) for k, v in d["groups"].items())
+print("  %-8s wall %.2f s, dsort %.2f s: %s | floor %.2f s (%s), %.2fx; serial floor %.2f s, %.2fx"
+      % (d["tag"], d["wall"], d["seconds"], g, d["floor"], d["busiest"], d["ratio"],
+         d["serial_floor"], d["serial_ratio"]))' "$res/runs.jsonl"
+}
+
+: >"$res/runs.jsonl"
+for mode in $modes; do one "$mode" "warmup-$mode" || exit 1; done
+: >"$res/runs.jsonl"
+for ((i = 1; i <= runs; i++)); do
+    for mode in $modes; do one "$mode" "$mode-$i" || exit 1; done
+done
+echo "roofline of the last run of each mode:"
+for mode in $modes; do
+    echo "  $mode:"
+    sed 's/^/    /' "$res/$mode-$runs.roof"
+done
+python3 - "$res/runs.jsonl" <<'PY'
+import json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+print("medians (%d runs a mode; the busiest resource: the one most runs name):" % (len(runs) // len({r["mode"] for r in runs})))
+for mode in dict.fromkeys(r["mode"] for r in runs):
+    rs = [r for r in runs if r["mode"] == mode]
+    med = lambda f: statistics.median(f(r) for r in rs)
+    groups = [g for g in rs[0]["groups"]]
+    gs = " ".join("%s %.2f (%s)" % (g, med(lambda r: r["groups"][g]["seconds"]),
+                  "-" if rs[0]["groups"][g]["ratio"] is None else
+                  "%.2fx" % med(lambda r: r["groups"][g]["ratio"] or 0)) for g in groups)
+    print("  %s: wall %.2f s (min %.2f max %.2f), dsort %.2f s; floor %.2f s (%s): %.2fx; "
+          "serial floor %.2f s: %.2fx" % (mode, med(lambda r: r["wall"]), min(r["wall"] for r in rs),
+          max(r["wall"] for r in rs), med(lambda r: r["seconds"]), med(lambda r: r["floor"]),
+          statistics.mode(r["busiest"] for r in rs), med(lambda r: r["ratio"]), med(lambda r: r["serial_floor"]),
+          med(lambda r: r["serial_ratio"])))
+    print("    groups, seconds (x their floor): " + gs)
+PY
+rm -f "$S/out" "$S/in"
