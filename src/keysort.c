@@ -65,8 +65,25 @@ static void lsd_sort(struct dsort_sortent *a, struct dsort_sortent *tmp, size_t 
         memcpy(a, src, n * sizeof *a);
 }
 
-/* Stable MSD radix sort on digit d, recursing into buckets; result in a. */
-static void msd_sort(struct dsort_sortent *a, struct dsort_sortent *tmp, size_t n, int d)
+/* dsort_keysort_set_progress's hook (NULL: off). */
+static void (*tick_fn)(void *, double);
+static void *tick_arg;
+
+void dsort_keysort_set_progress(void (*fn)(void *arg, double frac), void *arg)
+{
+    tick_fn = fn;
+    tick_arg = arg;
+}
+
+static void tick(double frac)
+{
+    if (tick_fn)
+        tick_fn(tick_arg, frac);
+}
+
+/* Stable MSD radix sort on digit d, recursing into buckets; result in a. top: the first call
+ * (it ticks the progress hook after each bucket, from 0.3 to 0.9 of the sort). */
+static void msd_sort(struct dsort_sortent *a, struct dsort_sortent *tmp, size_t n, int d, int top)
 {
     while (d < DSORT_KEYSORT_PREFIX) {
         if (n <= SMALL_MAX) {
@@ -94,9 +111,12 @@ static void msd_sort(struct dsort_sortent *a, struct dsort_sortent *tmp, size_t 
         for (size_t i = 0; i < n; i++)
             tmp[pos[digit(&a[i], d)]++] = a[i];
         memcpy(a, tmp, n * sizeof *a);
-        for (int b = 0; b < 256; b++)
+        for (int b = 0; b < 256; b++) {
             if (cnt[b] > 1)
-                msd_sort(a + off[b], tmp + off[b], cnt[b], d + 1);
+                msd_sort(a + off[b], tmp + off[b], cnt[b], d + 1, 0);
+            if (top)
+                tick(0.3 + 0.6 * (double)(off[b] + cnt[b]) / (double)n);
+        }
         return;
     }
 }
@@ -149,8 +169,10 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
         prefix_of(recs + i * rs + fmt->key_off, klen, flip, &ents[i]);
         ents[i].k1 |= (uint64_t)i;
     }
+    tick(0.3); /* the entries made: about a third of the time */
     if (n > 1)
-        msd_sort(ents, tmp, n, 0);
+        msd_sort(ents, tmp, n, 0, 1);
+    tick(0.9);
     if (klen <= DSORT_KEYSORT_PREFIX && !dsort_order_last_resort(ord))
         return;
     /* Runs that tie on the prefix: order them by the full comparison (the rest of a long key,

@@ -35,6 +35,11 @@ static inline size_t dsort_sortent_index(const struct dsort_sortent *e)
     return (size_t)(e->k1 & DSORT_KEYSORT_IDX_MASK);
 }
 
+/* Local, process-wide: while fn is set, dsort_keysort_sort calls fn(arg, frac) from its thread
+ * at points of its work, frac rising towards 1 (--progress's movement inside a long sort, on
+ * rank 0). NULL: off. Not for sorts on several threads at once. */
+void dsort_keysort_set_progress(void (*fn)(void *arg, double frac), void *arg);
+
 /* Sort the n fixed-size records at recs (n < DSORT_KEYSORT_MAX_RECORDS) into ents (n entries);
  * tmp is scratch of n entries. Afterwards ents[i] names the i-th record in sorted order. */
 void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order *ord,

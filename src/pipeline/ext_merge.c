@@ -24,7 +24,7 @@ static void count_out(void *ctx, const unsigned char *p, size_t len)
     dsort_job_sum_records(x->j.o->output_dir || x->j.o->verify, p, len / x->rs, x->rs,
                           &x->j.sum_out, &x->j.con_out);
     x->j.out_done += len;
-    dsort_progress_local("merge", x->n * x->rs + x->j.out_done);
+    dsort_progress_local("write", x->n * x->rs + x->j.out_done);
 }
 
 /* Merge runs [0, k) into sink, out_size bytes of each record (the tag dropped: rs). */
@@ -121,7 +121,7 @@ enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *
     uint64_t drop = 0;
     if (x->j.o->ord.unique) {
         /* Deduplicate into one more temp run; then the share and the boundary are known. */
-        dsort_job_phase_begin(&pc, PH_FINAL_MERGE);
+        dsort_job_phase_begin(&pc, PH_MERGE);
         dsort_tempdirs_run_path(&x->j.td, upath, sizeof upath);
         struct dsort_runwriter w;
         st = dsort_runwriter_open(&w, upath, x->rs, x->block, &x->j.err);
@@ -146,7 +146,7 @@ enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *
                 dsort_runreader_close(&r);
             }
         }
-        dsort_job_phase_end(x->j.stats, PH_FINAL_MERGE, &pc);
+        dsort_job_phase_end(x->j.stats, PH_MERGE, &pc);
         int d = 0;
         if (!(st = dsort_comm_agree(c, st, &x->j.err)))
             st = dsort_job_unique_boundary(c, &x->j.o->fmt, x->b, w.last, total, &d, &x->j.err);
@@ -158,9 +158,9 @@ enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *
     *nout = total - drop;
     struct ext_write w = {x, upath, total, drop};
     /* One page more than a block: room for a whole block after a carried partial page. */
-    st = dsort_ooc_to_output(
-        &x->j, out, *nout * x->rs, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN, count_out,
-        write_out, &w, PH_FINAL_MERGE, x->j.o->ord.unique ? PH_WRITE : PH_FINAL_MERGE);
+    st = dsort_ooc_to_output(&x->j, out, *nout * x->rs,
+                             dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN, count_out,
+                             write_out, &w, PH_WRITE, PH_WRITE);
     st = dsort_comm_agree(c, st, &x->j.err);
 out:
     dsort_runmerge_release(&x->j.rm);

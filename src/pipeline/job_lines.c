@@ -69,7 +69,7 @@ static void out_progress(void *ctx, const unsigned char *p, size_t len)
     struct lx *x = ctx;
     (void)p;
     x->j.out_done += len;
-    dsort_progress_local("merge", x->sh.n + x->j.out_done);
+    dsort_progress_local("write", x->sh.n + x->j.out_done);
 }
 
 /* A sink that only counts (for the size of -u output). */
@@ -377,7 +377,7 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     x->max_line = dsort_comm_max(c, x->longest);
     x->j.fx.max_payload = max_payload(x);
     enum dsort_status st =
-        dsort_ooc_reduce(&x->j, x->mp.merge_mem, 1024, NULL, NULL, 0, PH_FINAL_MERGE, &pc);
+        dsort_ooc_reduce(&x->j, x->mp.merge_mem, 1024, NULL, NULL, 0, PH_MERGE, &pc);
     if ((st = dsort_comm_agree(c, st, &x->j.err)))
         return st;
     uint64_t bytes = dsort_runset_bytes(&x->j.runs);
@@ -386,7 +386,7 @@ static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
     st = dsort_runmerge_open(&x->j.rm, 0, n, &cur, &x->j.err);
     /* Phases do not nest (their I/O would count twice): the merge into the output is timed
      * as the write phase by write_output. */
-    dsort_job_phase_end(x->j.stats, PH_FINAL_MERGE, &pc);
+    dsort_job_phase_end(x->j.stats, PH_MERGE, &pc);
     if ((st = dsort_comm_agree(c, st, &x->j.err)))
         return st;
     st = write_output(x, out, cur, n, bytes, reopen_runs, NULL);

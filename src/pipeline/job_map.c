@@ -85,7 +85,7 @@ static void count_out(void *ctx, const unsigned char *p, size_t len)
     const size_t rs = m->o->fmt.rec_size;
     dsort_job_sum_records(m->o->output_dir || m->o->verify, p, len / rs, rs, &m->sum, &m->con);
     m->done += len;
-    dsort_progress_local("merge", m->base + m->done);
+    dsort_progress_local("write", m->base + m->done);
 }
 
 int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -211,11 +211,11 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
         nout = off;
     }
     stats->records_out = nout;
-    dsort_progress_step(c, "merge", 3 * (uint64_t)bytes);
+    dsort_progress_step(c, "write", 3 * (uint64_t)bytes);
 
     /* Merge the entries; their records go from the mapping into the writer's buffers. The
      * exact splitters give every rank as many records as it read: its share of the output. */
-    dsort_job_phase_begin(&pc, PH_MERGE);
+    dsort_job_phase_begin(&pc, PH_WRITE);
     struct map_out mo = {o, {0, 0}, {0, 0}, 3 * (uint64_t)bytes, 0};
     struct dsort_output_sink os;
     /* two buffers, each with room for two records and the O_DIRECT lead and carry */
@@ -230,7 +230,7 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
         st = dsort_output_sink_finish(&os, st, &err);
         stats->bytes_written = os.pos;
     }
-    dsort_job_phase_end(stats, PH_MERGE, &pc);
+    dsort_job_phase_end(stats, PH_WRITE, &pc);
     dsort_job_note_rss(stats); /* with the mapping: the page cache this rank used */
     if ((st = dsort_comm_agree(c, dsort_job_blame_input(in, st, &err), &err)))
         goto fail;

@@ -178,7 +178,7 @@ enum dsort_status dsort_lines_job_sort_mapped(struct lx *x, struct dsort_output 
     if ((st = dsort_comm_agree(c, dsort_job_blame_input(x->j.in, st, &x->j.err), &x->j.err)))
         goto out;
     dsort_job_phase_end(x->j.stats, PH_EXCHANGE, &pc);
-    dsort_progress_step(c, "merge", x->sh.n);
+    dsort_progress_step(c, "write", x->sh.n);
 
     /* Merge the entries; their lines go from the mapping to the output's writer thread. */
     struct ent_merge em = {map.base, runs, lens, lo, hi, (size_t)p};

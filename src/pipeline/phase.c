@@ -8,6 +8,7 @@
 #include "blockdev.h"
 #include "cleanup.h"
 #include "clock.h"
+#include "progress.h"
 
 const char *const dsort_phase_names[PH_COUNT] = {"sample",   "read",  "sort",  "splitters",
                                                  "exchange", "merge", "spill", "final_merge",
@@ -114,6 +115,7 @@ static void add_span(struct dsort_job_stats *s, enum dsort_phase ph, double star
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph)
 {
     dsort_cleanup_set_phase(dsort_phase_names[ph]);
+    dsort_progress_phase_begin(dsort_phase_names[ph]);
     pc->t = dsort_clock_now();
     proc_io(&pc->r, &pc->w);
     pc->faults = page_faults();
@@ -125,6 +127,7 @@ void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
 {
     uint64_t r, w;
     struct dsort_job_disk_phase now[DSORT_JOB_DISKS];
+    dsort_progress_phase_end();
     proc_io(&r, &w);
     disk_counters(now);
     double now_t = dsort_clock_now();

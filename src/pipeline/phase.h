@@ -10,17 +10,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The phases mean the same on every path (dsort(1), PHASES; docs/design.md): */
 enum dsort_phase {
-    PH_SAMPLE,
-    PH_READ,
-    PH_SORT,
-    PH_SPLIT,
-    PH_EXCHANGE,
-    PH_MERGE,
-    PH_SPILL,
-    PH_FINAL_MERGE,
-    PH_WRITE,
-    PH_COMMIT,
+    PH_SAMPLE,      /* reading the sample for the splitters (out of core; text lines) */
+    PH_READ,        /* input bytes into memory (a round's chunk out of core) */
+    PH_SORT,        /* sorting in memory (a run, or the share) */
+    PH_SPLIT,       /* "splitters": choosing the cuts, on the sorted data */
+    PH_EXCHANGE,    /* moving data between the ranks */
+    PH_MERGE,       /* a merge whose result is not the output: received pieces into memory, the
+                       extra passes over spilled runs, -u's counting or deduplicating pass */
+    PH_SPILL,       /* writing a sorted run to a -T dir */
+    PH_FINAL_MERGE, /* no longer timed (0 s): the final merge streams into the output, so it
+                       is the write phase; the key stays in --stats for old readers */
+    PH_WRITE,       /* the output's bytes written, from its first byte to its last, with the final
+                       merge that produces them where the two are one loop (mapped, out of core) */
+    PH_COMMIT,      /* fsync, rename and the manifest: making the output visible */
     PH_COUNT
 };
 extern const char *const dsort_phase_names[PH_COUNT];

@@ -11,9 +11,11 @@
  * the pipelines report the bytes every rank has done at points where the ranks are together
  * anyway (after a round, after a phase), where the figures are summed on rank 0 (one
  * MPI_Reduce of 8 bytes, only with --progress). Between those points rank 0 may refine the
- * line from its own progress in a long local phase (the final merge), assuming its share is
- * like the others'. The rate is bytes of work a second since the start; the ETA is the work
- * left at that rate.
+ * line from its own progress in a long local phase (the read and the sort in memory, the final
+ * merge's writing), assuming its share is like the others'. The rate is bytes of work a second
+ * since the start. The ETA comes from measured rates, not from equal shares of the time per
+ * pass: the rest of the pass under way at that pass's own rate so far, the passes after it at
+ * the rate of the passes done (until one is done, at the current pass's rate).
  *
  * On a terminal (rank 0's stderr, or that of the launcher that started it: mpirun forwards the
  * ranks' output through pipes) the line is redrawn in place (carriage return) at most 4 times a
@@ -40,6 +42,13 @@ void dsort_progress_step(const struct dsort_comm *c, const char *phase, uint64_t
 /* Local: rank 0's own figure within a long phase: it has done `done` bytes of work so far
  * (as in step); the others are taken to be as far. Cheap enough for every block. */
 void dsort_progress_local(const char *phase, uint64_t done);
+/* Local, called by the phase clock (phase.c) as each phase begins and ends. In memory (fixed
+ * records: four passes) the read and the sort are each a pass over the rank's input, and on
+ * rank 0 the line moves inside them: the read by the bytes the process has read (rchar), or
+ * with the input mapped faulted in (RssFile), sampled 5 times a second by a thread of its own;
+ * the sort by the radix sort's own steps (keysort.h). Elsewhere they return at once. */
+void dsort_progress_phase_begin(const char *phase);
+void dsort_progress_phase_end(void);
 /* Local: the job is over. ok: rank 0 prints 100% and the time taken; failed: a line redrawn
  * on a terminal is ended, so that the error starts a line of its own. */
 void dsort_progress_finish(int ok);

@@ -85,7 +85,7 @@ rows = rows_common + [
 ] if not mapped else rows_common + [
     # the mapped input: the merge copies records from the page cache into the writer's
     # buffers while the writer thread writes: one phase, whose floor is the slower of the two
-    ("merge + write", d.get('merge'), max(m['memcpy'], m['write_direct']),
+    ("merge + write", d.get('write'), max(m['memcpy'], m['write_direct']),
      "the slower of a memcpy of the share and its O_DIRECT writes (they overlap)"),
 ]
 rows = rows + [

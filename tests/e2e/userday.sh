@@ -8,7 +8,9 @@
 #     start, in one line, that no checkpoint will be kept; the sort completes (exit 0, GNU
 #     sort's output); a later --resume is refused (exit 2) as dsort(1) says, the output kept;
 #   - item 12: an unknown --format lists lines; "--progress 10" (a space) gets a hint; an
-#     ambiguous long option (--p=1) names its candidates. Usage errors: exit 2, rank 0 only.
+#     ambiguous long option (--p=1) names its candidates. Usage errors: exit 2, rank 0 only;
+#   - item 9: --stats on the mapped, --no-map, out-of-core and lines paths: "write" is more than
+#     0 s and holds the output's bytes, "final_merge" is 0, no phase beyond dsort(1)'s list.
 # Usage: userday.sh NRANKS
 . "$(dirname "$0")/lib.sh"
 suite_init "$1"
@@ -85,4 +87,40 @@ cd "$T" || die "cd $T"
 ok "$N" "$DSORT" --progress 10 -o "$T/o/p"
 cd - >/dev/null || die "cd back"
 same_file "--progress FILE with a file named 10" 1 "$T/want" "$T/o/p"
+
+# -- item 9: the phases mean the same on every path (dsort(1), PHASES): "write" is the output's
+# bytes going out, with the final merge where that streams into the output (it was "merge" on
+# the mapped path, "final_merge" out of core for fixed records: "write 0.000 s"); the extra merge
+# passes are "merge" for both formats (lines called them "final_merge"), which is always 0 now.
+phases_case() {
+    local what=$1 want=$2
+    shift 2
+    echo "phases: $what"
+    rm -f "$T/o/ph" "$T/o/ph.json"
+    ok "$N" "$DSORT" "$@" "$T/in.dat" -o "$T/o/ph" --stats "$T/o/ph.json"
+    same_file "phases, $what: the output" 1 "$T/want" "$T/o/ph"
+    CHECKS=$((CHECKS + 1))
+    if ! python3 - "$T/o/ph.json" "$want" <<'PY' >"$T/phases.err" 2>&1; then
+import json, sys
+st, want = json.load(open(sys.argv[1])), set(sys.argv[2].split())
+for rk in st["per_rank"]:
+    ph = rk["phases"]
+    assert ph["write"] > 0, "rank %d: write %s s" % (rk["rank"], ph["write"])
+    assert ph["final_merge"] == 0, "rank %d: final_merge %s s" % (rk["rank"], ph["final_merge"])
+    assert rk["io_write_bytes"]["write"] >= rk["bytes_written"] > 0, rk["io_write_bytes"]
+    got = {k for k, v in ph.items() if v > 0}
+    assert got <= want, "rank %d: phases %s beyond %s" % (rk["rank"], sorted(got - want), sorted(want))
+    spans = {s[0] for s in rk.get("spans", [])}
+    assert not spans or "final_merge" not in spans, spans
+PY
+        fail "phases, $what: $(cat "$T/phases.err")"
+    fi
+}
+inmem="read sort splitters exchange merge write commit"
+ooc="sample read sort splitters exchange spill merge write commit"
+phases_case "mapped" "$inmem"
+phases_case "--no-map" "$inmem" --no-map
+phases_case "fixed, out of core" "$ooc" --out-of-core -S 1M
+phases_case "lines in memory" "sample $inmem" --format lines # (a sample for its rounds' cuts)
+phases_case "lines, out of core" "$ooc" --format lines --out-of-core -S 1M
 suite_finish

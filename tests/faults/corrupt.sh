@@ -19,7 +19,7 @@ damage_case() {
         pipeline_args "$pipe"
         out_setup "$kind"
         note "output $kind"
-        phase_hook final_merge 1 0 0
+        phase_hook merge 1 0 0
         start_job "$N" -T "$C/tmp" "${OUTARGS[@]}" "${PARGS[@]}"
         if wait_ready 0; then
             run=$(compgen -G "$C/tmp/dsort-*-r0/run-000000")

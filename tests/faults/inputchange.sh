@@ -132,7 +132,7 @@ if [ "$GROUP" = inplace ]; then
     inplace_case map sorted splitters o-new
     inplace_case map rewrite splitters O
     inplace_case map rewrite exchange O
-    inplace_case map rewrite merge o-old
+    inplace_case map rewrite write o-old
     inplace_case mlines rewrite write o-new
     inplace_case mlines eol sort o-new
     inplace_case mlines eol exchange o-old

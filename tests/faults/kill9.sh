@@ -76,11 +76,11 @@ mem)
     kill_case write 1 1 0 o-new
     kill_case commit 1 0 0 o-old
     ;;
-map) # the merge writes the output as it goes: its first write is in the merge
+map) # the merge writes the output as it goes: the write phase (its first write)
     kill_case read 1 0 1 o-new
     kill_case sort 1 0 0 O
     kill_case exchange 1 0 1 o-old
-    kill_case merge 1 1 0 o-new
+    kill_case write 1 1 0 o-new
     kill_case commit 1 0 1 o-old
     ;;
 ext)
@@ -88,7 +88,7 @@ ext)
     kill_case sort 2 0 0 o-old
     kill_case exchange 2 0 0 O
     kill_case spill 2 1 0 o-new
-    kill_case final_merge 1 3 0 o-old
+    kill_case write 1 3 0 o-old
     kill_case commit 1 0 0 O
     ;;
 lines)

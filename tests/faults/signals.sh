@@ -61,18 +61,18 @@ if [ "$PIPE" = mem ]; then
         sig_case merge 1 0 "$s" mpirun
         sig_case merge 1 0 "$s" "${rank_of[$s]}"
     done
-    # the mapped input: in its merge, which writes the output as it goes (its second write)
+    # the mapped input: in its write phase, the merge writing the output as it goes (its second write)
     PIPE=map
-    sig_case merge 1 2 TERM mpirun
-    sig_case merge 1 2 USR2 1
+    sig_case write 1 2 TERM mpirun
+    sig_case write 1 2 USR2 1
     sig_case sort 1 0 INT 0
     PIPE=mem
 else
     for s in "${sigs[@]}"; do
         sig_case spill 2 0 "$s" mpirun
         sig_case spill 2 0 "$s" "${rank_of[$s]}"
-        sig_case final_merge 1 3 "$s" mpirun
-        sig_case final_merge 1 3 "$s" "${rank_of[$s]}"
+        sig_case write 1 3 "$s" mpirun
+        sig_case write 1 3 "$s" "${rank_of[$s]}"
     done
 fi
 suite_finish

@@ -55,5 +55,5 @@ usr1_case() {
 usr1_case mem merge 1 0 mpirun
 usr1_case mem merge 1 0 1
 usr1_case ext spill 2 0 mpirun
-usr1_case ext final_merge 1 3 0
+usr1_case ext write 1 3 0
 suite_finish
