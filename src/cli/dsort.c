@@ -373,6 +373,44 @@ static char *job_shape(int argc, char **argv)
     return s;
 }
 
+/* Open the INPUTs (only rank 0 opens standard input's copies cp); under --local-inputs each
+ * node opens those it has, and every path must exist on some node. Collective; on failure the
+ * error is printed once, the status is the same on every rank, and nothing is left open. */
+static enum dsort_status open_inputs(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                     struct dsort_pipeio_inputs *cp, struct dsort_inputs *in,
+                                     struct dsort_error *err)
+{
+    int *found = calloc(o->ninputs + 1, sizeof *found),
+        *anywhere = calloc(o->ninputs + 1, sizeof *found);
+    enum dsort_status st =
+        !found || !anywhere
+            ? DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory")
+            : dsort_inputs_open_ex(
+                  in, o->inputs, o->stdin_rank0 && c->rank != 0 ? 0 : o->ninputs, &o->fmt,
+                  o->local_inputs ? DSORT_INPUTS_SKIP_MISSING | DSORT_INPUTS_EXPAND_DIRS : 0, found,
+                  err);
+    if (st && cp->paths)
+        dsort_pipeio_name_copies(cp, err->msg, sizeof err->msg);
+    if ((st = dsort_comm_agree(c, st, err))) {
+        free(found);
+        free(anywhere);
+        return st;
+    }
+    /* Node-local inputs: every path must exist on some node. */
+    memcpy(anywhere, found, o->ninputs * sizeof *found);
+    dsort_agree_any(c, anywhere, o->ninputs);
+    for (size_t i = 0; i < o->ninputs && !st; i++)
+        if (!anywhere[i])
+            st = DSORT_ERR(err, DSORT_EINVAL, 0, "input '%s' exists on no node", o->inputs[i]);
+    free(found);
+    free(anywhere);
+    if (st) { /* the same on every rank (anywhere is): printed once */
+        st = dsort_comm_agree(c, st, err);
+        dsort_inputs_destroy(in);
+    }
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     struct dsort_comm c;
@@ -417,34 +455,14 @@ int main(int argc, char **argv)
     }
     struct dsort_error err = {0};
     struct dsort_inputs in;
-    int *found = calloc(o.ninputs + 1, sizeof *found),
-        *anywhere = calloc(o.ninputs + 1, sizeof *found);
-    enum dsort_status st =
-        !found || !anywhere
-            ? DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory")
-            : dsort_inputs_open_ex(
-                  &in, o.inputs, o.stdin_rank0 && c.rank != 0 ? 0 : o.ninputs, &o.fmt,
-                  o.local_inputs ? DSORT_INPUTS_SKIP_MISSING | DSORT_INPUTS_EXPAND_DIRS : 0, found,
-                  &err);
-    if (st && cp.paths)
-        dsort_pipeio_name_copies(&cp, err.msg, sizeof err.msg);
-    if ((st = dsort_comm_agree(&c, st, &err))) {
-        free(found);
-        free(anywhere);
+    enum dsort_status st = open_inputs(&c, &o, &cp, &in, &err);
+    if (st) {
         dsort_pipeio_uncopy(&c, &cp);
         dsort_gnuopts_free(&x);
         free(temps);
         free(shape);
         return dsort_cli_finish(2);
     }
-    /* Node-local inputs: every path must exist on some node. */
-    memcpy(anywhere, found, o.ninputs * sizeof *found);
-    dsort_agree_any(&c, anywhere, o.ninputs);
-    for (size_t i = 0; i < o.ninputs && !st; i++)
-        if (!anywhere[i])
-            st = DSORT_ERR(&err, DSORT_EINVAL, 0, "input '%s' exists on no node", o.inputs[i]);
-    free(found);
-    free(anywhere);
     if (!st && !o.check)
         st = check_written(&o, &in, &err);
     if (!st && !o.check && o.stats && c.rank == 0)
