@@ -203,6 +203,13 @@ static enum dsort_status check_written(const struct dsort_job_options *o,
     return DSORT_OK;
 }
 
+/* The node's plan, destroyed once the sort no longer needs it. */
+static void drop_topo(struct dsort_job_options *o)
+{
+    dsort_job_topo_destroy(o->topo);
+    o->topo = NULL;
+}
+
 /* b: the budget that dsort_opts_parse resolved. */
 static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
                     const struct dsort_budget *b, const struct dsort_inputs *in)
@@ -239,8 +246,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     if ((st = dsort_comm_agree(
              c, dsort_exchange_open(&xch, c->comm, o->exchange_kind, (size_t)o->chunk, &err),
              &err))) {
-        dsort_job_topo_destroy(o->topo);
-        o->topo = NULL;
+        drop_topo(o);
         return 2;
     }
     o->exchange = &xch;
@@ -250,17 +256,16 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     if (dsort_job_space_preflight(c, o, b, in, &sh)) {
         dsort_exchange_close(&xch);
         o->exchange = NULL;
-        dsort_job_topo_destroy(o->topo);
-        o->topo = NULL;
+        drop_topo(o);
         return 2;
     }
     if (o->lines) { /* lines choose between memory and spilling themselves */
         code = dsort_job_sort_lines(c, o, in, &sh, &stats);
     } else {
         stats.needed = dsort_job_mem_needed(&o->fmt, sh.n, c->size);
-        /* Every rank takes the same path: out of core if any rank's share does not fit. */
-        /* a resumed job was out of core when it stopped */
-        /* standard input: rank 0 holds all of it; the in-memory pipeline assumes even shares */
+        /* Every rank takes the same path: out of core if any rank's share does not fit, on
+         * --resume (the job was out of core when it stopped) and for standard input (rank 0
+         * holds all of it; the in-memory pipeline assumes even shares). */
         int fits =
             stats.needed <= stats.budget && !o->force_external && !o->resume && !o->stdin_rank0;
         stats.external = !dsort_comm_all_ok(c, fits);
@@ -281,8 +286,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     dsort_job_stats_stop(&stats);
     if (code == 0)
         code = dsort_stats_report(c, o, &stats, dsort_clock_now() - t0);
-    dsort_job_topo_destroy(o->topo);
-    o->topo = NULL;
+    drop_topo(o);
     return code;
 }
 
@@ -411,6 +415,15 @@ static enum dsort_status open_inputs(const struct dsort_comm *c, const struct ds
     return st;
 }
 
+/* The end of main: free what the options hold and exit with code (dsort_cli_finish). */
+static int finish(struct dsort_gnuopts *x, char **temps, char *shape, int code)
+{
+    dsort_gnuopts_free(x);
+    free(temps);
+    free(shape);
+    return dsort_cli_finish(code);
+}
+
 int main(int argc, char **argv)
 {
     struct dsort_comm c;
@@ -422,10 +435,7 @@ int main(int argc, char **argv)
     int code = dsort_opts_parse(&c, argc, argv, &o, &x, &temps);
     o.shape = shape ? shape : "";
     if (code >= 0) {
-        dsort_gnuopts_free(&x);
-        free(temps);
-        free(shape);
-        return dsort_cli_finish(code);
+        return finish(&x, temps, shape, code);
     }
     /* Standard input and files whose size is not what they hold (/proc, /sys): rank 0's copies
      * of them, which only rank 0 opens; standard output: parts in a node-local directory that
@@ -437,10 +447,7 @@ int main(int argc, char **argv)
     if (dsort_pipeio_copy_inputs(&c, o.temp_dirs[0], o.inputs, o.ninputs,
                                  !o.local_inputs && !o.resume && !o.stop_after && !o.checkpoint,
                                  &cp)) {
-        dsort_gnuopts_free(&x);
-        free(temps);
-        free(shape);
-        return dsort_cli_finish(2);
+        return finish(&x, temps, shape, 2);
     }
     if (cp.paths) {
         o.inputs = cp.paths;
@@ -458,10 +465,7 @@ int main(int argc, char **argv)
     enum dsort_status st = open_inputs(&c, &o, &cp, &in, &err);
     if (st) {
         dsort_pipeio_uncopy(&c, &cp);
-        dsort_gnuopts_free(&x);
-        free(temps);
-        free(shape);
-        return dsort_cli_finish(2);
+        return finish(&x, temps, shape, 2);
     }
     if (!st && !o.check)
         st = check_written(&o, &in, &err);
@@ -472,10 +476,7 @@ int main(int argc, char **argv)
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_inputs_destroy(&in);
         dsort_pipeio_uncopy(&c, &cp);
-        dsort_gnuopts_free(&x);
-        free(temps);
-        free(shape);
-        return dsort_cli_finish(2);
+        return finish(&x, temps, shape, 2);
     }
     if (x.debug && c.rank == 0)
         debug_notes(o.keys);
@@ -492,8 +493,5 @@ int main(int argc, char **argv)
                                  o.lines ? 0 : o.fmt.rec_size, o.eol);
     if (x.debug)
         dsort_debugout_free(&dbg);
-    dsort_gnuopts_free(&x);
-    free(temps);
-    free(shape);
-    return dsort_cli_finish(code);
+    return finish(&x, temps, shape, code);
 }
