@@ -169,6 +169,59 @@ static int by_arg_name(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Every node's list of its files (in, on its first rank), to every rank, sorted by argument
+ * and name: *all (nall entries; the caller frees it, NULL on failure). A name found on two
+ * nodes is an error. Collective; the status is agreed. */
+static enum dsort_status list_files(const struct dsort_comm *c, const struct dsort_inputs *in,
+                                    struct entry **all_out, size_t *nall_out,
+                                    struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    int mine = c->node_rank == 0 ? (int)in->count : 0, *counts = NULL, *displs = NULL;
+    struct entry *local = calloc(in->count + 1, sizeof *local), *all = NULL;
+    size_t nall = 0;
+    counts = calloc((size_t)c->size, sizeof *counts);
+    displs = calloc((size_t)c->size, sizeof *displs);
+    if (!local || !counts || !displs)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
+    for (size_t i = 0; i < in->count; i++) {
+        local[i].arg = in->files[i].arg;
+        local[i].node = c->node_index;
+        snprintf(local[i].name, sizeof local[i].name, "%s", in->files[i].path);
+    }
+    int bytes = mine * (int)sizeof *local;
+    MPI_Allgather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, c->comm);
+    int sum = 0;
+    for (int r = 0; r < c->size; r++) {
+        displs[r] = sum;
+        sum += counts[r];
+    }
+    nall = (size_t)sum / sizeof *all;
+    all = malloc((size_t)sum + sizeof *all);
+    if ((st = dsort_comm_agree(
+             c, all ? DSORT_OK : DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory"), err)))
+        goto out;
+    MPI_Allgatherv(local, bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, c->comm);
+    qsort(all, nall, sizeof *all, by_arg_name);
+    for (size_t i = 1; i < nall && !st; i++)
+        if (all[i].arg == all[i - 1].arg && !strcmp(all[i].name, all[i - 1].name))
+            st = DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is on two nodes", all[i].name);
+    st = dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err);
+out:
+    free(local);
+    free(counts);
+    free(displs);
+    if (st) {
+        free(all);
+        all = NULL;
+    }
+    *all_out = all;
+    *nall_out = nall;
+    return st;
+}
+
 enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *paths, size_t n,
                                     const struct dsort_format *fmt, const struct dsort_order *ord,
                                     size_t block, struct dsort_vsum *total, uint64_t *files,
@@ -193,38 +246,11 @@ enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *pat
             st = DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' exists on no node", paths[i]);
     free(found);
     free(anywhere);
-    /* Every node's list of files, from its first rank, to everyone. */
-    int mine = c->node_rank == 0 ? (int)in.count : 0, *counts = NULL, *displs = NULL;
-    struct entry *local = calloc(in.count + 1, sizeof *local), *all = NULL;
-    counts = calloc((size_t)c->size, sizeof *counts);
-    displs = calloc((size_t)c->size, sizeof *displs);
-    if (!st && (!local || !counts || !displs))
-        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    if ((st = dsort_comm_agree(c, st, err)))
-        goto out;
-    for (size_t i = 0; i < in.count; i++) {
-        local[i].arg = in.files[i].arg;
-        local[i].node = c->node_index;
-        snprintf(local[i].name, sizeof local[i].name, "%s", in.files[i].path);
-    }
-    int bytes = mine * (int)sizeof *local;
-    MPI_Allgather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, c->comm);
-    int sum = 0;
-    for (int r = 0; r < c->size; r++) {
-        displs[r] = sum;
-        sum += counts[r];
-    }
-    size_t nall = (size_t)sum / sizeof *all;
-    all = malloc((size_t)sum + sizeof *all);
-    if ((st = dsort_comm_agree(
-             c, all ? DSORT_OK : DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory"), err)))
-        goto out;
-    MPI_Allgatherv(local, bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, c->comm);
-    qsort(all, nall, sizeof *all, by_arg_name);
-    for (size_t i = 1; i < nall && !st; i++)
-        if (all[i].arg == all[i - 1].arg && !strcmp(all[i].name, all[i - 1].name))
-            st = DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is on two nodes", all[i].name);
-    if ((st = dsort_comm_agree(c, c->rank == 0 ? st : DSORT_OK, err)))
+    struct entry *all = NULL;
+    size_t nall = 0;
+    if (!st) /* (st is the same on every rank: anywhere is) */
+        st = list_files(c, &in, &all, &nall, err);
+    if (st)
         goto out;
     /* The node's ranks take its files in turn; each summarises the ones it takes. */
     int next = 0;
@@ -289,10 +315,7 @@ out2:
     free(packed);
     free(gathered);
 out:
-    free(local);
     free(all);
-    free(counts);
-    free(displs);
     dsort_inputs_destroy(&in);
     return st;
 }

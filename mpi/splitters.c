@@ -160,6 +160,76 @@ static unsigned char decide(const unsigned char *in, int p, size_t ks, uint64_t 
     return dec;
 }
 
+/* The windows of the splitters still open: per splitter j (0-based, for rank j+1) the local
+ * window [lo, hi) that may still lie on either side, the local counts below and up to the pivot
+ * being decided, and the report to its owner (out, rs bytes a rank). */
+struct cutwin {
+    uint64_t *lo, *hi, *less, *less_eq;
+    char *open;
+    unsigned char *out, *tmp; /* tmp: one key */
+    size_t m, rs, active;
+};
+
+/* Apply the round's decisions all (gs bytes a rank): close the decided splitters (their cuts
+ * set), narrow the others' windows and write their next reports. 1 if a decision was lost. */
+static int cut_apply(const struct dsort_splitter_keys *src, struct cutwin *w,
+                     const unsigned char *all, size_t gs, uint64_t *cuts)
+{
+    int failed = 0;
+    for (size_t j = 0; j < w->m; j++) {
+        const unsigned char *g = all + (j + 1) * gs;
+        if (!w->open[j])
+            continue;
+        switch (g[0]) {
+        case DEC_AT_LESS:
+        case DEC_AT_LESS_EQ:
+            cuts[j + 1] = g[0] == DEC_AT_LESS ? w->less[j] : w->less_eq[j];
+            w->open[j] = 0;
+            w->active--;
+            continue;
+        case DEC_LEFT:
+            w->hi[j] = w->less[j];
+            break;
+        case DEC_RIGHT:
+            w->lo[j] = w->less_eq[j];
+            break;
+        default:
+            failed = 1;
+            continue;
+        }
+        /* Everything below lo is below every window element, everything from hi on above
+         * (the invariant), and the pivot is a window element somewhere: search the window. */
+        w->less[j] = bound(src, w->lo[j], w->hi[j], g + 1, 0, w->tmp);
+        w->less_eq[j] = bound(src, w->less[j], w->hi[j], g + 1, 1, w->tmp);
+        put_report(src, w->out + (j + 1) * w->rs, w->lo[j], w->hi[j], w->less[j], w->less_eq[j]);
+    }
+    return failed;
+}
+
+/* Open the splitters of the p ranks over total keys (n here): the rank's own target in
+ * *my_target; a splitter at either end is cut at once. */
+static void cut_open(const struct dsort_splitter_keys *src, struct cutwin *w, int rank, int p,
+                     uint64_t total, uint64_t *cuts, uint64_t *my_target)
+{
+    const uint64_t n = src->n;
+    for (size_t j = 0; j < w->m; j++) {
+        uint64_t t = (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
+        if (j + 1 == (size_t)rank)
+            *my_target = t;
+        if (t == 0 || t == total) {
+            cuts[j + 1] = t == 0 ? 0 : n;
+            continue;
+        }
+        /* The first round decides a virtual pivot above every key: all of the window is
+         * below it, so the owner keeps it all, and the proposals are its medians. */
+        w->open[j] = 1;
+        w->active++;
+        w->lo[j] = 0;
+        w->hi[j] = w->less[j] = w->less_eq[j] = n;
+        put_report(src, w->out + (j + 1) * w->rs, 0, n, n, n);
+    }
+}
+
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err)
 {
@@ -174,8 +244,7 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
     if (rounds)
         *rounds = 0;
 
-    /* Per splitter j (0-based, for rank j+1): the local window [lo, hi) that may still lie on
-     * either side, and the local counts below and up to the pivot being decided. */
+    /* Per splitter: its window (struct cutwin). */
     uint64_t *lo = NULL, *hi = NULL, *less = NULL, *less_eq = NULL;
     unsigned char *out = NULL, *in = NULL, *mine = NULL, *all = NULL, *tmp = NULL;
     struct cand *cands = NULL;
@@ -207,30 +276,15 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
         goto out;
     }
-    size_t active = 0;
     uint64_t my_target = 0;
-    for (size_t j = 0; j < m; j++) {
-        uint64_t t = (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
-        if (j + 1 == (size_t)rank)
-            my_target = t;
-        if (t == 0 || t == total) {
-            cuts[j + 1] = t == 0 ? 0 : n;
-            continue;
-        }
-        /* The first round decides a virtual pivot above every key: all of the window is
-         * below it, so the owner keeps it all, and the proposals are its medians. */
-        open[j] = 1;
-        active++;
-        lo[j] = 0;
-        hi[j] = less[j] = less_eq[j] = n;
-        put_report(src, out + (j + 1) * rs, 0, n, n, n);
-    }
+    struct cutwin w = {lo, hi, less, less_eq, open, out, tmp, m, rs, 0};
+    cut_open(src, &w, rank, p, total, cuts, &my_target);
     cand_key_size = ks;
     const int most = max_rounds(total);
     /* A round: every rank reports to every owner (Alltoall of one report each way), the owners
      * decide, and every rank gets every decision with the next pivot (Allgather). Every rank
      * sees the same decisions, so all take the same number of rounds. */
-    for (int round = 0; active > 0; round++) {
+    for (int round = 0; w.active > 0; round++) {
         if (round == most) {
             st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
                            "splitter selection did not settle in %d rounds (the keys changed "
@@ -245,34 +299,7 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
         if (rank > 0 && open[rank - 1])
             mine[0] = decide(in, p, ks, my_target, cands, mine + 1);
         MPI_Allgather(mine, (int)gs, MPI_BYTE, all, (int)gs, MPI_BYTE, comm);
-        int failed = 0;
-        for (size_t j = 0; j < m; j++) {
-            const unsigned char *g = all + (j + 1) * gs;
-            if (!open[j])
-                continue;
-            switch (g[0]) {
-            case DEC_AT_LESS:
-            case DEC_AT_LESS_EQ:
-                cuts[j + 1] = g[0] == DEC_AT_LESS ? less[j] : less_eq[j];
-                open[j] = 0;
-                active--;
-                continue;
-            case DEC_LEFT:
-                hi[j] = less[j];
-                break;
-            case DEC_RIGHT:
-                lo[j] = less_eq[j];
-                break;
-            default:
-                failed = 1;
-                continue;
-            }
-            /* Everything below lo is below every window element, everything from hi on above
-             * (the invariant), and the pivot is a window element somewhere: search the window. */
-            less[j] = bound(src, lo[j], hi[j], g + 1, 0, tmp);
-            less_eq[j] = bound(src, less[j], hi[j], g + 1, 1, tmp);
-            put_report(src, out + (j + 1) * rs, lo[j], hi[j], less[j], less_eq[j]);
-        }
+        int failed = cut_apply(src, &w, all, gs, cuts);
         if (failed) {
             st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
                            "splitter selection lost its target (the keys changed while it "
@@ -516,71 +543,5 @@ done:
     free(all);
     free(keys);
     free(cands);
-    return st;
-}
-
-/* dsort_splitters_sample's items: sorted fixed-size keys compared with memcmp. */
-struct fixed_items {
-    const unsigned char *k;
-    size_t ks;
-};
-
-static size_t fixed_key_at(const void *ctx, uint64_t i, unsigned char *out)
-{
-    const struct fixed_items *f = ctx;
-    memcpy(out, f->k + i * f->ks, f->ks);
-    return f->ks;
-}
-
-static int fixed_cmp_at(const void *ctx, uint64_t i, const unsigned char *key, size_t len)
-{
-    const struct fixed_items *f = ctx;
-    (void)len;
-    return memcmp(f->k + i * f->ks, key, f->ks);
-}
-
-static int fixed_cmp(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
-                     size_t blen)
-{
-    (void)alen, (void)blen;
-    return memcmp(a, b, ((const struct fixed_items *)ctx)->ks);
-}
-
-static size_t sample_key_size; /* qsort has no context argument in C11 */
-
-static int sample_cmp(const void *a, const void *b)
-{
-    return memcmp(a, b, sample_key_size);
-}
-
-enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *keys, uint64_t n,
-                                         size_t key_size, double tol, unsigned char *splitters,
-                                         int *rounds, struct dsort_error *err)
-{
-    int p;
-    MPI_Comm_size(comm, &p);
-    unsigned char *sorted = malloc(n * key_size + 1);
-    int fail = sorted == NULL, any = 0;
-    MPI_Allreduce(&fail, &any, 1, MPI_INT, MPI_LOR, comm);
-    if (any) {
-        free(sorted);
-        return DSORT_ERR(err, DSORT_ENOMEM, fail ? ENOMEM : 0,
-                         "out of memory for %" PRIu64 " sample keys", n);
-    }
-    memcpy(sorted, keys, n * key_size);
-    sample_key_size = key_size;
-    qsort(sorted, (size_t)n, key_size, sample_cmp);
-    struct fixed_items f = {sorted, key_size};
-    struct dsort_sample_items it = {n, key_size, fixed_key_at, fixed_cmp_at, fixed_cmp, &f};
-    struct dsort_sampled sel;
-    enum dsort_status st = dsort_splitters_select(comm, &it, 0, tol, &sel, err);
-    if (p > 1)
-        memset(splitters, 0, (size_t)(p - 1) * key_size);
-    for (int j = 0; !st && sel.keys && j + 1 < p; j++)
-        memcpy(splitters + (size_t)j * key_size, sel.keys + (size_t)j * sel.slot + 8, key_size);
-    if (rounds)
-        *rounds = sel.rounds;
-    dsort_sampled_free(&sel);
-    free(sorted);
     return st;
 }

@@ -12,6 +12,7 @@
 #include "exchange.h"
 #include "keys.h"
 #include "mem.h"
+#include "recfmt.h"
 #include "tempdir.h"
 #include "typedkey.h"
 
@@ -142,8 +143,7 @@ static int opt_flag(struct parse *p, int ch)
     return NOT_MINE;
 }
 
-/* -S: resolved here, once (text NULL: the default), into x->budget, which run_sort hands to the
- * pipeline as the rank's budget. */
+/* -S, resolved here once (text NULL: the default) into x->budget: the rank's budget (run_sort). */
 static int resolve_budget(struct parse *p, const char *text)
 {
     struct dsort_error err = {0};
@@ -152,20 +152,19 @@ static int resolve_budget(struct parse *p, const char *text)
     return -1;
 }
 
-/* --format: lines are read as bytes (1-byte "records") in which the lines are found. */
+/* --format, decided here once: the record format (lines are read as bytes, 1-byte "records",
+ * in which the lines are found) and its table (recfmt.h), which the pipelines take from o. */
 static int opt_format(struct parse *p, const char *arg)
 {
     struct dsort_error err = {0};
     struct dsort_job_options *o = p->o;
     p->x->format_given = 1;
     o->lines = strcmp(arg, "lines") == 0;
-    if (o->lines) {
-        /* the inputs are read as bytes; lines are found in them */
-        if (dsort_format_parse("fixed:1:0:1", &o->fmt, &err))
-            return dsort_cli_usage_error(p->c, "%s", err.msg);
-        snprintf(o->fmt.name, sizeof o->fmt.name, "lines");
-    } else if (dsort_format_parse(arg, &o->fmt, &err))
+    o->recfmt = o->lines ? &dsort_recfmt_lines : &dsort_recfmt_fixed;
+    if (dsort_format_parse(o->lines ? "fixed:1:0:1" : arg, &o->fmt, &err))
         return dsort_cli_usage_error(p->c, "%s", err.msg);
+    if (o->lines)
+        snprintf(o->fmt.name, sizeof o->fmt.name, "lines");
     return -1;
 }
 
@@ -548,6 +547,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
     memset(x, 0, sizeof *x);
     memset(o, 0, sizeof *o);
     dsort_format_gensort(&o->fmt);
+    o->recfmt = &dsort_recfmt_fixed;
     o->chunk = DSORT_EXCHANGE_CHUNK;
     o->block = DEFAULT_BLOCK;
     o->progress = -1;

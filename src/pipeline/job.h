@@ -23,12 +23,15 @@
 #include "tempdir.h"
 
 struct dsort_keys;
+struct dsort_recfmt;
 struct dsort_job_stats;
 struct dsort_job_topo;
 
 struct dsort_job_options {
     struct dsort_format fmt; /* --format lines: 1-byte "records" (the inputs as bytes) */
     int lines;               /* --format lines */
+    /* the format's table (recfmt.h), chosen once with fmt and lines by the options */
+    const struct dsort_recfmt *recfmt;
     unsigned char eol;       /* lines: '\n', or '\0' with -z */
     struct dsort_keys *keys; /* lines: GNU sort's keys and options */
     struct dsort_order ord;
