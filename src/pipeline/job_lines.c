@@ -266,13 +266,20 @@ struct lines_round {
     uint64_t arena;
 };
 
+/* Collective: every rank has read its share (or its position is past the inputs' end). */
+static int all_read(const struct lx *x)
+{
+    const struct dsort_inputs *in = x->j.in;
+    return dsort_comm_all_ok(x->j.c,
+                             x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count);
+}
+
 /* Read a chunk of whole lines. Collective; agrees. */
 static enum dsort_status lines_read(void *ctx, int *more)
 {
     struct lines_round *lr = ctx;
     struct lx *x = lr->x;
     struct chunk *k = lr->k;
-    const struct dsort_inputs *in = x->j.in;
     struct dsort_job_stats *stats = x->j.stats;
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_READ);
@@ -287,8 +294,7 @@ static enum dsort_status lines_read(void *ctx, int *more)
     /* read: half of this round's pass; sorting, the exchange and the spill are the rest */
     uint64_t got = x->pos - x->sh.first;
     dsort_progress_step(x->j.c, "exchange", got > k->used / 2 ? got - k->used / 2 : 0);
-    *more = !dsort_comm_all_ok(x->j.c,
-                               x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count);
+    *more = !all_read(x);
     if (lr->direct && *more) /* the estimate was wrong (very short lines): spill after all */
         lr->direct = 0;
     stats->external = !lr->direct;
@@ -424,12 +430,9 @@ static enum dsort_status form_runs(struct lx *x, struct chunk *k, int direct,
                                                    .done = lines_done,
                                                    .wrote = lines_wrote,
                                                    .next = lines_next};
-    const struct dsort_inputs *in = x->j.in;
     struct lines_round lr = {.x = x, .k = k, .direct = direct, .out = out, .arena = k->size};
     /* a resumed job whose checkpoint was taken after the last round goes to the final merge */
-    int more = !x->j.o->resume ||
-               !dsort_comm_all_ok(x->j.c,
-                                  x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count);
+    int more = !x->j.o->resume || !all_read(x);
     enum dsort_status st = dsort_ooc_rounds(&x->j, &dsort_recfmt_lines, &ops, &lr, more);
     *wrote = lr.wrote;
     return st;
