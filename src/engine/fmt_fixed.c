@@ -128,4 +128,5 @@ const struct dsort_recfmt dsort_recfmt_fixed = {.name = "fixed",
                                                 .cursor_close = fixed_cursor_close,
                                                 .merge_to_run = fixed_merge_to_run,
                                                 .plan = fixed_plan,
-                                                .rounds = fixed_rounds};
+                                                .rounds = fixed_rounds,
+                                                .wave_split = 1};

@@ -88,4 +88,5 @@ const struct dsort_recfmt dsort_recfmt_lines = {.name = "lines",
                                                 .cursor_close = lines_cursor_close,
                                                 .merge_to_run = lines_merge_to_run,
                                                 .plan = lines_plan,
-                                                .rounds = lines_rounds};
+                                                .rounds = lines_rounds,
+                                                .wave_split = 0};

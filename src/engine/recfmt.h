@@ -73,6 +73,12 @@ struct dsort_recfmt {
     /* The rounds the rank's share takes under plan p (0 when the job sorts in memory). */
     uint64_t (*rounds)(const struct dsort_memplan_in *in, const struct dsort_memplan *p,
                        int in_memory);
+    /* rounds: what differs between formats in a round of the out-of-core sort (the pipeline's
+     * ooc_round.c). The wave policy: 1, a piece of the exchange may be split between waves at
+     * any record (fixed records: a wave's share of a piece is a count of records); 0, pieces travel
+     * whole (lines, whose -u drops repeats per piece and whose pieces are framed with positions).
+     */
+    int wave_split;
 };
 
 extern const struct dsort_recfmt dsort_recfmt_fixed;

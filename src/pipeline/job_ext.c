@@ -33,12 +33,11 @@
 #include <unistd.h>
 
 #include "agree.h"
-#include "cleanup.h"
-#include "exchange.h"
 #include "ext_job.h"
 #include "checkpoint.h"
 #include "mem.h"
 #include "memplan.h"
+#include "ooc_round.h"
 #include "progress.h"
 #include "runfile.h"
 #include "splitters.h"
@@ -108,35 +107,65 @@ static uint64_t chunk_bound(const struct ext *x, uint64_t m, uint64_t g0, const 
     return lo;
 }
 
-/* One round: the chunk of m records at global position g0 is sorted in A/ents. Cut it, move
- * it to B as in-flight records, exchange in waves, spill what arrives. Collective. */
-static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
+/* The rounds (ooc_round.h's ops): the chunk of m records at share position at, read by round
+ * r of rounds (the most of any rank). */
+struct ext_round {
+    struct ext *x;
+    uint64_t at, m, r, rounds;
+};
+
+/* Read the round's chunk into A. Collective; agrees. */
+static enum dsort_status ext_read(void *ctx, int *more)
 {
-    const struct dsort_comm *c = x->j.c;
-    const int p = c->size;
-    const size_t irs = x->irs;
+    struct ext_round *er = ctx;
+    struct ext *x = er->x;
     struct dsort_phase_clock pc;
-    enum dsort_status st = DSORT_OK;
-    uint64_t *cuts = calloc((size_t)p + 1, sizeof *cuts), *sent = calloc((size_t)p, sizeof *sent);
-    uint64_t *want = calloc((size_t)p, sizeof *want), *left = calloc((size_t)p, sizeof *left);
-    uint64_t *grant = calloc((size_t)p, sizeof *grant), *allot = calloc((size_t)p, sizeof *allot);
-    uint64_t *sc = calloc((size_t)p, sizeof *sc), *rc = calloc((size_t)p, sizeof *rc);
-    uint64_t *sd = calloc((size_t)p, sizeof *sd);
-    struct dsort_cursor *cur = calloc((size_t)p, sizeof *cur);
+    const uint64_t at =
+        x->consumed + er->r * x->chunk < x->n ? x->consumed + er->r * x->chunk : x->n;
+    const uint64_t m = x->n - at < x->chunk ? x->n - at : x->chunk;
+    er->at = at;
+    er->m = m;
+    *more = ++er->r < er->rounds;
+    dsort_job_phase_begin(&pc, PH_READ);
+    enum dsort_status st =
+        dsort_job_topo_read(x->j.o->topo, x->j.in, x->first + at, m, x->a, &x->j.err);
+    if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
+        dsort_inputs_advise(x->j.in, x->first + at + m,
+                            x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
+    if (!st)
+        dsort_job_sum_records(x->j.o->verify, x->a, m, x->rs, &x->j.sum_in, &x->j.con_in);
+    x->j.stats->bytes_read += m * x->rs;
+    dsort_job_phase_end(x->j.stats, PH_READ, &pc);
+    return dsort_comm_agree(x->j.c, st, &x->j.err);
+}
+
+/* Sort the chunk, cut it by the splitters and move it to B as in-flight records: the record,
+ * plus its global position when tagged. */
+static enum dsort_status ext_frame(void *ctx, struct dsort_ooc_send *s)
+{
+    struct ext_round *er = ctx;
+    struct ext *x = er->x;
+    const uint64_t m = er->m, g0 = x->g0 + er->at;
+    const size_t irs = x->irs;
+    const int p = x->j.c->size;
+    struct dsort_phase_clock pc;
     unsigned char *tmp = malloc(x->ks);
-    if (!cuts || !sent || !want || !left || !grant || !allot || !sc || !rc || !sd || !cur || !tmp)
-        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    if ((st = dsort_comm_agree(c, st, &x->j.err)))
-        goto out;
-
+    if (!tmp)
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    dsort_job_phase_begin(&pc, PH_SORT);
+    dsort_keysort_sort(&x->j.o->fmt, &x->j.o->ord, x->a, m, x->ents,
+                       x->scratch ? x->scratch : (struct dsort_sortent *)(void *)x->b);
+    dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
     dsort_job_phase_begin(&pc, PH_SPLIT);
-    cuts[0] = 0;
-    cuts[p] = m;
-    for (int j = 1; j < p; j++)
-        cuts[j] = chunk_bound(x, m, g0, x->splitters + (size_t)(j - 1) * x->ks, tmp);
+    uint64_t lo = 0;
+    for (int d = 0; d < p; d++) {
+        uint64_t hi = d + 1 < p ? chunk_bound(x, m, g0, x->splitters + (size_t)d * x->ks, tmp) : m;
+        s->displ[d] = lo * irs;
+        s->count[d] = (hi - lo) * irs;
+        lo = hi;
+    }
     dsort_job_phase_end(x->j.stats, PH_SPLIT, &pc);
-
-    /* In-flight records: the record, plus its global position when tagged. */
+    free(tmp);
     dsort_job_phase_begin(&pc, PH_SORT);
     if (!x->tagged) {
         dsort_keysort_gather(&x->j.o->fmt, x->a, x->ents, m, x->b);
@@ -148,71 +177,28 @@ static enum dsort_status exchange_round(struct ext *x, uint64_t m, uint64_t g0)
         }
     }
     dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
+    /* A receives, a wave at most what it holds */
+    *s = (struct dsort_ooc_send){.buf = x->b,
+                                 .count = s->count,
+                                 .displ = s->displ,
+                                 .rbuf = x->a,
+                                 .rsize = x->abytes,
+                                 .cap = x->abytes,
+                                 .unit = irs};
+    return DSORT_OK;
+}
 
-    dsort_job_phase_begin(&pc, PH_EXCHANGE);
-    for (int j = 0; j < p; j++)
-        want[j] = cuts[j + 1] - cuts[j];
-    /* left[s]: records source s still has for us. */
-    if ((st = dsort_exchange_counts(c->comm, want, left, &x->j.err)) ||
-        (st = dsort_comm_agree(c, st, &x->j.err)))
-        goto out;
-    const uint64_t cap = x->abytes / irs; /* A receives */
-    for (;;) {
-        /* Plan a wave: take from the sources in order, up to what A holds. */
-        uint64_t pending = dsort_waves_allot(left, p, cap, allot);
-        if (dsort_comm_sum(c, pending) == 0)
-            break;
-        /* Tell every source how much to send us now. */
-        if ((st = dsort_exchange_counts(c->comm, allot, grant, &x->j.err)))
-            break;
-        uint64_t got = 0;
-        for (int s = 0; s < p; s++) {
-            sc[s] = grant[s] * irs;
-            sd[s] = (cuts[s] + sent[s]) * irs;
-            rc[s] = allot[s] * irs;
-            got += allot[s];
-        }
-        int rounds = 0;
-        st =
-            dsort_exchange_move(x->j.o->exchange, x->b, sc, sd, x->a, rc, NULL, &rounds, &x->j.err);
-        if ((st = dsort_comm_agree(c, st, &x->j.err)))
-            break;
-        x->j.stats->exchange_rounds += rounds;
-        for (int s = 0; s < p; s++) {
-            sent[s] += grant[s];
-            left[s] -= allot[s];
-            if (s != c->rank) {
-                x->j.stats->bytes_sent += sc[s];
-                x->j.stats->bytes_received += rc[s];
-            }
-        }
-        dsort_job_phase_end(x->j.stats, PH_EXCHANGE, &pc);
-        if (got) {
-            uint64_t off = 0;
-            for (int s = 0; s < p; s++) {
-                dsort_recfmt_fixed.cursor_memory(&x->j.fx, &cur[s], x->a + off,
-                                                 (size_t)(allot[s] * irs));
-                off += allot[s] * irs;
-            }
-            st = dsort_ooc_spill(&x->j, cur, (size_t)p);
-        }
-        if ((st = dsort_comm_agree(c, st, &x->j.err)))
-            break;
-        dsort_job_phase_begin(&pc, PH_EXCHANGE);
-    }
-out:
-    free(cuts);
-    free(sent);
-    free(want);
-    free(left);
-    free(grant);
-    free(allot);
-    free(sc);
-    free(rc);
-    free(sd);
-    free(cur);
-    free(tmp);
-    return st;
+static uint64_t ext_done(void *ctx)
+{
+    const struct ext_round *er = ctx;
+    return (er->at + er->m) * er->x->rs;
+}
+
+/* A checkpoint at the round's end: the share consumed up to the round's chunk's end. */
+static void ext_mark(void *ctx)
+{
+    struct ext_round *er = ctx;
+    er->x->ck_upto = er->at + er->m;
 }
 
 /* The fixed format's checkpoint (ooc.h's fill): the job's state after `rounds` rounds, the
@@ -237,56 +223,15 @@ static enum dsort_status fill_ckpt(void *ctx, uint64_t rounds, struct dsort_ckpt
     return DSORT_OK;
 }
 
-/* Collective, at the end of a round that consumed the share up to `upto`: save a checkpoint
- * (--checkpoint: every round), and stop with it if asked to. */
-static enum dsort_status end_round(struct ext *x, uint64_t rounds, uint64_t upto)
-{
-    x->j.stats->rounds = rounds;
-    const int stop = dsort_job_stop_now(x->j.c, x->j.o, rounds);
-    if (!x->j.o->checkpoint && !stop)
-        return DSORT_OK;
-    const uint64_t before = x->ck_upto;
-    x->ck_upto = upto;
-    enum dsort_status st = dsort_ooc_end_round(&x->j, rounds, stop);
-    if (st)
-        x->ck_upto = before;
-    return st;
-}
-
 /* Read, sort and exchange every chunk of this rank's share (from x->consumed on, for a
  * resumed job). Collective. */
 static enum dsort_status form_runs(struct ext *x)
 {
-    const struct dsort_comm *c = x->j.c;
-    const uint64_t from = x->consumed;
-    uint64_t rounds = dsort_comm_max(c, (x->n - from + x->chunk - 1) / x->chunk);
-    enum dsort_status st = DSORT_OK;
-    struct dsort_phase_clock pc;
-    for (uint64_t r = 0; r < rounds && !st && !x->j.stopped; r++) {
-        uint64_t at = from + r * x->chunk < x->n ? from + r * x->chunk : x->n;
-        uint64_t m = x->n - at < x->chunk ? x->n - at : x->chunk;
-        dsort_job_phase_begin(&pc, PH_READ);
-        st = dsort_job_topo_read(x->j.o->topo, x->j.in, x->first + at, m, x->a, &x->j.err);
-        if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
-            dsort_inputs_advise(x->j.in, x->first + at + m,
-                                x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
-        if (!st)
-            dsort_job_sum_records(x->j.o->verify, x->a, m, x->rs, &x->j.sum_in, &x->j.con_in);
-        x->j.stats->bytes_read += m * x->rs;
-        dsort_job_phase_end(x->j.stats, PH_READ, &pc);
-        if ((st = dsort_comm_agree(c, st, &x->j.err)))
-            break;
-        dsort_job_phase_begin(&pc, PH_SORT);
-        dsort_keysort_sort(&x->j.o->fmt, &x->j.o->ord, x->a, m, x->ents,
-                           x->scratch ? x->scratch : (struct dsort_sortent *)(void *)x->b);
-        dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
-        st = exchange_round(x, m, x->g0 + at);
-        if (!st)
-            dsort_progress_step(c, "rounds", (at + m) * x->rs);
-        if (!st)
-            st = end_round(x, x->j.rounds_before + r + 1, at + m);
-    }
-    return st;
+    static const struct dsort_ooc_round_ops ops = {
+        .read = ext_read, .frame = ext_frame, .done = ext_done, .mark = ext_mark};
+    struct ext_round er = {.x = x};
+    er.rounds = dsort_comm_max(x->j.c, (x->n - x->consumed + x->chunk - 1) / x->chunk);
+    return dsort_ooc_rounds(&x->j, &dsort_recfmt_fixed, &ops, &er, er.rounds > 0);
 }
 
 static void release(struct ext *x)
@@ -441,24 +386,17 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
         goto fail;
     if (!o->resume)
         fit_block(&x, dsort_comm_max(c, (x.n + x.chunk - 1) / x.chunk));
-    x.j.fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique, .cmp = &x.cmp, .rec = x.irs};
-    dsort_runmerge_init(&x.j.rm, &dsort_recfmt_fixed, &x.j.fx, &x.j.runs, &x.j.td, x.block);
-    if (o->checkpoint) {
-        x.j.rm.on_pass = dsort_ooc_ckpt_pass;
-        x.j.rm.on_pass_ctx = &x.j;
-    }
+    dsort_ooc_runs_init(
+        &x.j, &dsort_recfmt_fixed,
+        &(struct dsort_recfmt_ctx){.unique = o->ord.unique, .cmp = &x.cmp, .rec = x.irs}, x.block);
 
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SAMPLE);
     if (!o->resume)
         st = choose_splitters(&x);
     dsort_job_phase_end(stats, PH_SAMPLE, &pc);
-    /* --checkpoint: SIGUSR1 during the rounds stops at the end of one, keeping the runs; in the
-     * final merge it stops as every signal does (nothing kept) */
-    dsort_cleanup_stop_mode(o->checkpoint);
     if (!st)
         st = form_runs(&x);
-    dsort_cleanup_stop_mode(0);
     if (st)
         goto fail;
     if (x.j.stopped) {

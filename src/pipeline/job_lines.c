@@ -24,11 +24,10 @@
 #include <string.h>
 
 #include "agree.h"
-#include "cleanup.h"
-#include "exchange.h"
 #include "lines_job.h"
 #include "mem.h"
 #include "memplan.h"
+#include "ooc_round.h"
 #include "output.h"
 #include "outsink.h"
 #include "progress.h"
@@ -254,118 +253,131 @@ static enum dsort_status sort_chunk(struct lx *x, const struct chunk *k, unsigne
     return DSORT_OK;
 }
 
-/* One round: this rank's chunk (possibly empty) goes out; what comes in is merged into runs,
- * or, when direct (one round for everyone), into the output. */
 static enum dsort_status make_tempdirs(struct lx *x);
 
-static enum dsort_status round_trip(struct lx *x, struct chunk *k, int direct,
-                                    struct dsort_output *out, int *wrote)
+/* The rounds (ooc_round.h's ops): the chunk k; direct: the job sorts in memory, unless the
+ * share turns out not to fit one round; wrote: the round wrote the output (one round, one
+ * wave, in memory); arena: the chunk's size as planned. */
+struct lines_round {
+    struct lx *x;
+    struct chunk *k;
+    int direct, wrote;
+    struct dsort_output *out;
+    uint64_t arena;
+};
+
+/* Collective: every rank has read its share (or its position is past the inputs' end). */
+static int all_read(const struct lx *x)
 {
-    const struct dsort_comm *c = x->j.c;
-    const int p = c->size;
-    enum dsort_status st = DSORT_OK;
+    const struct dsort_inputs *in = x->j.in;
+    return dsort_comm_all_ok(x->j.c,
+                             x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count);
+}
+
+/* Read a chunk of whole lines. Collective; agrees. */
+static enum dsort_status lines_read(void *ctx, int *more)
+{
+    struct lines_round *lr = ctx;
+    struct lx *x = lr->x;
+    struct chunk *k = lr->k;
+    struct dsort_job_stats *stats = x->j.stats;
     struct dsort_phase_clock pc;
-    uint64_t *v = calloc((size_t)p * 8, sizeof *v);
-    int *wave_of = calloc((size_t)p * 2, sizeof *wave_of);
-    struct dsort_line_cursor *cur = calloc((size_t)p, sizeof *cur);
-    unsigned char *sbuf = NULL, *rbuf = NULL;
-    uint64_t sbytes = 0, rsize = 0;
-    if (!v || !wave_of || !cur)
-        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    uint64_t *scount = v, *sdispl = v + p, *rcount = v + 2 * p, *sc = v + 3 * p, *rc = v + 4 * p,
-             *rd = v + 5 * p, *off = v + 6 * p, *len = v + 7 * p;
-    int *swave = wave_of + p;
+    dsort_job_phase_begin(&pc, PH_READ);
+    enum dsort_status st = dsort_lines_job_fill(x, k, &x->j.err);
+    stats->bytes_read += k->used;
+    stats->records_in += k->n;
+    if (!st)
+        dsort_lines_job_sum(x, k->a, chunk_ents(k), k->n);
+    dsort_job_phase_end(stats, PH_READ, &pc);
+    if ((st = dsort_comm_agree(x->j.c, st, &x->j.err)))
+        return st;
+    /* read: half of this round's pass; sorting, the exchange and the spill are the rest */
+    uint64_t got = x->pos - x->sh.first;
+    dsort_progress_step(x->j.c, "exchange", got > k->used / 2 ? got - k->used / 2 : 0);
+    *more = !all_read(x);
+    if (lr->direct && *more) /* the estimate was wrong (very short lines): spill after all */
+        lr->direct = 0;
+    stats->external = !lr->direct;
+    return DSORT_OK;
+}
 
+/* Sort the chunk and frame it; it receives into the chunk's arena (its lines are all in the
+ * send buffer then) when a wave fits, a third of the budget a wave. */
+static enum dsort_status lines_frame(void *ctx, struct dsort_ooc_send *s)
+{
+    struct lines_round *lr = ctx;
+    struct dsort_phase_clock pc;
+    uint64_t sbytes = 0;
     dsort_job_phase_begin(&pc, PH_SORT);
+    enum dsort_status st = sort_chunk(lr->x, lr->k, &s->buf, &sbytes);
+    s->own = sbytes ? sbytes : 1;
     if (!st)
-        st = sort_chunk(x, k, &sbuf, &sbytes);
-    if (!st)
-        frame_chunk(x, k, sbuf, scount, sdispl);
-    dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
-    if ((st = dsort_comm_agree(c, st, &x->j.err)))
-        goto out;
-
-    dsort_job_phase_begin(&pc, PH_EXCHANGE);
-    if ((st = dsort_exchange_counts(c->comm, scount, rcount, &x->j.err)) ||
-        (st = dsort_comm_agree(c, st, &x->j.err)))
-        goto out;
-    /* Waves: sources in rank order, as many as fit the receive allowance at a time. */
-    uint64_t most = 0, rtotal = 0;
-    int w = dsort_waves_assign(rcount, p, x->mp.third, wave_of, &most);
-    for (int s = 0; s < p; s++)
-        rtotal += rcount[s];
-    /* Raw: fixed-size buffers on the stack of every rank, entered by all (agreed above). */
-    MPI_Alltoall(wave_of, 1, MPI_INT, swave, 1, MPI_INT, c->comm);
-    int waves = (int)dsort_comm_max(c, (uint64_t)w);
-    /* Receive into the chunk's arena (its lines are all in the send buffer now) when they
-     * fit, else into new memory. */
-    rsize = most ? most : 1;
-    rbuf = rsize > k->size ? dsort_mem_alloc((size_t)rsize) : k->a;
-    if (!rbuf)
-        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno,
-                       "cannot allocate %" PRIu64 " bytes to receive", rsize);
-    if ((st = dsort_comm_agree(c, st, &x->j.err)))
-        goto out;
-    dsort_job_phase_end(x->j.stats, PH_EXCHANGE, &pc);
-    *wrote = direct && waves == 1;
-    if (!*wrote && !x->have_td && (st = make_tempdirs(x)))
-        goto out;
-    const uint64_t hdr = x->with_pos ? 8 : 0;
-    for (int wv = 0; wv < waves; wv++) {
-        dsort_job_phase_begin(&pc, PH_EXCHANGE);
-        uint64_t at = 0;
-        size_t npieces = 0;
-        for (int d = 0; d < p; d++) {
-            sc[d] = swave[d] == wv ? scount[d] : 0;
-            rc[d] = wave_of[d] == wv ? rcount[d] : 0;
-            rd[d] = at;
-            if (rc[d]) {
-                off[npieces] = at;
-                len[npieces++] = rc[d];
-            }
-            at += rc[d];
-        }
-        int rounds = 0;
-        st = dsort_exchange_move(x->j.o->exchange, sbuf, sc, sdispl, rbuf, rc, rd, &rounds,
-                                 &x->j.err);
-        x->j.stats->exchange_rounds += rounds;
-        for (int d = 0; d < p; d++)
-            if (d != c->rank) {
-                x->j.stats->bytes_sent += sc[d];
-                x->j.stats->bytes_received += rc[d];
-            }
-        if ((st = dsort_comm_agree(c, st, &x->j.err)))
-            goto out;
-        dsort_job_phase_end(x->j.stats, PH_EXCHANGE, &pc);
-        struct mem_pieces mp = {rbuf, off, len};
-        reopen_memory(x, cur, npieces, &mp);
-        if (*wrote) {
-            /* everything is here: straight to the output (bytes without positions) */
-            uint64_t lines = 0;
-            for (size_t i = 0; i < npieces && hdr; i++)
-                for (const unsigned char *q = rbuf + off[i], *qe = q + len[i]; q < qe;) {
-                    const unsigned char *e = memchr(q + 8, x->ord.eol, (size_t)(qe - q - 8));
-                    if (!e)
-                        break;
-                    q = e + 1;
-                    lines++;
-                }
-            /* timed by write_output: the merge into the output is the write phase */
-            st = write_output(x, out, cur, npieces, rtotal - hdr * lines, reopen_memory, &mp);
-        } else {
-            st = npieces ? dsort_ooc_spill(&x->j, cur, npieces) : DSORT_OK;
-        }
-        if ((st = dsort_comm_agree(c, st, &x->j.err)))
-            goto out;
-    }
-out:
-    dsort_mem_free(sbuf, sbytes ? (size_t)sbytes : 1);
-    if (rbuf != k->a)
-        dsort_mem_free(rbuf, (size_t)rsize);
-    free(v);
-    free(wave_of);
-    free(cur);
+        frame_chunk(lr->x, lr->k, s->buf, s->count, s->displ);
+    dsort_job_phase_end(lr->x->j.stats, PH_SORT, &pc);
+    s->rbuf = lr->k->a;
+    s->rsize = lr->k->size;
+    s->cap = lr->x->mp.third;
+    s->unit = 1;
     return st;
+}
+
+/* A wave's pieces: merged into a run, or, when everything is here (one round and one wave, in
+ * memory), straight into the output. Collective. */
+static enum dsort_status lines_wave(void *ctx, const struct dsort_ooc_wave *w)
+{
+    struct lines_round *lr = ctx;
+    struct lx *x = lr->x;
+    enum dsort_status st;
+    if (w->wave == 0) {
+        lr->wrote = lr->direct && w->waves == 1;
+        if (!lr->wrote && !x->have_td && (st = make_tempdirs(x)))
+            return st;
+    }
+    if (!lr->wrote)
+        return w->n ? dsort_ooc_spill(&x->j, w->cur, w->n) : DSORT_OK;
+    /* the output's bytes are the lines' (without positions) */
+    const uint64_t hdr = x->with_pos ? 8 : 0;
+    uint64_t lines = 0;
+    for (size_t i = 0; i < w->n && hdr; i++)
+        for (const unsigned char *q = w->buf + w->off[i], *qe = q + w->len[i]; q < qe;) {
+            const unsigned char *e = memchr(q + 8, x->ord.eol, (size_t)(qe - q - 8));
+            if (!e)
+                break;
+            q = e + 1;
+            lines++;
+        }
+    struct mem_pieces mp = {w->buf, w->off, w->len};
+    /* timed by write_output: the merge into the output is the write phase */
+    return write_output(x, lr->out, w->cur, w->n, w->rtotal - hdr * lines, reopen_memory, &mp);
+}
+
+static uint64_t lines_done(void *ctx)
+{
+    const struct lines_round *lr = ctx;
+    return lr->x->pos - lr->x->sh.first;
+}
+
+static int lines_wrote(void *ctx)
+{
+    return ((const struct lines_round *)ctx)->wrote;
+}
+
+/* Before the next round: an arena that held a long line goes back to the budget. Agrees. */
+static enum dsort_status lines_next(void *ctx)
+{
+    struct lines_round *lr = ctx;
+    struct lx *x = lr->x;
+    struct chunk *k = lr->k;
+    enum dsort_status st = DSORT_OK;
+    x->grow_share = 0;
+    if (k->size > lr->arena && !lr->direct) {
+        dsort_mem_free(k->a, (size_t)k->size);
+        k->size = lr->arena > x->mp.third ? lr->arena : x->mp.third;
+        if (!(k->a = dsort_mem_alloc((size_t)k->size)))
+            st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes",
+                           k->size);
+    }
+    return dsort_comm_agree(x->j.c, st, &x->j.err); /* every rank, grown or not */
 }
 
 /* Merge the runs down to the fan-in (the engine's extra passes, runmerge.h), then into the
@@ -406,66 +418,24 @@ static enum dsort_status make_tempdirs(struct lx *x)
 }
 
 /* Collective: the rounds, from x->pos on (a resumed job's position): read a chunk of whole
- * lines into k (its arena allocated), and send it round (round_trip); direct: the job sorts in
+ * lines into k (its arena allocated), and send it round (ooc_round.h); direct: the job sorts in
  * memory, unless the share turns out not to fit one round. *wrote: the output was written.
  * A stop with a checkpoint ends the rounds with x->j.stopped set. */
 static enum dsort_status form_runs(struct lx *x, struct chunk *k, int direct,
                                    struct dsort_output *out, int *wrote)
 {
-    const struct dsort_comm *c = x->j.c;
-    const struct dsort_job_options *o = x->j.o;
-    const struct dsort_inputs *in = x->j.in;
-    struct dsort_job_stats *stats = x->j.stats;
-    const uint64_t arena = k->size;
-    struct dsort_phase_clock pc;
-    enum dsort_status st = DSORT_OK;
-    uint64_t rounds = 0;
+    static const struct dsort_ooc_round_ops ops = {.read = lines_read,
+                                                   .frame = lines_frame,
+                                                   .wave = lines_wave,
+                                                   .done = lines_done,
+                                                   .wrote = lines_wrote,
+                                                   .next = lines_next};
+    struct lines_round lr = {.x = x, .k = k, .direct = direct, .out = out, .arena = k->size};
     /* a resumed job whose checkpoint was taken after the last round goes to the final merge */
-    int more =
-        !o->resume ||
-        !dsort_comm_all_ok(c, x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count);
-    while (more) {
-        dsort_job_phase_begin(&pc, PH_READ);
-        st = dsort_lines_job_fill(x, k, &x->j.err);
-        stats->bytes_read += k->used;
-        stats->records_in += k->n;
-        if (!st)
-            dsort_lines_job_sum(x, k->a, chunk_ents(k), k->n);
-        dsort_job_phase_end(stats, PH_READ, &pc);
-        if ((st = dsort_comm_agree(c, st, &x->j.err)))
-            return st;
-        /* read: half of this round's pass; sorting, the exchange and the spill are the rest */
-        uint64_t got = x->pos - x->sh.first;
-        dsort_progress_step(c, "exchange", got > k->used / 2 ? got - k->used / 2 : 0);
-        more =
-            !dsort_comm_all_ok(c, x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count);
-        if (direct && more) /* the estimate was wrong (very short lines): spill after all */
-            direct = 0;
-        stats->external = !direct;
-        if ((st = round_trip(x, k, direct, out, wrote)))
-            return st;
-        dsort_progress_step(c, "rounds", x->pos - x->sh.first);
-        /* --checkpoint: a checkpoint at the end of every round that spilled (the last too:
-         * then a stop in the final merge keeps it); a stop may come after the last one too */
-        stats->rounds = x->j.rounds_before + ++rounds;
-        const int stop = !*wrote && dsort_job_stop_now(c, o, x->j.rounds_before + rounds);
-        if (!*wrote && (stop || o->checkpoint) &&
-            (st = dsort_ooc_end_round(&x->j, x->j.rounds_before + rounds, stop)))
-            return st;
-        if (stop || !more)
-            return DSORT_OK;
-        x->grow_share = 0;
-        if (k->size > arena && !direct) { /* it held a long line: back to the budget */
-            dsort_mem_free(k->a, (size_t)k->size);
-            k->size = arena > x->mp.third ? arena : x->mp.third;
-            if (!(k->a = dsort_mem_alloc((size_t)k->size)))
-                st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes",
-                               k->size);
-        }
-        if ((st = dsort_comm_agree(c, st, &x->j.err))) /* every rank, grown or not */
-            return st;
-    }
-    return DSORT_OK;
+    int more = !x->j.o->resume || !all_read(x);
+    enum dsort_status st = dsort_ooc_rounds(&x->j, &dsort_recfmt_lines, &ops, &lr, more);
+    *wrote = lr.wrote;
+    return st;
 }
 
 static void release(struct lx *x)
@@ -537,13 +507,10 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         plan(&x, 1, dsort_comm_max(c, direct ? 0 : need));
         x.run_block = x.mp.block;
     }
-    x.j.fx =
-        (struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x.ord, .with_pos = x.with_pos};
-    dsort_runmerge_init(&x.j.rm, &dsort_recfmt_lines, &x.j.fx, &x.j.runs, &x.j.td, x.run_block);
-    if (o->checkpoint) {
-        x.j.rm.on_pass = dsort_ooc_ckpt_pass;
-        x.j.rm.on_pass_ctx = &x.j;
-    }
+    dsort_ooc_runs_init(
+        &x.j, &dsort_recfmt_lines,
+        &(struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x.ord, .with_pos = x.with_pos},
+        x.run_block);
     if (dsort_lines_job_map_usable(&x, direct)) {
         int taken = 0;
         if ((st = dsort_lines_job_sort_mapped(&x, &out, &taken)))
@@ -562,10 +529,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
         goto fail;
 
     int wrote = 0;
-    /* --checkpoint: SIGUSR1 during the rounds stops at the end of one (see job_ext.c) */
-    dsort_cleanup_stop_mode(o->checkpoint);
     st = form_runs(&x, &k, direct, &out, &wrote);
-    dsort_cleanup_stop_mode(0);
     if (st)
         goto fail;
     if (x.j.stopped) {
