@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "json_min.h"
@@ -435,12 +436,31 @@ static void write_page(FILE *f, const struct report_model *m, const char *stats)
     fprintf(f, "</body>\n</html>\n");
 }
 
-/* Write the page to a temp file beside out (mode 0666 less the umask), then rename it over out. */
+/* Write the page to a temp file beside out (mode 0666 less the umask), then rename it over out.
+ * A rename would replace the node itself: a link's target is replaced instead (the link stays),
+ * /dev/null (1:3) gets nothing, and any other node that is not a regular file (a device, a
+ * FIFO) is refused, as dsort -o does. */
 static int write_atomic(const char *out, const struct report_model *m, const char *stats, char *why,
                         size_t n)
 {
-    char tmp[PATH_MAX];
+    char tmp[PATH_MAX], real[PATH_MAX];
     int fd = -1;
+    struct stat sb;
+    if (!stat(out, &sb)) {
+        if (S_ISCHR(sb.st_mode) && major(sb.st_rdev) == 1 && minor(sb.st_rdev) == 3)
+            return 0;
+        if (!S_ISREG(sb.st_mode)) {
+            snprintf(why, n, "is a %s; dsort-report replaces only regular files",
+                     S_ISCHR(sb.st_mode)    ? "character device"
+                     : S_ISBLK(sb.st_mode)  ? "block device"
+                     : S_ISFIFO(sb.st_mode) ? "FIFO"
+                     : S_ISDIR(sb.st_mode)  ? "directory"
+                                            : "socket");
+            return -1;
+        }
+        if (realpath(out, real))
+            out = real;
+    }
     mode_t mask = umask(0);
     umask(mask);
     if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", out) >= (int)sizeof tmp)

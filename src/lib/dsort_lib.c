@@ -83,6 +83,9 @@ static enum dsort_status check_args(const struct dsort_records *f, const void *i
                          f->key_len, f->key_off);
     if (f->flags & ~(DSORT_REVERSE | DSORT_STABLE))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "unknown flags 0x%x", f->flags);
+    /* rec_size + 32 must not wrap (a record size near SIZE_MAX divided by zero here) */
+    if (f->rec_size > SIZE_MAX / 4)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "record size too large: %zu bytes", f->rec_size);
     if (n >= DSORT_KEYSORT_MAX_RECORDS || n > SIZE_MAX / 2 / (f->rec_size + 32))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "too many records: %zu", n);
     if (n && !in)
@@ -303,6 +306,10 @@ DSORT_EXPORT int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, cons
             *err = (struct dsort_errinfo){code, -1, ""};
         if (err && !err->msg[0])
             snprintf(err->msg, sizeof err->msg, "%s", dsort_strerror(code));
+    }
+    if (!no) { /* dsort.h: NULL when *n_out is 0 (the sort's buffers are never empty) */
+        free(o);
+        o = NULL;
     }
     if (out)
         *out = o;

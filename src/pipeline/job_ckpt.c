@@ -306,6 +306,17 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
                                paths[j], dir, kept, (uint64_t)sb.st_size);
         }
     }
+    /* A signal between the ranks' saves of one round (Slurm's SIGTERM reaches them a few ms
+     * apart) leaves some manifests a round ahead: resumed, that round's records would be
+     * lost or repeated (the conservation check failed after all the work, for ever). */
+    const uint64_t lo = dsort_agree_min(c, st ? UINT64_MAX : k->rounds);
+    if (!st && k->rounds != lo)
+        st = DSORT_ERR(err, DSORT_EINVAL, 0,
+                       "cannot resume: the checkpoint is torn (this rank kept round %" PRIu64
+                       ", another rank round %" PRIu64 ": a signal came between the ranks' saves "
+                       "of a round); remove the job's directories dsort-%s-r* from the -T dirs "
+                       "and sort again without --resume",
+                       k->rounds, lo, job);
     if (!st) /* (puts them under keep mode first) */
         st = dsort_tempdirs_adopt(td, temps, n, job, c->rank, (unsigned)k->next_run, err);
     if (!st)

@@ -1,0 +1,66 @@
+#!/bin/bash
+# What a careless user does, round four (docs/reliability.md has rounds one to three): each case
+# is one that broke, or could have broken, the user's data or made a failed job look complete.
+#  - dsort-report -o onto a device, a FIFO or a symbolic link: the page replaced the node itself
+#    (as root, `-o /dev/full` turned /dev/full into a regular file) and a link by a file; now a
+#    node other than /dev/null is refused, /dev/null is written through, a link's target is
+#    replaced and the link stays (as dsort -o and --stats do).
+#  - a torn checkpoint: SIGTERM (Slurm's time limit) between the ranks' saves of one round
+#    leaves one rank's manifest a round behind the others' (seen with gdb holding rank 0 in
+#    dsort_ckpt_write). --resume did all the remaining work, then failed the conservation
+#    check, then kept the checkpoint and asked for another --resume, which failed the same way
+#    for ever. Made here by putting back one rank's manifest of the round before; the resume is
+#    now refused at once, naming the tear, and leaves the checkpoint as it was.
+# Usage: hostile.sh NRANKS
+[ "${1:-0}" -gt 1 ] 2>/dev/null && FAST_KILL=0
+. "$(dirname "$0")/lib.sh"
+suite_init "$1"
+REPORT=$DSORT_BIN_DIR/dsort-report
+
+mkdir -p "$T/in" "$T/o"
+gen "$N" 20000 "$T/in/a.dat"
+
+# ---- dsort-report's -o ----------------------------------------------------------------------
+ok "$N" "$DSORT" --stats "$T/st.json" -o "$T/a.out" "$T/in/a.dat"
+report_onto() { # WHAT PATH WANT-RC: dsort-report -o PATH; the node is what it was
+    local what=$1 path=$2 want=$3 before
+    before=$(stat -c '%F %t:%T' "$path")
+    "$REPORT" "$T/st.json" -o "$path" >"$T/stdout" 2>"$T/stderr"
+    eq "dsort-report -o onto $what: exit status" "$want" "$?"
+    eq "dsort-report -o onto $what: still a $before" "$before" "$(stat -c '%F %t:%T' "$path")"
+    eq "dsort-report -o onto $what: no temp file beside it" "" \
+        "$(find "$(dirname "$path")" -name '*.tmp-*')"
+}
+mknod "$T/o/full" c 1 7
+report_onto "a character device (1:7, /dev/full)" "$T/o/full" 2
+contains "dsort-report -o onto a device: the error names it" "$T/stderr" "full.*character device"
+mkfifo "$T/o/fifo"
+report_onto "a FIFO" "$T/o/fifo" 2
+mknod "$T/o/null" c 1 3
+report_onto "a null device (1:3)" "$T/o/null" 0
+echo old >"$T/o/target"
+ln -s target "$T/o/link"
+"$REPORT" "$T/st.json" -o "$T/o/link" >"$T/stdout" 2>"$T/stderr"
+eq "dsort-report -o through a link: exit status" 0 "$?"
+eq "dsort-report -o through a link: still a link" target "$(readlink "$T/o/link")"
+contains "dsort-report -o through a link: the target holds the page" "$T/o/target" "</html>"
+
+# ---- a torn checkpoint ---------------------------------------------------------------------
+if [ "$N" -ge 2 ]; then
+    mkdir "$T/ck"
+    gen "$N" 100000 "$T/in/b.dat" # 10 MB: about 7 rounds at -S 2M
+    ck=(-S 2M --checkpoint -T "$T/ck" -o "$T/torn.out" "$T/in/b.dat")
+    expect_rc 3 "$N" "$DSORT" "${ck[@]}" --stop-after=2
+    cp "$T"/ck/dsort-*-r0/checkpoint "$T/r0.round2"
+    expect_rc 3 "$N" "$DSORT" "${ck[@]}" --stop-after=3 --resume
+    cp "$T/r0.round2" "$T"/ck/dsort-*-r0/checkpoint
+    before=$(dir_state "$T/ck")
+    run "$N" "$DSORT" "${ck[@]}" --resume
+    eq "a torn checkpoint: exit status" 2 "$RC"
+    contains "a torn checkpoint: the error names the tear" "$T/stderr" \
+        "rank 1/$N .*torn.*round 3.*round 2"
+    eq "a torn checkpoint: no output" "" "$(ls "$T/torn.out" 2>/dev/null)"
+    eq "a torn checkpoint: left as it was" "$before" "$(dir_state "$T/ck")"
+fi
+
+suite_finish
