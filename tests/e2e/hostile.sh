@@ -11,6 +11,10 @@
 #    check, then kept the checkpoint and asked for another --resume, which failed the same way
 #    for ever. Made here by putting back one rank's manifest of the round before; the resume is
 #    now refused at once, naming the tear, and leaves the checkpoint as it was.
+#  - -o /dev/stdout (or /dev/fd/1) of a dsort run without mpirun, its standard output a file:
+#    the commit renamed a new file over the one the shell opened, so what the log held before
+#    was lost, and what the script printed after went to a deleted file. Now refused (leave out
+#    -o to write standard output), the log whole.
 # Usage: hostile.sh NRANKS
 [ "${1:-0}" -gt 1 ] 2>/dev/null && FAST_KILL=0
 . "$(dirname "$0")/lib.sh"
@@ -62,5 +66,17 @@ if [ "$N" -ge 2 ]; then
     eq "a torn checkpoint: no output" "" "$(ls "$T/torn.out" 2>/dev/null)"
     eq "a torn checkpoint: left as it was" "$before" "$(dir_state "$T/ck")"
 fi
+
+# ---- -o naming the standard output ---------------------------------------------------------
+for name in /dev/stdout /dev/fd/1 /proc/self/fd/1; do
+    (
+        echo before
+        "$DSORT" -o "$name" "$T/in/a.dat" 2>"$T/stderr"
+        echo "rc=$?"
+        echo after
+    ) >"$T/log"
+    eq "-o $name onto a log file: what the log holds" "before rc=2 after" "$(tr '\n' ' ' <"$T/log" | sed 's/ $//')"
+    contains "-o $name: the error says why" "$T/stderr" "names an open file descriptor.*leave out -o"
+done
 
 suite_finish
