@@ -2,6 +2,8 @@
  * in flight under -s/-u), ordered by a struct dsort_cmp, merged by merge.h; their memory plan. */
 #include "recfmt.h"
 
+#include <string.h>
+
 #include "keysort.h"
 #include "memplan.h"
 #include "merge.h"
@@ -51,6 +53,35 @@ static enum dsort_status fixed_merge_to_run(const struct dsort_recfmt_ctx *x, vo
 {
     *bytes = 0; /* the writer's records * rec */
     return dsort_merge_cmp(x->cmp, x->rec, x->rec, x->unique, cur, k, &w->sink, err);
+}
+
+static enum dsort_status fixed_merge_to_out(const struct dsort_recfmt_ctx *x, void *cur, size_t k,
+                                            struct dsort_sink *sink, uint64_t *records,
+                                            uint64_t *bytes, struct dsort_error *err)
+{
+    const uint64_t before = sink->records;
+    enum dsort_status st =
+        dsort_merge_cmp(x->cmp, x->rec, x->rec_out, x->unique, cur, k, sink, err);
+    *records = sink->records - before;
+    *bytes = *records * x->rec_out;
+    return st;
+}
+
+/* The blob: the composite keys, one after another. */
+static size_t fixed_blob_len(const struct dsort_recfmt_splits *s)
+{
+    return s->n * s->ks;
+}
+
+static void fixed_blob_put(const struct dsort_recfmt_splits *s, unsigned char *blob)
+{
+    memcpy(blob, s->keys, s->n * s->ks);
+}
+
+static int fixed_blob_get(struct dsort_recfmt_splits *s, unsigned char *blob, size_t len)
+{
+    s->keys = blob;
+    return len == s->n * s->ks;
 }
 
 /* The bytes a chunk record costs: A and B, a sixteenth of slack in A, its sort entry and, for
@@ -129,4 +160,10 @@ const struct dsort_recfmt dsort_recfmt_fixed = {.name = "fixed",
                                                 .merge_to_run = fixed_merge_to_run,
                                                 .plan = fixed_plan,
                                                 .rounds = fixed_rounds,
-                                                .wave_split = 1};
+                                                .wave_split = 1,
+
+                                                .unique_run = 1,
+                                                .merge_to_out = fixed_merge_to_out,
+                                                .blob_len = fixed_blob_len,
+                                                .blob_put = fixed_blob_put,
+                                                .blob_get = fixed_blob_get};

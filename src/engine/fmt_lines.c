@@ -2,6 +2,8 @@
  * in GNU sort's order (a dsort_lines_order); their memory plan. */
 #include "recfmt.h"
 
+#include <string.h>
+
 #include "memplan.h"
 
 static size_t lines_run_rec(const struct dsort_recfmt_ctx *x)
@@ -47,6 +49,98 @@ static enum dsort_status lines_merge_to_run(const struct dsort_recfmt_ctx *x, vo
     return st;
 }
 
+/* A line sink that only counts (the size of -u's output). */
+static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t len, uint64_t pos,
+                                    struct dsort_error *err)
+{
+    (void)ctx, (void)line, (void)len, (void)pos, (void)err;
+    return DSORT_OK;
+}
+
+static enum dsort_status lines_merge_to_out(const struct dsort_recfmt_ctx *x, void *cur, size_t k,
+                                            struct dsort_sink *sink, uint64_t *records,
+                                            uint64_t *bytes, struct dsort_error *err)
+{
+    struct dsort_line_writer lw = {
+        .sink = sink, .eol = x->ord->eol, .sum = x->sum, .sum_c = x->sum_c};
+    struct dsort_line_sink ls = {sink ? dsort_line_writer_emit : count_emit, &lw, 0, 0};
+    enum dsort_status st = dsort_lines_merge(x->ord, cur, k, x->unique, &ls, err);
+    *records = ls.lines;
+    *bytes = ls.bytes;
+    return st;
+}
+
+/* The blob: the samples' mean line length (8 bytes), then per splitter a flag byte (0: none,
+ * everything goes below; 1: a line; 2: a line and its position), the length (8 bytes,
+ * big-endian) and the bytes (a line, or a line and its 8-byte position). Checkpoints of builds
+ * before 2 existed hold 1s and resume as they were cut: by line alone. */
+static void put_be64(unsigned char *p, uint64_t v)
+{
+    for (int b = 0; b < 8; b++)
+        p[b] = (unsigned char)(v >> (56 - 8 * b));
+}
+
+static uint64_t get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++)
+        v = v << 8 | p[b];
+    return v;
+}
+
+static size_t lines_blob_len(const struct dsort_recfmt_splits *s)
+{
+    size_t len = 8;
+    for (size_t d = 0; d < s->n; d++)
+        len += 9 + (s->line[d] ? s->len[d] : 0);
+    return len;
+}
+
+static void lines_blob_put(const struct dsort_recfmt_splits *s, unsigned char *blob)
+{
+    uint64_t avg;
+    memcpy(&avg, &s->avg_line, 8);
+    put_be64(blob, avg);
+    size_t at = 8;
+    for (size_t d = 0; d < s->n; d++) {
+        const size_t len = s->line[d] ? s->len[d] : 0;
+        blob[at] = (unsigned char)(s->line[d] ? 1 + (s->by_pos != 0) : 0);
+        put_be64(blob + at + 1, len);
+        at += 9;
+        if (len)
+            memcpy(blob + at, s->line[d], len);
+        at += len;
+    }
+}
+
+static int lines_blob_get(struct dsort_recfmt_splits *s, unsigned char *b, size_t blen)
+{
+    int ok = blen >= 8;
+    size_t at = 8;
+    int flag = 0; /* 1 or 2, the same for every splitter */
+    s->by_pos = 0;
+    for (size_t d = 0; ok && d < s->n; d++) {
+        ok = at + 9 <= blen && b[at] <= 2;
+        uint64_t len = ok ? get_be64(b + at + 1) : 0;
+        int has = ok && b[at];
+        if (has) {
+            ok = (!flag || flag == b[at]) && (b[at] == 1 || len >= 8);
+            flag = b[at];
+            s->by_pos = flag == 2;
+        }
+        at += 9;
+        ok = ok && len <= blen - at;
+        s->line[d] = ok && has ? b + at : NULL;
+        s->len[d] = ok && has ? (size_t)len : 0;
+        at += (size_t)len;
+    }
+    if (!ok || at != blen)
+        return 0;
+    uint64_t avg = get_be64(b);
+    memcpy(&s->avg_line, &avg, 8);
+    return 1;
+}
+
 /* Text lines: the thirds, the blocks and the share's need. */
 static void lines_plan(const struct dsort_memplan_in *in, struct dsort_memplan *p)
 {
@@ -89,4 +183,10 @@ const struct dsort_recfmt dsort_recfmt_lines = {.name = "lines",
                                                 .merge_to_run = lines_merge_to_run,
                                                 .plan = lines_plan,
                                                 .rounds = lines_rounds,
-                                                .wave_split = 0};
+                                                .wave_split = 0,
+
+                                                .unique_run = 0,
+                                                .merge_to_out = lines_merge_to_out,
+                                                .blob_len = lines_blob_len,
+                                                .blob_put = lines_blob_put,
+                                                .blob_get = lines_blob_get};

@@ -30,6 +30,21 @@
 struct dsort_memplan_in;
 struct dsort_memplan;
 
+/* The splitters a checkpoint keeps (its blob, checkpoint.h), in the format's form; n splitters
+ * (ranks - 1). */
+struct dsort_recfmt_splits {
+    size_t n;
+    /* fixed: n composite keys of ks bytes, one after another */
+    unsigned char *keys;
+    size_t ks;
+    /* lines: n lines with their lengths (line[d] NULL: none, everything goes below); with
+     * by_pos each ends in its 8-byte input position; the samples' mean line length */
+    const unsigned char **line;
+    size_t *len;
+    int by_pos;
+    double avg_line;
+};
+
 /* What a format's operations need (the fields of the other format stay zero). */
 struct dsort_recfmt_ctx {
     int unique; /* merges keep the first record of each run of equal keys (-u) */
@@ -40,6 +55,11 @@ struct dsort_recfmt_ctx {
     const struct dsort_lines_order *ord;
     int with_pos;       /* lines carry their 8-byte input position (ties under -s/-u) */
     size_t max_payload; /* the largest framed record a run file may hold (its longest line) */
+    /* merge: the final merge into the output */
+    size_t rec_out;                   /* fixed: the output's record bytes (the tag dropped) */
+    struct dsort_sum128 *sum, *sum_c; /* lines: the output's sums, added as lines are written
+                                       * (sum NULL: no valsort sum); fixed sums its output where
+                                       * the output sink passes it on */
 };
 
 struct dsort_recfmt {
@@ -79,6 +99,25 @@ struct dsort_recfmt {
      * whole (lines, whose -u drops repeats per piece and whose pieces are framed with positions).
      */
     int wave_split;
+    /* merge: the final merge into the output and -u's policy (src/pipeline/ooc_merge.c). */
+    /* -u: 1 when equal keys may sit on two ranks (fixed: the splitters cut composite keys), so
+     * the deduplicated merge goes into one more run, and a rank drops its first record when the
+     * rank before ends with the same key; 0 when equal keys all go to one rank (lines), so a
+     * counting merge sizes the output first. */
+    int unique_run;
+    /* Merge k sorted cursors into sink in the output's form (tags and positions dropped; -u per
+     * x->unique); sink NULL: count only (lines). *records, *bytes: what was (or would be)
+     * written. */
+    enum dsort_status (*merge_to_out)(const struct dsort_recfmt_ctx *x, void *cur, size_t k,
+                                      struct dsort_sink *sink, uint64_t *records, uint64_t *bytes,
+                                      struct dsort_error *err);
+    /* The checkpoint blob: its bytes for s, s written into blob (blob_len bytes), and s read
+     * back from blob (n and, fixed, ks set by the caller; lines: s->line and s->len hold n
+     * entries, the caller's): s points into blob, which the caller keeps. blob_get: 0 when
+     * the blob does not fit. */
+    size_t (*blob_len)(const struct dsort_recfmt_splits *s);
+    void (*blob_put)(const struct dsort_recfmt_splits *s, unsigned char *blob);
+    int (*blob_get)(struct dsort_recfmt_splits *s, unsigned char *blob, size_t len);
 };
 
 extern const struct dsort_recfmt dsort_recfmt_fixed;

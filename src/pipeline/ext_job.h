@@ -1,7 +1,6 @@
 /* ext_job.h - the out-of-core pipeline for fixed records: its state, shared by job_ext.c
- * (memory plan, splitters, rounds of read, sort, exchange and spill) and ext_merge.c (the merge
- * phase: extra passes, the final merge into the output sink, -u's deduplicated run). Internal
- * to src/pipeline/.
+ * (memory plan, splitters, rounds of read, sort, exchange and spill; the merge phase is the
+ * skeleton's, ooc_merge.c). Internal to src/pipeline/.
  */
 #ifndef DSORT_EXT_JOB_H
 #define DSORT_EXT_JOB_H
@@ -38,10 +37,5 @@ struct ext {
     uint64_t consumed; /* records of the share read by earlier runs of a resumed job */
     uint64_t ck_upto;  /* --checkpoint: the records of the share the checkpoint has consumed */
 };
-
-/* Collective: merge the runs (extra passes beyond the fan-in, smallest first) into the
- * output, setting this rank's share of it; *nout gets the records written. Agrees. */
-enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *out,
-                                            uint64_t *nout);
 
 #endif

@@ -12,7 +12,7 @@
  *           is split into waves, each of which makes its own run.
  *   merge:  the runs are merged with the largest fan-in that the open-file limit and the
  *           budget allow; only when there are more runs than that are the smallest merged
- *           first (an extra pass over just those). The final merge writes the output (ext_merge.c).
+ *           first (an extra pass over just those). The final merge writes the output (ooc_merge.c).
  * I/O: read input, write runs, read runs, write output: 2 reads + 2 writes of the data.
  * With -u the deduplicated output goes through one more temp run, because its size (and so
  * every rank's offset in -o FILE) is known only after the final merge.
@@ -207,20 +207,14 @@ static enum dsort_status fill_ckpt(void *ctx, uint64_t rounds, struct dsort_ckpt
                                    struct dsort_error *err)
 {
     const struct ext *x = ctx;
-    memset(k, 0, sizeof *k);
-    k->blob_len = (size_t)(x->j.c->size - 1) * x->ks;
-    if (!(k->blob = malloc(k->blob_len + 1)))
-        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    memcpy(k->blob, x->splitters, k->blob_len);
-    k->rounds = rounds;
+    const struct dsort_recfmt_splits s = {
+        .n = (size_t)(x->j.c->size - 1), .keys = x->splitters, .ks = x->ks};
+    enum dsort_status st = dsort_ooc_ckpt_fill(&x->j, &dsort_recfmt_fixed, rounds, &s, k, err);
     k->consumed = x->ck_upto;
     k->block = x->block;
-    k->bytes_read = x->j.stats->bytes_read;
-    k->sum_in = x->j.sum_in;
-    k->con_in = x->j.con_in;
     k->sample_from = x->first; /* the share's records read so far */
     k->sample_to = x->first + x->ck_upto;
-    return DSORT_OK;
+    return st;
 }
 
 /* Read, sort and exchange every chunk of this rank's share (from x->consumed on, for a
@@ -309,7 +303,9 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
 {
     struct ext *x = ctx;
     const size_t len = (size_t)(x->j.c->size - 1) * x->ks;
-    if (k->blob_len != len || k->consumed > x->n || k->block < 4096 || k->block > (1u << 30))
+    struct dsort_recfmt_splits s = {.ks = x->ks};
+    if (!dsort_ooc_ckpt_splits(&x->j, &dsort_recfmt_fixed, k, &s) || k->consumed > x->n ||
+        k->block < 4096 || k->block > (1u << 30))
         return DSORT_ERR(&x->j.err, DSORT_EFORMAT, 0,
                          "the checkpoint of rank %d does not fit this job (splitters of %zu "
                          "bytes, %" PRIu64 " of %" PRIu64 " records read, run block %" PRIu64
@@ -333,11 +329,44 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
     }
     if (!(x->splitters = calloc((size_t)x->j.c->size, x->ks)))
         return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    memcpy(x->splitters, k->blob, len);
+    memcpy(x->splitters, s.keys, len);
     x->block = (size_t)k->block; /* the runs' */
     x->consumed = x->ck_upto = k->consumed;
     x->j.stats->bytes_read = 0; /* this run's reads only (--stats) */
     return dsort_ooc_resume_take(&x->j, k);
+}
+
+/* The output sink's view of the records passed on: their checksums. */
+static void count_out(void *ctx, const unsigned char *p, size_t len)
+{
+    struct ext *x = ctx;
+    dsort_job_sum_records(x->j.o->output_dir || x->j.o->verify, p, len / x->rs, x->rs,
+                          &x->j.sum_out, &x->j.con_out);
+    x->j.out_done += len;
+    dsort_progress_local("write", x->n * x->rs + x->j.out_done);
+}
+
+/* Collective: the runs merged into the output (ooc_merge.c): the read buffers are carved from
+ * A and B (free now); -u's run is read back through A, its first record kept in B; the output
+ * buffer holds one page more than a block (room for a whole block after a carried partial
+ * page). Agrees. */
+static enum dsort_status final_merge(struct ext *x, struct dsort_output *out)
+{
+    unsigned char *region[2] = {x->a, x->b};
+    size_t region_len[2] = {x->abytes, x->bbytes};
+    const struct dsort_ooc_final f = {.region = region,
+                                      .region_len = region_len,
+                                      .nregion = 2,
+                                      .passes = PH_MERGE,
+                                      .uniq = PH_MERGE,
+                                      .write = PH_WRITE,
+                                      .timed = PH_WRITE,
+                                      .buf = dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
+                                      .seen = count_out,
+                                      .copy = x->a,
+                                      .first = x->b};
+    x->j.fx.rec_out = x->rs; /* the tag dropped */
+    return dsort_ooc_final_merge(&x->j, out, &f);
 }
 
 int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -407,12 +436,11 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     dsort_mem_free(x.ents, x.ebytes);
     dsort_mem_free(x.scratch, x.ebytes);
     x.ents = x.scratch = NULL;
-    uint64_t nout = 0;
-    st = dsort_ext_job_final_merge(&x, &out, &nout);
+    st = final_merge(&x, &out);
     dsort_ooc_merged(&x.j, st);
     if (st)
         goto fail;
-    stats->records_out = nout;
+    const uint64_t nout = stats->records_out;
     struct dsort_job_sums sums = {x.j.sum_in, x.j.sum_out, x.j.con_in, x.j.con_out,
                                   x.n,        nout,        nout * x.rs};
     int rc = dsort_ooc_finish(&x.j, &out, &sums);

@@ -71,14 +71,6 @@ static void out_progress(void *ctx, const unsigned char *p, size_t len)
     dsort_progress_local("write", x->sh.n + x->j.out_done);
 }
 
-/* A sink that only counts (for the size of -u output). */
-static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t len, uint64_t pos,
-                                    struct dsort_error *err)
-{
-    (void)ctx, (void)line, (void)len, (void)pos, (void)err;
-    return DSORT_OK;
-}
-
 /* Collective: set this rank's share of the output to bytes, then stream merge(x, ctx, sink)'s
  * lines into it through the output's writer thread (O_DIRECT, page-carry: outsink.h); with
  * exact, the bytes written must be `bytes`. */
@@ -121,15 +113,46 @@ dsort_lines_job_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes
     return st;
 }
 
-struct cursor_merge {
+/* The lines' final merge (ooc_merge.c): the passes' phase is merge, the merge into the
+ * output is timed as the write phase (phases do not nest: their I/O would count twice), -u's
+ * counting merge as the merge phase; a page more than a block is room for a block after a
+ * carried partial page. */
+static struct dsort_ooc_final final_of(struct lx *x)
+{
+    const struct dsort_job_options *o = x->j.o;
+    x->j.fx.sum = o->verify || o->output_dir ? &x->j.sum_out : NULL;
+    x->j.fx.sum_c = &x->j.con_out;
+    return (struct dsort_ooc_final){.mem = x->mp.merge_mem,
+                                    .min_block = 1024,
+                                    .passes = PH_MERGE,
+                                    .uniq = PH_MERGE,
+                                    .write = PH_WRITE,
+                                    .timed = PH_WRITE,
+                                    .buf = x->mp.out_block + DSORT_RUN_ALIGN,
+                                    .seen = out_progress};
+}
+
+/* Cursors already open, opened again by reopen() for the second merge that -u needs. */
+struct reopen_src {
+    struct lx *x;
     struct dsort_line_cursor *cur;
     size_t n;
+    enum dsort_status (*reopen)(struct lx *, struct dsort_line_cursor *, size_t, void *);
+    void *rctx;
+    int opened;
 };
 
-static enum dsort_status merge_cursors(struct lx *x, void *ctx, struct dsort_line_sink *sink)
+static enum dsort_status reopen_open(void *ctx, void **cur, struct dsort_error *err)
 {
-    const struct cursor_merge *m = ctx;
-    return dsort_lines_merge(&x->ord, m->cur, m->n, x->j.o->ord.unique, sink, &x->j.err);
+    struct reopen_src *r = ctx;
+    (void)err;
+    *cur = r->cur;
+    return r->opened++ ? r->reopen(r->x, r->cur, r->n, r->rctx) : DSORT_OK;
+}
+
+static void reopen_close(void *ctx)
+{
+    (void)ctx;
 }
 
 /* Merge cursors into the output at this rank's offset 0; sets the share first (collective).
@@ -140,24 +163,10 @@ write_output(struct lx *x, struct dsort_output *out, struct dsort_line_cursor *c
              enum dsort_status (*reopen)(struct lx *, struct dsort_line_cursor *, size_t, void *),
              void *rctx)
 {
-    const struct dsort_comm *c = x->j.c;
-    enum dsort_status st = DSORT_OK;
-    uint64_t bytes = known_bytes;
-    struct dsort_phase_clock pc;
-    if (x->j.o->ord.unique && x->j.o->output) { /* the size after -u: count first */
-        dsort_job_phase_begin(&pc, PH_MERGE);
-        struct dsort_line_sink cs = {count_emit, NULL, 0, 0};
-        st = dsort_lines_merge(&x->ord, cur, n, 1, &cs, &x->j.err);
-        bytes = cs.bytes;
-        if (!st)
-            st = reopen(x, cur, n, rctx);
-        dsort_job_phase_end(x->j.stats, PH_MERGE, &pc);
-    }
-    if ((st = dsort_comm_agree(c, st, &x->j.err)))
-        return st;
-    int exact = !(x->j.o->ord.unique && !x->j.o->output); /* -u into parts (-O): not counted */
-    struct cursor_merge cm = {cur, n};
-    return dsort_lines_job_to_output(x, out, bytes, exact, merge_cursors, &cm);
+    struct reopen_src r = {x, cur, n, reopen, rctx, 0};
+    const struct dsort_ooc_src src = {reopen_open, reopen_close, &r, n};
+    const struct dsort_ooc_final f = final_of(x);
+    return dsort_ooc_write(&x->j, out, &src, known_bytes, &f);
 }
 
 struct mem_pieces {
@@ -172,19 +181,6 @@ static enum dsort_status reopen_memory(struct lx *x, struct dsort_line_cursor *c
     for (size_t i = 0; i < n; i++)
         dsort_recfmt_lines.cursor_memory(&x->j.fx, &cur[i], m->buf + m->off[i], (size_t)m->len[i]);
     return DSORT_OK;
-}
-
-static enum dsort_status reopen_runs(struct lx *x, struct dsort_line_cursor *cur, size_t n,
-                                     void *ctx)
-{
-    (void)ctx;
-    void *again;
-    dsort_runmerge_close(&x->j.rm, n);
-    enum dsort_status st = dsort_runmerge_open(&x->j.rm, 0, n, &again, &x->j.err);
-    return st ? st
-              : (again == (void *)cur
-                     ? DSORT_OK
-                     : DSORT_ERR(&x->j.err, DSORT_EINTERNAL, 0, "the merge's cursors moved"));
 }
 
 /* Build the framed send buffer of the sorted chunk, cut by the splitters. With -u only the
@@ -380,33 +376,14 @@ static enum dsort_status lines_next(void *ctx)
     return dsort_comm_agree(x->j.c, st, &x->j.err); /* every rank, grown or not */
 }
 
-/* Merge the runs down to the fan-in (the engine's extra passes, runmerge.h), then into the
- * output. */
+/* Collective: the runs merged into the output (ooc_merge.c), read back with the longest line
+ * of all ranks as their largest record. Agrees. */
 static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
 {
-    const struct dsort_comm *c = x->j.c;
-    struct dsort_phase_clock pc;
-    x->max_line = dsort_comm_max(c, x->longest);
+    x->max_line = dsort_comm_max(x->j.c, x->longest);
     x->j.fx.max_payload = max_payload(x);
-    enum dsort_status st =
-        dsort_ooc_reduce(&x->j, x->mp.merge_mem, 1024, NULL, NULL, 0, PH_MERGE, &pc);
-    if ((st = dsort_comm_agree(c, st, &x->j.err)))
-        return st;
-    uint64_t bytes = dsort_runset_bytes(&x->j.runs);
-    size_t n = x->j.runs.n;
-    void *cur = NULL;
-    st = dsort_runmerge_open(&x->j.rm, 0, n, &cur, &x->j.err);
-    /* Phases do not nest (their I/O would count twice): the merge into the output is timed
-     * as the write phase by write_output. */
-    dsort_job_phase_end(x->j.stats, PH_MERGE, &pc);
-    if ((st = dsort_comm_agree(c, st, &x->j.err)))
-        return st;
-    st = write_output(x, out, cur, n, bytes, reopen_runs, NULL);
-    dsort_runmerge_close(&x->j.rm, n);
-    st = dsort_comm_agree(c, st, &x->j.err);
-    if (!st && !x->j.o->checkpoint) /* else the checkpoint lists them until the commit */
-        dsort_runset_drop(&x->j.runs, 0, x->j.runs.n);
-    return st;
+    const struct dsort_ooc_final f = final_of(x);
+    return dsort_ooc_final_merge(&x->j, out, &f);
 }
 
 /* Collective: this rank's temp directories (for spilled runs). Agrees. */
@@ -482,7 +459,7 @@ int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_opti
     st = dsort_lines_range_start(in, sh->first, o->eol, &x.pos, &x.j.err);
     if ((st = dsort_comm_agree(c, st, &x.j.err)))
         goto fail;
-    if (o->resume) { /* a stopped job's runs, position and splitters (lines_ckpt.c) */
+    if (o->resume) { /* a stopped job's runs, position and splitters (ooc_ckpt.c) */
         if ((st = dsort_job_resume(c, o, in, &x.j.td, &x.j.runs, x.j.job, sizeof x.j.job,
                                    dsort_lines_job_resume_state, &x, &x.j.err)))
             goto fail;

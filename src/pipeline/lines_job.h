@@ -80,7 +80,7 @@ uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, ui
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
 /* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
 enum dsort_status dsort_lines_job_splitters(struct lx *x);
-/* Stop and resume (lines_ckpt.c): ooc.h's fill, the lines' checkpoint (runs, position,
+/* Stop and resume (ooc_ckpt.c): ooc.h's fill, the lines' checkpoint (runs, position,
  * splitters, figures) after `rounds` rounds. */
 struct dsort_ckpt;
 enum dsort_status dsort_lines_job_fill_ckpt(void *x, uint64_t rounds, struct dsort_ckpt *k,

@@ -71,6 +71,19 @@ enum dsort_status dsort_ooc_reduce(struct dsort_ooc *j, uint64_t mem, size_t min
  * the checkpoint fits): the checkpoint's runs, rounds and input sums. */
 enum dsort_status dsort_ooc_resume_take(struct dsort_ooc *j, const struct dsort_ckpt *k);
 
+/* Local, for a format's fill (ooc_ckpt.c): zero k, then fill the blob (the splitters s in the
+ * format's encoding, allocated: dsort_ckpt_free frees it) and what every format's checkpoint
+ * holds (rounds, bytes read, the input's sums); the format adds its position and run block. */
+enum dsort_status dsort_ooc_ckpt_fill(const struct dsort_ooc *j, const struct dsort_recfmt *fmt,
+                                      uint64_t rounds, const struct dsort_recfmt_splits *s,
+                                      struct dsort_ckpt *k, struct dsort_error *err);
+
+/* Local, for a format's resume: s (ks set for fixed; line and len arrays for lines) read from
+ * k's blob, pointing into it (the caller copies what it keeps); 0 when the blob does not fit
+ * this job's ranks. */
+int dsort_ooc_ckpt_splits(const struct dsort_ooc *j, const struct dsort_recfmt *fmt,
+                          struct dsort_ckpt *k, struct dsort_recfmt_splits *s);
+
 /* Collective, at the end of a round: save a checkpoint after `rounds` rounds of the job (the
  * format's fill), with stop, stop with it, leaving the runs on disk (j->stopped). Agrees. */
 enum dsort_status dsort_ooc_end_round(struct dsort_ooc *j, uint64_t rounds, int stop);
@@ -91,6 +104,48 @@ dsort_ooc_to_output(struct dsort_ooc *j, struct dsort_output *out, uint64_t byte
                     void (*seen)(void *, const unsigned char *, size_t),
                     enum dsort_status (*write)(void *ctx, struct dsort_output_sink *os), void *ctx,
                     enum dsort_phase ph, enum dsort_phase timed);
+
+/* The cursors a merge into the output reads (the runs, or pieces in memory): open sets *cur to
+ * n cursors of the format; close ends them. Open may come again after a close (-u's counting
+ * merge reads them twice). */
+struct dsort_ooc_src {
+    enum dsort_status (*open)(void *ctx, void **cur, struct dsort_error *err);
+    void (*close)(void *ctx);
+    void *ctx;
+    size_t n;
+};
+
+/* What a pipeline's final merge gives beyond the format table (ooc_merge.c): the merge plan,
+ * the buffers, and the phases (the fault hooks and --stats name them per format). */
+struct dsort_ooc_final {
+    uint64_t mem; /* the merge plan (dsort_ooc_reduce's) */
+    size_t min_block;
+    unsigned char *const *region;
+    const size_t *region_len;
+    size_t nregion;
+    enum dsort_phase passes; /* the extra passes' phase (ended once they are done) */
+    enum dsort_phase uniq;   /* -u's merge into a run, or its counting merge */
+    enum dsort_phase write;  /* the merge into the output (what a signal names) */
+    enum dsort_phase timed;  /* ... its time counted as this phase */
+    size_t buf;              /* the output sink's buffer */
+    void (*seen)(void *, const unsigned char *, size_t); /* the sink's view (ctx: fmt_ctx) */
+    unsigned char *copy;  /* -u into a run: a run reader's buffers (runfile.h), free by now */
+    unsigned char *first; /* -u into a run: room for one record */
+};
+
+/* Collective: merge src into the output, setting this rank's share of it to `bytes` (the size
+ * before -u; the format's -u policy, recfmt.h, sizes it otherwise); the stats' records and
+ * bytes written follow, and the bytes written must be the share (unless -u into parts, -O).
+ * Not agreed after the write (the caller agrees). */
+enum dsort_status dsort_ooc_write(struct dsort_ooc *j, struct dsort_output *out,
+                                  const struct dsort_ooc_src *src, uint64_t bytes,
+                                  const struct dsort_ooc_final *f);
+
+/* Collective: the extra passes down to the fan-in, then the runs merged into the output
+ * (dsort_ooc_write); the runs go after a success unless --checkpoint lists them; the merge's
+ * readers are released. Agrees. */
+enum dsort_status dsort_ooc_final_merge(struct dsort_ooc *j, struct dsort_output *out,
+                                        const struct dsort_ooc_final *f);
 
 /* Local, after the final merge ended with st: a checkpoint on disk outlives a failure that is
  * not its own (a damaged run, DSORT_EFORMAT, is) and goes once the output is committed;
