@@ -12,26 +12,25 @@
 
 #include "cleanup.h"
 #include "exchange.h"
+#include "agree.h"
+#include "inmem.h"
 #include "job.h"
 #include "keysort.h"
 #include "mem.h"
 #include "merge.h"
 #include "output.h"
 #include "progress.h"
-#include "splitters.h"
 
-/* The composite key (dsort_job_run_key) of the i-th record of the sorted run. */
-struct run_keys {
-    const struct dsort_cmp *cmp;
-    const unsigned char *run;
+/* The i-th record of the sorted run (dsort_inmem_cut's rec_at). */
+struct run {
+    const unsigned char *recs;
     size_t rec_size;
-    uint64_t g0;
 };
 
-static void run_key_at(const void *ctx, uint64_t i, unsigned char *out)
+static const unsigned char *run_rec(const void *ctx, uint64_t i)
 {
-    const struct run_keys *k = ctx;
-    dsort_job_run_key(k->cmp, k->run + i * k->rec_size, k->g0, i, out);
+    const struct run *r = ctx;
+    return r->recs + i * r->rec_size;
 }
 
 struct source {
@@ -64,35 +63,31 @@ static enum dsort_status exchange_and_merge(const struct dsort_comm *c,
     uint64_t *rcount = calloc((size_t)c->size, sizeof *rcount);
     struct dsort_cursor *cur = calloc((size_t)c->size, sizeof *cur);
     struct source *src = calloc((size_t)c->size, sizeof *src);
-    uint64_t *g0s = calloc((size_t)c->size, sizeof *g0s);
+    uint64_t *g0s = NULL;
     enum dsort_status st = DSORT_OK;
-    if (!scount || !rcount || !cur || !src || !g0s)
+    if (!scount || !rcount || !cur || !src)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     if ((st = dsort_comm_agree(c, st, err)))
         goto out;
     for (int r = 0; r < c->size; r++)
         scount[r] = (cuts[r + 1] - cuts[r]) * rs;
-    st = dsort_exchange_counts(c->comm, scount, rcount, err);
     uint64_t rbytes = 0;
-    for (int r = 0; r < c->size; r++)
-        rbytes += rcount[r];
-    if (!st && rbytes > bytes)
+    if ((st = dsort_inmem_counts(c, scount, rcount, &rbytes, err)))
+        goto out;
+    if (rbytes > bytes)
         st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
                        "receiving %" PRIu64 " bytes but the buffer holds %zu", rbytes, bytes);
     if ((st = dsort_comm_agree(c, st, err)))
         goto out;
-    st = dsort_exchange_move(o->exchange, b, scount, NULL, a, rcount, NULL, &stats->exchange_rounds,
-                             err);
-    stats->bytes_sent = bytes - scount[c->rank];
-    stats->bytes_received = rbytes - rcount[c->rank];
-    if ((st = dsort_comm_agree(c, st, err)))
+    if ((st = dsort_inmem_move(c, o, b, scount, bytes, a, rcount, rbytes, stats, err)))
         goto out;
     dsort_job_phase_end(stats, PH_EXCHANGE, &pc);
 
     /* Merge the pieces in the input order of their sources, so that the merge is stable. */
     dsort_job_phase_begin(&pc, PH_MERGE);
-    /* Raw: g0s was allocated with the job's other buffers, agreed before the exchange. */
-    MPI_Allgather(&g0, 1, MPI_UINT64_T, g0s, 1, MPI_UINT64_T, c->comm);
+    st = dsort_agree_allgather(c, c->comm, &g0, sizeof g0, (void **)&g0s, err);
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out;
     uint64_t off = 0;
     for (int r = 0; r < c->size; r++) {
         src[r] = (struct source){g0s[r], r, a + off, rcount[r] / rs};
@@ -126,6 +121,66 @@ out:
     return st;
 }
 
+/* Read this rank's share into A (and checksum it), sort it into B. Agrees. */
+static enum dsort_status read_and_sort(const struct dsort_comm *c,
+                                       const struct dsort_job_options *o,
+                                       const struct dsort_inputs *in, const struct dsort_share *sh,
+                                       unsigned char *a, unsigned char *b,
+                                       struct dsort_sortent *ents, struct dsort_job_sums *sums,
+                                       struct dsort_job_stats *stats, struct dsort_error *err)
+{
+    const size_t rs = o->fmt.rec_size, bytes = (size_t)(sh->n * rs);
+    struct dsort_phase_clock pc;
+    enum dsort_status st = DSORT_OK;
+    dsort_job_phase_begin(&pc, PH_READ);
+    st = dsort_job_topo_read(o->topo, in, sh->first, sh->n, a, err);
+    if (!st)
+        dsort_job_sum_records(o->verify, a, sh->n, rs, &sums->sum_in, &sums->con_in);
+    stats->bytes_read = bytes;
+    dsort_job_phase_end(stats, PH_READ, &pc);
+    if ((st = dsort_comm_agree(c, st, err)))
+        return st;
+    dsort_progress_step(c, "sort", bytes);
+
+    dsort_job_phase_begin(&pc, PH_SORT);
+    /* B is free until the gather: it is the radix sort's scratch, unless records are
+     * shorter than entries. */
+    struct dsort_sortent *tmp = rs >= sizeof *tmp ? (struct dsort_sortent *)(void *)b
+                                                  : dsort_mem_alloc(sh->n * sizeof *tmp);
+    if (!tmp)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
+    if ((st = dsort_comm_agree(c, st, err)))
+        return st;
+    dsort_keysort_sort(&o->fmt, &o->ord, a, sh->n, ents, tmp);
+    if ((void *)tmp != (void *)b)
+        dsort_mem_free(tmp, sh->n * sizeof *tmp);
+    dsort_keysort_gather(&o->fmt, a, ents, sh->n, b);
+    dsort_job_phase_end(stats, PH_SORT, &pc);
+    return DSORT_OK;
+}
+
+/* Write the nout sorted records in B as this rank's share of the output (smaller under -u:
+ * the file offsets follow), checksumming them. Agrees. */
+static enum dsort_status write_share(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                     struct dsort_output *out, const unsigned char *b,
+                                     uint64_t nout, struct dsort_job_sums *sums,
+                                     struct dsort_job_stats *stats, struct dsort_error *err)
+{
+    const size_t rs = o->fmt.rec_size;
+    enum dsort_status st;
+    if (o->ord.unique && (st = dsort_output_set_share(c, out, nout * rs, err)))
+        return st;
+    struct dsort_phase_clock pc;
+    dsort_job_phase_begin(&pc, PH_WRITE);
+    dsort_job_sum_records(o->output_dir || o->verify, b, nout, rs, &sums->sum_out, &sums->con_out);
+    st = dsort_output_write(out, b, nout * rs, 0, err);
+    stats->bytes_written = nout * rs;
+    dsort_job_phase_end(stats, PH_WRITE, &pc);
+    sums->n_out = nout;
+    sums->bytes_out = nout * rs;
+    return dsort_comm_agree(c, st, err);
+}
+
 int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_options *o,
                           const struct dsort_inputs *in, const struct dsort_share *share,
                           struct dsort_job_stats *stats)
@@ -135,16 +190,15 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     const size_t rs = o->fmt.rec_size;
     struct dsort_phase_clock pc;
     const struct dsort_share sh = *share;
-    const uint64_t first = sh.first, n = sh.n;
+    const uint64_t n = sh.n;
     stats->records_in = n;
 
     /* Claim the output name first: an unwritable output fails before any work is done. */
     struct dsort_output out;
-    st = dsort_job_output_open(c, o, n * rs, &out, &err);
-    if (st)
+    if (dsort_job_output_open(c, o, n * rs, &out, &err))
         return 2;
 
-    size_t bytes = (size_t)(n * rs);
+    const size_t bytes = (size_t)(n * rs);
     /* --progress: read, sort, exchange and merge, write: four passes over the data */
     dsort_progress_start(c, o->progress, bytes, 4);
     unsigned char *a = dsort_mem_alloc(bytes), *b = dsort_mem_alloc(bytes);
@@ -152,69 +206,31 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     uint64_t *cuts = calloc((size_t)c->size + 1, sizeof *cuts);
     if (!a || !b || !ents || !cuts)
         st = dsort_job_alloc_error(&err, errno, "buffers", 2 * bytes + n * sizeof *ents);
-    struct dsort_sum128 sum_in = {0, 0}, con_in = {0, 0}, con_out = {0, 0};
-    dsort_job_phase_begin(&pc, PH_READ);
-    if (!st)
-        st = dsort_job_topo_read(o->topo, in, first, n, a, &err);
-    if (!st)
-        dsort_job_sum_records(o->verify, a, n, rs, &sum_in, &con_in);
-    stats->bytes_read = bytes;
-    dsort_job_phase_end(stats, PH_READ, &pc);
-    if ((st = dsort_comm_agree(c, st, &err)))
+    struct dsort_job_sums sums = {.n_in = n};
+    if ((st = dsort_comm_agree(c, st, &err)) ||
+        (st = read_and_sort(c, o, in, &sh, a, b, ents, &sums, stats, &err)))
         goto fail;
-    dsort_progress_step(c, "sort", bytes);
-
-    dsort_job_phase_begin(&pc, PH_SORT);
-    /* B is free until the gather: it is the radix sort's scratch, unless records are
-     * shorter than entries. */
-    struct dsort_sortent *tmp =
-        rs >= sizeof *tmp ? (struct dsort_sortent *)(void *)b : dsort_mem_alloc(n * sizeof *tmp);
-    if (!tmp)
-        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
-    if ((st = dsort_comm_agree(c, st, &err)))
-        goto fail;
-    dsort_keysort_sort(&o->fmt, &o->ord, a, n, ents, tmp);
-    if ((void *)tmp != (void *)b)
-        dsort_mem_free(tmp, n * sizeof *tmp);
-    dsort_keysort_gather(&o->fmt, a, ents, n, b);
     dsort_mem_free(ents, n * sizeof *ents);
     ents = NULL;
-    dsort_job_phase_end(stats, PH_SORT, &pc);
 
     /* Exact splitters over the sorted runs. */
     dsort_job_phase_begin(&pc, PH_SPLIT);
-    struct dsort_cmp cmp;
-    dsort_cmp_init(&cmp, &o->fmt, &o->ord);
-    struct run_keys rk = {&cmp, b, rs, sh.g0};
-    struct dsort_splitter_keys sk = {n, cmp.key_len + cmp.tie_len + 16, run_key_at, &rk};
-    st = dsort_splitters_cut(c->comm, &sk, cuts, &stats->splitter_rounds, &err);
-    if ((st = dsort_comm_agree(c, st, &err)))
+    const struct run run = {b, rs};
+    if ((st = dsort_inmem_cut(c, o, in, n, sh.g0, run_rec, &run, cuts, stats, &err)))
         goto fail;
     dsort_job_phase_end(stats, PH_SPLIT, &pc);
     dsort_progress_step(c, "exchange", 2 * (uint64_t)bytes);
 
     uint64_t nout = n;
     if (c->size > 1 || o->ord.unique) {
-        st = exchange_and_merge(c, o, a, b, bytes, cuts, sh.g0, &nout, stats, &err);
-        if ((st = dsort_comm_agree(c, st, &err)))
+        /* (agreed: agreeing again would print the error line twice) */
+        if ((st = exchange_and_merge(c, o, a, b, bytes, cuts, sh.g0, &nout, stats, &err)))
             goto fail;
     } /* else one rank: B already holds the sorted output */
     stats->records_out = nout;
     dsort_progress_step(c, "write", 3 * (uint64_t)bytes);
-
-    /* With -u the output shrank: the file offsets must follow. */
-    if (o->ord.unique && (st = dsort_output_set_share(c, &out, nout * rs, &err)))
+    if ((st = write_share(c, o, &out, b, nout, &sums, stats, &err)))
         goto fail;
-
-    dsort_job_phase_begin(&pc, PH_WRITE);
-    struct dsort_part_info info = {nout, nout * rs, {0, 0}, ""};
-    dsort_job_sum_records(o->output_dir || o->verify, b, nout, rs, &info.checksum, &con_out);
-    st = dsort_output_write(&out, b, nout * rs, 0, &err);
-    stats->bytes_written = nout * rs;
-    dsort_job_phase_end(stats, PH_WRITE, &pc);
-    if ((st = dsort_comm_agree(c, st, &err)))
-        goto fail;
-    struct dsort_job_sums sums = {sum_in, info.checksum, con_in, con_out, n, nout, nout * rs};
     int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &err);
     free(cuts);
     dsort_mem_free(a, bytes);
