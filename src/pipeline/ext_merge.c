@@ -12,6 +12,7 @@
 
 #include "cleanup.h"
 #include "ext_job.h"
+#include "job_typed.h"
 #include "outsink.h"
 #include "prefetch.h"
 #include "progress.h"
@@ -21,8 +22,9 @@
 static void count_out(void *ctx, const unsigned char *p, size_t len)
 {
     struct ext *x = ctx;
-    dsort_job_sum_records(x->j.o->output_dir || x->j.o->verify, p, len / x->rs, x->rs,
-                          &x->j.sum_out, &x->j.con_out);
+    const size_t ors = dsort_job_out_rec(x->j.o); /* the sink narrowed typed keys' records */
+    dsort_job_sum_records(x->j.o->output_dir || x->j.o->verify, p, len / ors, ors, &x->j.sum_out,
+                          &x->j.con_out);
     x->j.out_done += len;
     dsort_progress_local("merge", x->n * x->rs + x->j.out_done);
 }
@@ -158,9 +160,10 @@ enum dsort_status dsort_ext_job_final_merge(struct ext *x, struct dsort_output *
     *nout = total - drop;
     struct ext_write w = {x, upath, total, drop};
     /* One page more than a block: room for a whole block after a carried partial page. */
-    st = dsort_ooc_to_output(
-        &x->j, out, *nout * x->rs, dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN, count_out,
-        write_out, &w, PH_FINAL_MERGE, x->j.o->ord.unique ? PH_WRITE : PH_FINAL_MERGE);
+    st = dsort_ooc_to_output(&x->j, out, *nout * dsort_job_out_rec(x->j.o),
+                             dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN, count_out,
+                             write_out, &w, PH_FINAL_MERGE,
+                             x->j.o->ord.unique ? PH_WRITE : PH_FINAL_MERGE);
     st = dsort_comm_agree(c, st, &x->j.err);
 out:
     dsort_runmerge_release(&x->j.rm);

@@ -36,6 +36,7 @@
 #include "cleanup.h"
 #include "exchange.h"
 #include "ext_job.h"
+#include "job_typed.h"
 #include "checkpoint.h"
 #include "mem.h"
 #include "memplan.h"
@@ -76,7 +77,7 @@ static enum dsort_status choose_splitters(struct ext *x)
         st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
     for (uint64_t k = 0; !st && k < s; k++) {
         uint64_t i = (k * x->n + x->n / 2) / s; /* evenly spaced, centred */
-        st = dsort_inputs_read(x->j.in, x->first + i, 1, rec, &x->j.err);
+        st = dsort_job_read_one(x->j.o, x->j.in, x->first + i, rec, &x->j.err);
         if (!st)
             composite(x, rec, x->g0 + i, mine + k * x->ks);
     }
@@ -266,12 +267,11 @@ static enum dsort_status form_runs(struct ext *x)
         uint64_t at = from + r * x->chunk < x->n ? from + r * x->chunk : x->n;
         uint64_t m = x->n - at < x->chunk ? x->n - at : x->chunk;
         dsort_job_phase_begin(&pc, PH_READ);
-        st = dsort_job_topo_read(x->j.o->topo, x->j.in, x->first + at, m, x->a, &x->j.err);
+        st = dsort_job_read(x->j.o, x->j.in, x->first + at, m, x->a, &x->j.sum_in, &x->j.con_in,
+                            &x->j.err);
         if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
             dsort_inputs_advise(x->j.in, x->first + at + m,
                                 x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
-        if (!st)
-            dsort_job_sum_records(x->j.o->verify, x->a, m, x->rs, &x->j.sum_in, &x->j.con_in);
         x->j.stats->bytes_read += m * x->rs;
         dsort_job_phase_end(x->j.stats, PH_READ, &pc);
         if ((st = dsort_comm_agree(c, st, &x->j.err)))
@@ -475,8 +475,8 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     if (st)
         goto fail;
     stats->records_out = nout;
-    struct dsort_job_sums sums = {x.j.sum_in, x.j.sum_out, x.j.con_in, x.j.con_out,
-                                  x.n,        nout,        nout * x.rs};
+    struct dsort_job_sums sums = {
+        x.j.sum_in, x.j.sum_out, x.j.con_in, x.j.con_out, x.n, nout, nout * dsort_job_out_rec(o)};
     int rc = dsort_ooc_finish(&x.j, &out, &sums);
     release(&x);
     return rc;

@@ -13,6 +13,7 @@
 #include "cleanup.h"
 #include "exchange.h"
 #include "job.h"
+#include "job_typed.h"
 #include "keysort.h"
 #include "mem.h"
 #include "merge.h"
@@ -132,7 +133,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 {
     struct dsort_error err = {0};
     enum dsort_status st = DSORT_OK;
-    const size_t rs = o->fmt.rec_size;
+    const size_t rs = o->fmt.rec_size, ors = dsort_job_out_rec(o); /* ors: in the output */
     struct dsort_phase_clock pc;
     const struct dsort_share sh = *share;
     const uint64_t first = sh.first, n = sh.n;
@@ -140,7 +141,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 
     /* Claim the output name first: an unwritable output fails before any work is done. */
     struct dsort_output out;
-    st = dsort_job_output_open(c, o, n * rs, &out, &err);
+    st = dsort_job_output_open(c, o, n * ors, &out, &err);
     if (st)
         return 2;
 
@@ -155,9 +156,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     struct dsort_sum128 sum_in = {0, 0}, con_in = {0, 0}, con_out = {0, 0};
     dsort_job_phase_begin(&pc, PH_READ);
     if (!st)
-        st = dsort_job_topo_read(o->topo, in, first, n, a, &err);
-    if (!st)
-        dsort_job_sum_records(o->verify, a, n, rs, &sum_in, &con_in);
+        st = dsort_job_read(o, in, first, n, a, &sum_in, &con_in, &err);
     stats->bytes_read = bytes;
     dsort_job_phase_end(stats, PH_READ, &pc);
     if ((st = dsort_comm_agree(c, st, &err)))
@@ -203,18 +202,17 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
     dsort_progress_step(c, "write", 3 * (uint64_t)bytes);
 
     /* With -u the output shrank: the file offsets must follow. */
-    if (o->ord.unique && (st = dsort_output_set_share(c, &out, nout * rs, &err)))
+    if (o->ord.unique && (st = dsort_output_set_share(c, &out, nout * ors, &err)))
         goto fail;
 
     dsort_job_phase_begin(&pc, PH_WRITE);
-    struct dsort_part_info info = {nout, nout * rs, {0, 0}, ""};
-    dsort_job_sum_records(o->output_dir || o->verify, b, nout, rs, &info.checksum, &con_out);
-    st = dsort_output_write(&out, b, nout * rs, 0, &err);
-    stats->bytes_written = nout * rs;
+    struct dsort_part_info info = {nout, nout * ors, {0, 0}, ""};
+    st = dsort_job_write(o, &out, b, nout, &info.checksum, &con_out, &err);
+    stats->bytes_written = nout * ors;
     dsort_job_phase_end(stats, PH_WRITE, &pc);
     if ((st = dsort_comm_agree(c, st, &err)))
         goto fail;
-    struct dsort_job_sums sums = {sum_in, info.checksum, con_in, con_out, n, nout, nout * rs};
+    struct dsort_job_sums sums = {sum_in, info.checksum, con_in, con_out, n, nout, nout * ors};
     int rc = dsort_job_finish(c, o, in, &out, &sums, stats, &err);
     free(cuts);
     dsort_mem_free(a, bytes);
