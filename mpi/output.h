@@ -41,6 +41,8 @@
 #include "comm.h"
 #include "error.h"
 
+struct dsort_typedkey;
+
 /* DSORT_OUTPUT_LOCAL_DIR: like DIR, but DIR is on node-local disks: the first rank of each
  * node creates, stages and renames that node's DIR, which holds the parts of the node's ranks;
  * every node's manifest lists all parts with the node that holds each. */
@@ -67,6 +69,9 @@ struct dsort_output {
      * file there was overtaken by another writer (two jobs on one -o) and refuses. */
     int target_existed;
     uint64_t target_dev, target_ino;
+    /* Typed keys: the records given to an output sink (outsink.h) are widened (typedkey.h),
+     * and the sink narrows them; NULL otherwise. Set by the caller after open. */
+    const struct dsort_typedkey *narrow;
 };
 
 /* What one rank wrote, for the manifest. */

@@ -5,6 +5,7 @@
 #include "awrite.h"
 #include "io.h"
 #include "runfile.h"
+#include "typedkey.h"
 
 static enum dsort_status sink_flush(struct dsort_sink *s, struct dsort_error *err)
 {
@@ -12,6 +13,11 @@ static enum dsort_status sink_flush(struct dsort_sink *s, struct dsort_error *er
     const size_t A = DSORT_RUN_ALIGN;
     if (s->len == o->carried)
         return DSORT_OK;
+    if (o->narrow) { /* typed keys: the new records, widened, become the user's */
+        size_t n = (s->len - o->carried) / (o->narrow->norm_len + o->narrow->rec_size);
+        dsort_typedkey_narrow_inplace(o->narrow, s->buf + o->carried, n);
+        s->len = o->carried + n * o->narrow->rec_size;
+    }
     if (o->on_bytes)
         o->on_bytes(o->ctx, s->buf + o->carried, s->len - o->carried);
     o->pos += s->len - o->carried;
@@ -70,6 +76,7 @@ enum dsort_status dsort_output_sink_open(struct dsort_output_sink *os, struct ds
     os->fd = out->fd;
     os->direct = out->dfd >= 0;
     os->path = out->mode == DSORT_OUTPUT_FILE ? out->final : out->part;
+    os->narrow = out->narrow;
     os->fbase = dsort_output_file_offset(out, 0);
     enum dsort_status st =
         dsort_awriter_create(&os->aw, os->direct ? out->dfd : out->fd, os->path, buf_len, err);

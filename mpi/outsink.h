@@ -11,7 +11,9 @@
  *
  * Records: the sink is given whole records of rec_size bytes (a flush with a partial record
  * is the caller's bug); every byte passed on is shown once to on_bytes (for checksums), in
- * whole records. Local (no MPI calls); not thread-safe; one sink per output at a time.
+ * whole records. With typed keys (out->narrow) the records given are widened, and each flush
+ * narrows its new records in the buffer before anything else: on_bytes, the file and pos see
+ * the user's records. Local (no MPI calls); not thread-safe; one sink per output at a time.
  */
 #ifndef DSORT_OUTSINK_H
 #define DSORT_OUTSINK_H
@@ -39,6 +41,7 @@ struct dsort_output_sink {
     size_t lead;    /* sink.buf - the writer's buffer */
     size_t carried; /* bytes at sink.buf that an earlier flush already passed on */
     const char *path;
+    const struct dsort_typedkey *narrow; /* out->narrow */
 };
 
 /* Start streaming out's share (after dsort_output_open and, if it changed, _set_share).

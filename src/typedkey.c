@@ -363,3 +363,50 @@ void dsort_typedkey_narrow(const struct dsort_typedkey *tk, const unsigned char 
     for (size_t i = 0; i < n; i++)
         memcpy(out + i * rs, in + i * ws + nl, rs);
 }
+
+/* Both in-place conversions go front to back in blocks that dsort_typedkey_widen/_narrow may
+ * convert without overlap; the blocks grow geometrically (the room between the converted and
+ * the unconverted records grows with each), so there are O(log n) of them, and only the few
+ * records where that room is less than one record are moved one at a time. */
+void dsort_typedkey_widen_inplace(const struct dsort_typedkey *tk, unsigned char *buf, size_t n)
+{
+    const size_t rs = tk->rec_size, nl = tk->norm_len, ws = nl + rs;
+    const unsigned char *src = buf + n * nl; /* record i at src + i * rs */
+    size_t i = 0;
+    while (i < n) {
+        /* Records [i, i + k) widened end at (i + k) * ws, where record i starts in the tail:
+         * n * nl + i * rs. */
+        size_t k = (n - i) * nl / ws;
+        if (k) {
+            dsort_typedkey_widen(tk, src + i * rs, k, buf + i * ws);
+            i += k;
+            continue;
+        }
+        /* Less than a record of room: move the record to its place (never past record i + 1),
+         * then normalise it from there. */
+        unsigned char *w = buf + i * ws;
+        memmove(w + nl, src + i * rs, rs);
+        dsort_typedkey_normalize(tk, w + nl, w);
+        i++;
+    }
+}
+
+void dsort_typedkey_narrow_inplace(const struct dsort_typedkey *tk, unsigned char *buf, size_t n)
+{
+    const size_t rs = tk->rec_size, nl = tk->norm_len, ws = nl + rs;
+    size_t i = 0;
+    while (i < n) {
+        /* Records [i, i + k) narrowed end at (i + k) * rs, where widened record i starts at
+         * i * ws. */
+        size_t k = i * nl / rs;
+        if (k > n - i)
+            k = n - i;
+        if (k) {
+            dsort_typedkey_narrow(tk, buf + i * ws, k, buf + i * rs);
+            i += k;
+            continue;
+        }
+        memmove(buf + i * rs, buf + i * ws + nl, rs);
+        i++;
+    }
+}

@@ -127,4 +127,14 @@ void dsort_typedkey_widen(const struct dsort_typedkey *tk, const unsigned char *
 void dsort_typedkey_narrow(const struct dsort_typedkey *tk, const unsigned char *in, size_t n,
                            unsigned char *out);
 
+/* In place, for a buffer sized for n widened records (n * (norm_len + rec_size) bytes): the
+ * n records stored at buf + n * norm_len (the buffer's tail) become n widened records from
+ * buf on. The pipeline reads the user's records into the tail and widens them there, so that
+ * no second buffer is needed. */
+void dsort_typedkey_widen_inplace(const struct dsort_typedkey *tk, unsigned char *buf, size_t n);
+
+/* In place: n widened records at buf become the n records at buf (the first n * rec_size
+ * bytes; the rest is left unspecified). */
+void dsort_typedkey_narrow_inplace(const struct dsort_typedkey *tk, unsigned char *buf, size_t n);
+
 #endif

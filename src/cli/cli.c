@@ -277,3 +277,28 @@ int dsort_cli_inside(const char *path, const char *dir)
     size_t n = strlen(cd);
     return !strncmp(cp, cd, n) && (cp[n] == '\0' || cp[n] == '/' || !strcmp(cd, "/"));
 }
+
+int dsort_cli_typed_option(struct dsort_cli_typed *t, int ch, const char *arg)
+{
+    if (ch != 'k' || !dsort_typedkey_is_spec(arg))
+        return 0;
+    if (!t->st)
+        t->st = dsort_typedkey_add(&t->tk, arg, &t->err);
+    return 1;
+}
+
+int dsort_cli_typed_setup(const struct dsort_comm *c, struct dsort_cli_typed *t, int lines,
+                          struct dsort_format *fmt)
+{
+    if (t->st)
+        return dsort_cli_usage_error(c, "%s", t->err.msg);
+    if (!t->tk.count)
+        return -1;
+    if (lines)
+        return dsort_cli_usage_error(c, "typed keys (-k OFF:TYPE) go with a fixed format, not "
+                                        "with --format lines or -k POS1[,POS2]");
+    if (dsort_typedkey_finish(&t->tk, fmt->rec_size, &t->err))
+        return dsort_cli_usage_error(c, "%s", t->err.msg);
+    fmt->typed = &t->tk;
+    return -1;
+}

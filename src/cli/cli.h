@@ -5,6 +5,8 @@
 #include <stdint.h>
 
 #include "comm.h"
+#include "format.h"
+#include "typedkey.h"
 
 #define DSORT_VERSION "0.1.0"
 
@@ -69,6 +71,20 @@ int dsort_cli_argmatch(const struct dsort_comm *c, const char *option, const cha
  * (printed), 0 if ch is something else. */
 int dsort_cli_key_option(const struct dsort_comm *c, struct dsort_keys *k, int ch, const char *arg,
                          unsigned char *eol);
+/* Typed keys (-k OFF:TYPE[:LEN][:r], typedkey.h; GNU sort's KEYDEF has no ':'), shared by dsort
+ * and dsort-validate: the set given, and the first bad key's status and message. Zeroed: none. */
+struct dsort_cli_typed {
+    struct dsort_typedkey tk;
+    enum dsort_status st;
+    struct dsort_error err;
+};
+/* If ch and arg spell a typed key, add it to t (keeping the first error) and return 1; else 0. */
+int dsort_cli_typed_option(struct dsort_cli_typed *t, int ch, const char *arg);
+/* After the options: a usage error (returned as its exit code, printed) for a bad key, one past
+ * the record, or typed keys with text lines' options (lines); else the keys, if any, bound to
+ * fmt (fmt->typed) and -1. */
+int dsort_cli_typed_setup(const struct dsort_comm *c, struct dsort_cli_typed *t, int lines,
+                          struct dsort_format *fmt);
 /* The getopt letters and long options of dsort_cli_key_option. */
 #define DSORT_CLI_KEY_LETTERS "zt:k:bdfinghVMR"
 #define DSORT_CLI_KEY_LONG_OPTIONS                                                                 \

@@ -23,6 +23,7 @@
 #include "gnuopts.h"
 #include "clock.h"
 #include "job.h"
+#include "job_typed.h"
 #include "lines_check.h"
 #include "pipeio.h"
 #include "progress.h"
@@ -262,6 +263,8 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
     if (o->lines) { /* lines choose between memory and spilling themselves */
         code = dsort_job_sort_lines(c, o, in, &sh, &stats);
     } else {
+        const struct dsort_format user_fmt = o->fmt; /* typed keys: sorted widened */
+        dsort_job_typed_enter(o);
         stats.needed = dsort_job_mem_needed(&o->fmt, sh.n, c->size);
         /* Every rank takes the same path: out of core if any rank's share does not fit, on
          * --resume (the job was out of core when it stopped) and for standard input (rank 0
@@ -277,6 +280,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
             code = dsort_job_sort_mapped(c, o, in, &sh, &stats);
         else
             code = dsort_job_sort_memory(c, o, in, &sh, &stats);
+        o->fmt = user_fmt;
     }
     dsort_progress_finish(code == 0);
     stats.exchange_moves = (int)xch.moves;

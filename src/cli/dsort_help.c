@@ -83,6 +83,8 @@ void dsort_opts_usage(void)
            "Records and order:\n"
            "      --format=FMT        gensort (default), fixed:SIZE:KEYOFF:KEYLEN, or lines\n"
            "                          (text lines, ordered as LC_ALL=C sort orders them)\n"
+           "  -k, --key=OFF:TYPE[:LEN][:r]  (fixed formats) a typed key, repeatable;\n"
+           "                          TYPE u8 i8 u16le ... i64be f32le ... f64be bytes\n"
            "  -r, --reverse           descending order\n"
            "  -u, --unique            keep only the first record of each run of equal keys\n"
            "  -s, --stable            equal keys keep their input order (no last-resort\n"

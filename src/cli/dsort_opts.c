@@ -113,6 +113,8 @@ struct parse {
  * (go on) or an exit code, as dsort_opts_parse does. */
 #define NOT_MINE (-2)
 
+static struct dsort_cli_typed typed_keys; /* -k OFF:TYPE (cli.h) */
+
 /* The options that only set one int of struct dsort_job_options to 1. */
 static const struct {
     int ch;
@@ -355,13 +357,8 @@ static int progress_hint(const struct dsort_comm *c, const char *next)
 /* One option from getopt_long: -1 to go on, or an exit code. */
 static int opt_one(struct parse *p, int ch, char **argv)
 {
-    /* -k OFF:TYPE (typedkey.h): dsort-validate and dsort-gen know typed keys; the pipeline
-     * does not sort by them yet (docs/design.md, Typed keys). Never read as a GNU KEYDEF. */
-    if (ch == 'k' && dsort_typedkey_is_spec(optarg))
-        return dsort_cli_usage_error(p->c,
-                                     "typed keys (-k %s) are not sorted by dsort yet; "
-                                     "dsort-validate -k and dsort-gen --field take them",
-                                     optarg);
+    if (dsort_cli_typed_option(&typed_keys, ch, optarg)) /* -k OFF:TYPE, never a GNU KEYDEF */
+        return -1;
     int code = dsort_cli_key_option(p->c, p->o->keys, ch, optarg, &p->o->eol);
     if (code < 0)
         return 2;
@@ -492,6 +489,9 @@ static int modes_after(struct parse *p)
                                      x->check_mode);
     if (!o->lines && p->key_opts)
         return dsort_cli_usage_error(c, "-k, -t, -z and -bdfghiMnRV go with --format lines");
+    int code = dsort_cli_typed_setup(c, &typed_keys, o->lines || p->key_opts, &o->fmt);
+    if (code >= 0)
+        return code;
     if (o->lines) {
         if (o->ord.reverse && dsort_keys_set_global(o->keys, 'r', &err))
             return dsort_cli_usage_error(c, "%s", err.msg);

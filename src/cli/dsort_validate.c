@@ -202,35 +202,6 @@ static int validate_local(const struct dsort_comm *c, char *const *paths, size_t
     return code;
 }
 
-/* -k OFF:TYPE (typedkey.h; GNU sort's KEYDEF has no ':'): added to tk, the first error kept in
- * *st and err. Returns 1 when the option was a typed key, else 0. */
-static int typed_option(struct dsort_typedkey *tk, int ch, int *st, struct dsort_error *err)
-{
-    if (ch != 'k' || !dsort_typedkey_is_spec(optarg))
-        return 0;
-    if (!*st)
-        *st = dsort_typedkey_add(tk, optarg, err);
-    return 1;
-}
-
-/* The typed keys, if any, bound to the format (fmt->typed); a usage error (returned as its exit
- * status) for a bad key (st), one past the record, or typed keys with text lines' options. */
-static int typed_setup(const struct dsort_comm *c, struct dsort_typedkey *tk, int st, int lines,
-                       struct dsort_format *fmt, struct dsort_error *err)
-{
-    if (st)
-        return dsort_cli_usage_error(c, "%s", err->msg);
-    if (!tk->count)
-        return 0;
-    if (lines)
-        return dsort_cli_usage_error(c, "typed keys (-k OFF:TYPE) go with a fixed format, not "
-                                        "with --format lines or -k POS1[,POS2]");
-    if (dsort_typedkey_finish(tk, fmt->rec_size, err))
-        return dsort_cli_usage_error(c, "%s", err->msg);
-    fmt->typed = tk;
-    return 0;
-}
-
 enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL, OPT_NO_MANIFEST };
 
 int main(int argc, char **argv)
@@ -251,14 +222,14 @@ int main(int argc, char **argv)
     struct dsort_order ord = {0, 0, 0};
     struct dsort_error err = {0};
     dsort_format_gensort(&fmt);
-    int ch, local = 0, lines = 0, key_opts = 0, stable = 0, no_manifest = 0, typed_st = 0;
+    int ch, local = 0, lines = 0, key_opts = 0, stable = 0, no_manifest = 0;
     static struct dsort_keys keys;
     dsort_keys_init(&keys);
-    static struct dsort_typedkey typed; /* (zeroed: an empty set, as dsort_typedkey_init) */
+    static struct dsort_cli_typed typed; /* -k OFF:TYPE (zeroed: none) */
     unsigned char eol = '\n';
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":rus" DSORT_CLI_KEY_LETTERS, opts, NULL)) != -1) {
-        if (typed_option(&typed, ch, &typed_st, &err))
+        if (dsort_cli_typed_option(&typed, ch, optarg))
             continue;
         int kr = dsort_cli_key_option(&c, &keys, ch, optarg, &eol);
         if (kr < 0)
@@ -306,8 +277,9 @@ int main(int argc, char **argv)
     }
     if (optind == argc)
         return dsort_cli_finish(dsort_cli_usage_error(&c, "no input"));
-    if (typed_setup(&c, &typed, typed_st, lines || key_opts, &fmt, &err))
-        return dsort_cli_finish(2);
+    int tcode = dsort_cli_typed_setup(&c, &typed, lines || key_opts, &fmt);
+    if (tcode >= 0)
+        return dsort_cli_finish(tcode);
     if (!lines && (key_opts || stable))
         return dsort_cli_finish(
             dsort_cli_usage_error(&c, "-s, -k, -t, -z and -bdfghiMnV go with --format lines"));

@@ -81,11 +81,14 @@ enum dsort_status dsort_job_output_open(const struct dsort_comm *c,
                                         const struct dsort_job_options *o, uint64_t share,
                                         struct dsort_output *out, struct dsort_error *err)
 {
-    return dsort_output_open(c, out,
-                             o->output         ? DSORT_OUTPUT_FILE
-                             : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
-                                               : DSORT_OUTPUT_DIR,
-                             o->output ? o->output : o->output_dir, share, !o->no_direct, err);
+    enum dsort_status st =
+        dsort_output_open(c, out,
+                          o->output         ? DSORT_OUTPUT_FILE
+                          : o->local_output ? DSORT_OUTPUT_LOCAL_DIR
+                                            : DSORT_OUTPUT_DIR,
+                          o->output ? o->output : o->output_dir, share, !o->no_direct, err);
+    out->narrow = o->typed; /* an output sink narrows widened records (job_typed.h) */
+    return st;
 }
 
 void dsort_job_name(const struct dsort_comm *c, char *job, size_t len)

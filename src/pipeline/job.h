@@ -65,6 +65,9 @@ struct dsort_job_options {
     int stdin_rank0; /* rank 0 alone opens and reads the inputs (copies of standard input or
                         of /proc files among them; the other ranks' inputs are empty): see
                         dsort_job_share */
+    /* Typed keys (job_typed.h): the records in flight are widened to normkey || record, and
+     * fmt is their format; NULL without typed keys. */
+    const struct dsort_typedkey *typed;
 };
 
 /* The exit status of a job stopped with a checkpoint (resume it with --resume). */

@@ -34,6 +34,7 @@
 
 #include "agree.h"
 #include "ext_job.h"
+#include "job_typed.h"
 #include "checkpoint.h"
 #include "mem.h"
 #include "memplan.h"
@@ -75,7 +76,7 @@ static enum dsort_status choose_splitters(struct ext *x)
         st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
     for (uint64_t k = 0; !st && k < s; k++) {
         uint64_t i = (k * x->n + x->n / 2) / s; /* evenly spaced, centred */
-        st = dsort_inputs_read(x->j.in, x->first + i, 1, rec, &x->j.err);
+        st = dsort_job_read_one(x->j.o, x->j.in, x->first + i, rec, &x->j.err);
         if (!st)
             composite(x, rec, x->g0 + i, mine + k * x->ks);
     }
@@ -127,13 +128,11 @@ static enum dsort_status ext_read(void *ctx, int *more)
     er->m = m;
     *more = ++er->r < er->rounds;
     dsort_job_phase_begin(&pc, PH_READ);
-    enum dsort_status st =
-        dsort_job_topo_read(x->j.o->topo, x->j.in, x->first + at, m, x->a, &x->j.err);
+    enum dsort_status st = dsort_job_read(x->j.o, x->j.in, x->first + at, m, x->a, &x->j.sum_in,
+                                          &x->j.con_in, &x->j.err);
     if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
         dsort_inputs_advise(x->j.in, x->first + at + m,
                             x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
-    if (!st)
-        dsort_job_sum_records(x->j.o->verify, x->a, m, x->rs, &x->j.sum_in, &x->j.con_in);
     x->j.stats->bytes_read += m * x->rs;
     dsort_job_phase_end(x->j.stats, PH_READ, &pc);
     return dsort_comm_agree(x->j.c, st, &x->j.err);
@@ -340,8 +339,9 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
 static void count_out(void *ctx, const unsigned char *p, size_t len)
 {
     struct ext *x = ctx;
-    dsort_job_sum_records(x->j.o->output_dir || x->j.o->verify, p, len / x->rs, x->rs,
-                          &x->j.sum_out, &x->j.con_out);
+    const size_t ors = dsort_job_out_rec(x->j.o); /* the sink narrowed typed keys' records */
+    dsort_job_sum_records(x->j.o->output_dir || x->j.o->verify, p, len / ors, ors, &x->j.sum_out,
+                          &x->j.con_out);
     x->j.out_done += len;
     dsort_progress_local("write", x->n * x->rs + x->j.out_done);
 }
@@ -441,8 +441,8 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
     if (st)
         goto fail;
     const uint64_t nout = stats->records_out;
-    struct dsort_job_sums sums = {x.j.sum_in, x.j.sum_out, x.j.con_in, x.j.con_out,
-                                  x.n,        nout,        nout * x.rs};
+    struct dsort_job_sums sums = {
+        x.j.sum_in, x.j.sum_out, x.j.con_in, x.j.con_out, x.n, nout, nout * dsort_job_out_rec(o)};
     int rc = dsort_ooc_finish(&x.j, &out, &sums);
     release(&x);
     return rc;

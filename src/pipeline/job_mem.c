@@ -15,6 +15,7 @@
 #include "agree.h"
 #include "inmem.h"
 #include "job.h"
+#include "job_typed.h"
 #include "keysort.h"
 #include "mem.h"
 #include "merge.h"
@@ -133,9 +134,7 @@ static enum dsort_status read_and_sort(const struct dsort_comm *c,
     struct dsort_phase_clock pc;
     enum dsort_status st = DSORT_OK;
     dsort_job_phase_begin(&pc, PH_READ);
-    st = dsort_job_topo_read(o->topo, in, sh->first, sh->n, a, err);
-    if (!st)
-        dsort_job_sum_records(o->verify, a, sh->n, rs, &sums->sum_in, &sums->con_in);
+    st = dsort_job_read(o, in, sh->first, sh->n, a, &sums->sum_in, &sums->con_in, err);
     stats->bytes_read = bytes;
     dsort_job_phase_end(stats, PH_READ, &pc);
     if ((st = dsort_comm_agree(c, st, err)))
@@ -162,18 +161,17 @@ static enum dsort_status read_and_sort(const struct dsort_comm *c,
 /* Write the nout sorted records in B as this rank's share of the output (smaller under -u:
  * the file offsets follow), checksumming them. Agrees. */
 static enum dsort_status write_share(const struct dsort_comm *c, const struct dsort_job_options *o,
-                                     struct dsort_output *out, const unsigned char *b,
-                                     uint64_t nout, struct dsort_job_sums *sums,
-                                     struct dsort_job_stats *stats, struct dsort_error *err)
+                                     struct dsort_output *out, unsigned char *b, uint64_t nout,
+                                     struct dsort_job_sums *sums, struct dsort_job_stats *stats,
+                                     struct dsort_error *err)
 {
-    const size_t rs = o->fmt.rec_size;
+    const size_t rs = dsort_job_out_rec(o); /* narrowed as written, with typed keys */
     enum dsort_status st;
     if (o->ord.unique && (st = dsort_output_set_share(c, out, nout * rs, err)))
         return st;
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_WRITE);
-    dsort_job_sum_records(o->output_dir || o->verify, b, nout, rs, &sums->sum_out, &sums->con_out);
-    st = dsort_output_write(out, b, nout * rs, 0, err);
+    st = dsort_job_write(o, out, b, nout, &sums->sum_out, &sums->con_out, err);
     stats->bytes_written = nout * rs;
     dsort_job_phase_end(stats, PH_WRITE, &pc);
     sums->n_out = nout;
@@ -187,7 +185,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 {
     struct dsort_error err = {0};
     enum dsort_status st = DSORT_OK;
-    const size_t rs = o->fmt.rec_size;
+    const size_t rs = o->fmt.rec_size, ors = dsort_job_out_rec(o); /* ors: in the output */
     struct dsort_phase_clock pc;
     const struct dsort_share sh = *share;
     const uint64_t n = sh.n;
@@ -195,7 +193,7 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
 
     /* Claim the output name first: an unwritable output fails before any work is done. */
     struct dsort_output out;
-    if (dsort_job_output_open(c, o, n * rs, &out, &err))
+    if (dsort_job_output_open(c, o, n * ors, &out, &err))
         return 2;
 
     const size_t bytes = (size_t)(n * rs);

@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "job_end.h"
+#include "job_typed.h"
 #include "ooc.h"
 #include "outsink.h"
 
@@ -144,7 +145,7 @@ enum dsort_status dsort_ooc_write(struct dsort_ooc *j, struct dsort_output *out,
     int exact = 1;
     if (j->o->ord.unique && j->rm.fmt->unique_run) {
         st = unique_run(&w);
-        bytes = (w.total - w.drop) * j->fx.rec_out;
+        bytes = (w.total - w.drop) * dsort_job_out_rec(j->o);
     } else if (j->o->ord.unique && j->o->output) { /* the size after -u: count first */
         struct dsort_phase_clock pc;
         uint64_t records;
@@ -157,11 +158,14 @@ enum dsort_status dsort_ooc_write(struct dsort_ooc *j, struct dsort_output *out,
     if ((st = dsort_comm_agree(j->c, st, &j->err)))
         return st;
     st = dsort_ooc_to_output(j, out, bytes, f->buf, f->seen, write_out, &w, f->write, f->timed);
-    if (st == DSORT_OK && exact && w.bytes != bytes)
+    /* fixed records: the merge's bytes are the sink's input, narrowed there with typed keys */
+    const uint64_t wrote =
+        j->rm.fmt->run_rec(&j->fx) ? w.records * dsort_job_out_rec(j->o) : w.bytes;
+    if (st == DSORT_OK && exact && wrote != bytes)
         st = DSORT_ERR(&j->err, DSORT_EINTERNAL, 0,
-                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, w.bytes, bytes);
+                       "wrote %" PRIu64 " bytes of output, expected %" PRIu64, wrote, bytes);
     j->stats->records_out = w.records;
-    j->stats->bytes_written = w.bytes;
+    j->stats->bytes_written = wrote;
     return st;
 }
 
@@ -186,8 +190,9 @@ enum dsort_status dsort_ooc_final_merge(struct dsort_ooc *j, struct dsort_output
     dsort_job_phase_end(j->stats, f->passes, &pc);
     if (!(st = dsort_comm_agree(j->c, st, &j->err))) {
         /* the runs' bytes as the output's (fixed: without the tags; lines: without positions) */
-        uint64_t bytes = j->rm.fmt->run_rec(&j->fx) ? dsort_runset_records(&j->runs) * j->fx.rec_out
-                                                    : dsort_runset_bytes(&j->runs);
+        uint64_t bytes = j->rm.fmt->run_rec(&j->fx)
+                             ? dsort_runset_records(&j->runs) * dsort_job_out_rec(j->o)
+                             : dsort_runset_bytes(&j->runs);
         const struct dsort_ooc_src src = {runs_open, runs_close, j, j->runs.n};
         st = dsort_comm_agree(j->c, dsort_ooc_write(j, out, &src, bytes, f), &j->err);
     }

@@ -1,9 +1,11 @@
 #!/bin/bash
-# Typed keys in dsort-gen and dsort-validate (issue 28), against numpy (python3-numpy; the test
+# Typed keys in dsort, dsort-gen and dsort-validate (issue 28), against numpy (python3-numpy; the test
 # is skipped without it): dsort-gen --format/--field writes typed fields (duplicates, NaNs,
 # corner values) and the same file at any rank count; numpy's stable lexsort of it by the
 # same keys (mixed directions) validates; a swapped pair of records with different keys is
 # reported as the first unordered record with its number; bad keys exit 2 naming the key.
+# Then dsort sorts by typed keys (every type, both directions, -s, the default and -u, at 1,
+# 2, 3 and 7 ranks, in memory and out of core) byte for byte as numpy does; -c checks by them.
 # Usage: typed.sh NRANKS
 . "$(dirname "$0")/lib.sh"
 suite_init "$1"
@@ -24,20 +26,22 @@ ok "$N" "$GEN" --format "$FMT" "${FIELDS[@]}" --seed "$SEED" 20000 "$T/in.bin"
 ok 1 "$GEN" --format "$FMT" "${FIELDS[@]}" --seed "$SEED" 20000 "$T/in1.bin"
 same_file "dsort-gen --field at $N ranks and at 1" 40 "$T/in1.bin" "$T/in.bin"
 
-# numpy_sort OUT KEY...: numpy's stable lexsort of in.bin by KEY (NAME or -NAME: descending,
-# as minus the dense rank under numpy's order), most significant first; prints a summary.
-numpy_sort() {
-    "$NUMPY_PY" - "$T/in.bin" "$@" <<'PY'
+# oracle IN SIZE MODE OUT KEY...: numpy's order of IN (records of SIZE bytes) by the -k specs KEY
+# (descending: minus the dense rank under numpy's order), most significant first, into OUT;
+# MODE s (stable lexsort), rec (the record's bytes as the last key) or u (-u: the first of each
+# run of equal keys).
+oracle() {
+    "$NUMPY_PY" - "$@" <<'PY'
 import sys
 import numpy as np
-dt = np.dtype({"names": ["id", "x", "c", "y", "s", "b"],
-               "formats": ["<u8", "<f8", ">i4", ">f4", "<u2", "V6"],
-               "offsets": [0, 8, 16, 20, 24, 26], "itemsize": 40})
-raw = np.fromfile(sys.argv[1], dtype=np.uint8).reshape(-1, 40)
-a = raw.view(dt).reshape(-1)
+inp, size, mode, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+T = {"u8": "u1", "i8": "i1", "u16le": "<u2", "u16be": ">u2", "i16le": "<i2", "i16be": ">i2",
+     "u32le": "<u4", "u32be": ">u4", "i32le": "<i4", "i32be": ">i4", "u64le": "<u8",
+     "u64be": ">u8", "i64le": "<i8", "i64be": ">i8", "f32le": "<f4", "f32be": ">f4",
+     "f64le": "<f8", "f64be": ">f8"}
+raw = np.fromfile(inp, np.uint8).reshape(-1, size)
 def rank(v):
-    if v.dtype.kind == "V":
-        v = v.copy().view(np.uint8).reshape(len(v), -1)
+    if v.ndim == 2:  # bytes: lexicographic
         o = np.lexsort(v.T[::-1])
         s = v[o]
         new = np.any(s[1:] != s[:-1], axis=1)
@@ -48,17 +52,34 @@ def rank(v):
         if v.dtype.kind == "f":
             new &= ~(np.isnan(s[1:]) & np.isnan(s[:-1]))
     r = np.empty(len(v), np.int64)
-    r[o] = np.concatenate([[0], np.cumsum(new)])
+    r[o] = np.concatenate([[0], np.cumsum(new)]) if len(v) else []
     return r
-lex = [(-rank(a[k[1:]]) if k[0] == "-" else rank(a[k])) for k in reversed(sys.argv[3:])]
-raw[np.lexsort(lex)].tofile(sys.argv[2])
-x = a["x"]
-print("nan %d negzero %d inf %d" % (np.isnan(x).sum(), ((x == 0) & np.signbit(x)).sum(),
-                                    np.isinf(x).sum()))
+lex = []
+for spec in sys.argv[5:]:
+    f = spec.split(":")
+    off, t, desc = int(f[0]), f[1], f[-1] == "r"
+    if t == "bytes":
+        v = raw[:, off:off + int(f[2])]
+    else:
+        dt = np.dtype(T[t])
+        v = raw[:, off:off + dt.itemsize].copy().view(dt).reshape(-1)
+    lex.append(-rank(v) if desc else rank(v))
+keys = np.array(lex).T
+if mode == "rec":
+    lex.append(rank(raw))
+o = np.lexsort(lex[::-1])
+res = raw[o]
+if mode == "u":
+    k = keys[o]
+    keep = np.concatenate([[True], np.any(k[1:] != k[:-1], axis=1)])
+    res = res[keep]
+res.tofile(out)
 PY
 }
 
-numpy_sort "$T/by_id_x.bin" id x >"$T/np.out" || fail "numpy failed"
+oracle "$T/in.bin" 40 s "$T/by_id_x.bin" 0:u64le 8:f64le || fail "numpy failed"
+"$NUMPY_PY" -c "import numpy as np, sys; x = np.fromfile(sys.argv[1], np.uint8).reshape(-1, 40)[:, 8:16].copy().view('<f8'); print('nan %d negzero %d inf %d' % (np.isnan(x).sum(), ((x == 0) & np.signbit(x)).sum(), np.isinf(x).sum()))" \
+    "$T/in.bin" >"$T/np.out" || fail "numpy failed"
 contains "the generated x has NaNs, -0.0 and infinities" "$T/np.out" '^nan [1-9][0-9]* negzero [1-9][0-9]* inf [1-9]'
 ok "$N" "$VALIDATE" --no-manifest --format "$FMT" -k 0:u64le -k 8:f64le "$T/by_id_x.bin" &&
     contains "numpy's order by id, x" "$T/stdout" '^SUCCESS'
@@ -66,9 +87,9 @@ ok "$N" "$VALIDATE" --no-manifest --format "$FMT" -k 0:u64le -k 8:f64le "$T/by_i
 expect_rc 1 "$N" "$VALIDATE" --no-manifest --format "$FMT" -k 0:u64le -k 8:f64le "$T/in.bin"
 
 # Mixed directions, three and four keys, every kind of field.
-numpy_sort "$T/mixed.bin" -y s -x >/dev/null || fail "numpy failed"
+oracle "$T/in.bin" 40 s "$T/mixed.bin" 20:f32be:r 24:u16le 8:f64le:r || fail "numpy failed"
 ok "$N" "$VALIDATE" --format "$FMT" -k 20:f32be:r -k 24:u16le -k 8:f64le:r "$T/mixed.bin"
-numpy_sort "$T/mixed4.bin" b -s c -id >/dev/null || fail "numpy failed"
+oracle "$T/in.bin" 40 s "$T/mixed4.bin" 26:bytes:6 24:u16le:r 16:i32be 0:u64le:r || fail "numpy failed"
 ok "$N" "$VALIDATE" --format "$FMT" -k 26:bytes:6 -k 24:u16le:r -k 16:i32be -k 0:u64le:r \
     "$T/mixed4.bin"
 # -r reverses every key: numpy's order by id, x read backwards.
@@ -103,4 +124,57 @@ expect_rc 2 "$N" "$VALIDATE" --format lines -k 0:u8 "$T/in.bin" &&
     contains "typed keys with lines" "$T/stderr" "go with a fixed format"
 expect_rc 2 "$N" "$GEN" --format "$FMT" --field 0:u64le:nan=5 10 "$T/x.bin" &&
     contains "nan= on an integer" "$T/stderr" "bad field '0:u64le:nan=5': nan= goes with floats"
+
+# dsort itself sorts by typed keys, at 1, 2, 3 and 7 ranks, in memory and out of core
+# (--out-of-core -S 1M), byte for byte as numpy orders: with -s its stable lexsort by the keys;
+# without, the record's bytes as the last key; with -u, the first record of each run of equal
+# keys. Every type and both directions: in.bin above (u64le f64le i32be f32be u16le bytes) and
+# all.bin (the other thirteen types), with ties, NaNs and signed zeros.
+ok "$N" "$GEN" --format fixed:64:0:64 --field 0:u8:distinct=3 --field 1:i8:special=30 \
+    --field 2:u16be:distinct=4 --field 4:i16le:distinct=3 --field 6:i16be:special=20 \
+    --field 8:u32le:distinct=5 --field 12:u32be:special=20 --field 16:i32le:distinct=4 \
+    --field 20:u64be:distinct=3 --field 28:i64le:distinct=4 --field 36:i64be:special=30 \
+    --field 44:f32le:distinct=5:nan=10:special=20 --field 48:f64be:distinct=6:nan=10:special=20 \
+    --seed "$SEED" 6000 "$T/all.bin"
+
+
+# typed_case RANKS IN SIZE MODE WHERE KEY...: dsort at RANKS (WHERE: mem, or ooc) against numpy.
+typed_case() {
+    local n=$1 in=$2 size=$3 mode=$4 where=$5
+    shift 5
+    local ks=() opts=() k
+    for k in "$@"; do ks+=(-k "$k"); done
+    case $mode in s) opts+=(-s) ;; u) opts+=(-u) ;; esac
+    [ "$where" = ooc ] && opts+=(--out-of-core -S 1M)
+    local tag="$n ranks $where -$mode $*"
+    oracle "$in" "$size" "$mode" "$T/want.bin" "$@" || fail "numpy failed ($tag)"
+    rm -f "$T/got.bin"
+    ok "$n" "$DSORT" --format "fixed:$size:0:$size" "${ks[@]}" "${opts[@]}" -o "$T/got.bin" "$in" &&
+        same_file "dsort $tag" "$size" "$T/want.bin" "$T/got.bin"
+}
+A1=(20:f32be:r 24:u16le 8:f64le:r)
+A2=(26:bytes:6 24:u16le:r 16:i32be 0:u64le:r)
+A3=(8:f64le 0:u64le)
+A4=(16:i32be:r 20:f32be 26:bytes:6:r)
+B1=(0:u8 1:i8:r 44:f32le 2:u16be:r 4:i16le 6:i16be 8:u32le:r)
+B2=(48:f64be:r 12:u32be 16:i32le:r 20:u64be 28:i64le:r 36:i64be)
+B3=(0:u8:r 1:i8 44:f32le:r 2:u16be 4:i16le:r 6:i16be:r 8:u32le 48:f64be 12:u32be:r 16:i32le
+    20:u64be:r 28:i64le 36:i64be:r)
+# (CI time: each rank count in memory and out of core, the key sets spread over them.)
+typed_case 1 "$T/in.bin" 40 s mem "${A1[@]}"
+typed_case 1 "$T/all.bin" 64 rec ooc "${B2[@]}"
+typed_case 2 "$T/in.bin" 40 rec mem "${A4[@]}"
+typed_case 2 "$T/all.bin" 64 s ooc "${B1[@]}"
+typed_case 3 "$T/all.bin" 64 rec ooc "${B3[@]}"
+typed_case 3 "$T/in.bin" 40 s mem "${A2[@]}"
+typed_case 3 "$T/in.bin" 40 u ooc "${A3[@]}"
+typed_case 7 "$T/in.bin" 40 rec ooc "${A2[@]}"
+typed_case 7 "$T/all.bin" 64 s mem "${B3[@]}"
+typed_case 7 "$T/in.bin" 40 u mem "${A3[@]}"
+# -c checks by the same keys; a key past the record is refused before any work.
+ok "$N" "$DSORT" --format "$FMT" -k 26:bytes:6 -k 24:u16le:r -k 16:i32be -k 0:u64le:r -s \
+    -c "$T/mixed4.bin"
+expect_rc 1 "$N" "$DSORT" --format "$FMT" -k 0:u64le -c "$T/in.bin"
+expect_rc 2 "$N" "$DSORT" --format "$FMT" -k 36:u64le -o "$T/x.bin" "$T/in.bin" &&
+    contains "dsort: key past the record" "$T/stderr" "bad key '36:u64le'"
 suite_finish

@@ -347,6 +347,15 @@ static void test_order_sets(void **state)
     }
 }
 
+/* tk: the one key spec, finished for records of rs bytes. */
+static void one_key(struct dsort_typedkey *tk, const char *spec, size_t rs)
+{
+    struct dsort_error err;
+    dsort_typedkey_init(tk);
+    assert_int_equal(dsort_typedkey_add(tk, spec, &err), DSORT_OK);
+    assert_int_equal(dsort_typedkey_finish(tk, rs, &err), DSORT_OK);
+}
+
 /* widen puts the normalised key before each record, narrow takes it off again; the u64le fast
  * path gives what normalize gives. */
 static void test_widen(void **state)
@@ -356,10 +365,7 @@ static void test_widen(void **state)
     const size_t rs = 32, n = 100;
     for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
         struct dsort_typedkey tk;
-        struct dsort_error err;
-        dsort_typedkey_init(&tk);
-        assert_int_equal(dsort_typedkey_add(&tk, sets[s], &err), DSORT_OK);
-        assert_int_equal(dsort_typedkey_finish(&tk, rs, &err), DSORT_OK);
+        one_key(&tk, sets[s], rs);
         const size_t ws = tk.norm_len + rs;
         unsigned char recs[100 * 32], wide[100 * 40], back[100 * 32], norm[8];
         fill_random(recs, sizeof recs);
@@ -374,13 +380,37 @@ static void test_widen(void **state)
     }
 }
 
+/* The in-place forms give what widen and narrow give into another buffer, for record counts
+ * from 1 up (the last records move one at a time) and keys longer than the record's rest. */
+static void test_inplace(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"8:u64le", "0:bytes:30", "2:f64be:r", "0:u8"};
+    const size_t rs = 32;
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+        struct dsort_typedkey tk;
+        one_key(&tk, sets[s], rs);
+        const size_t ws = tk.norm_len + rs;
+        for (size_t n = 1; n <= 300; n += n < 20 ? 1 : 37) {
+            unsigned char recs[300 * 32], want[300 * 62], buf[300 * 62];
+            fill_random(recs, n * rs);
+            dsort_typedkey_widen(&tk, recs, n, want);
+            memcpy(buf + n * tk.norm_len, recs, n * rs);
+            dsort_typedkey_widen_inplace(&tk, buf, n);
+            assert_memory_equal(buf, want, n * ws);
+            dsort_typedkey_narrow_inplace(&tk, buf, n);
+            assert_memory_equal(buf, recs, n * rs);
+        }
+    }
+}
+
 int main(void)
 {
     rng_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_good),      cmocka_unit_test(test_parse_bad),
         cmocka_unit_test(test_order_each_type), cmocka_unit_test(test_order_sets),
-        cmocka_unit_test(test_widen),
+        cmocka_unit_test(test_widen),           cmocka_unit_test(test_inplace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
