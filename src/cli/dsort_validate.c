@@ -204,6 +204,23 @@ static int validate_local(const struct dsort_comm *c, char *const *paths, size_t
 
 enum { OPT_FORMAT = 256, OPT_HELP, OPT_VERSION, OPT_LOCAL, OPT_NO_MANIFEST };
 
+/* --format lines: the keys finished with the global -r, -s and -u; -1, or the exit status of a
+ * usage error. */
+static int lines_keys(const struct dsort_comm *c, int local, const struct dsort_order *ord,
+                      int stable, struct dsort_keys *keys)
+{
+    struct dsort_error err = {0};
+    if (local)
+        return dsort_cli_usage_error(c, "--local-inputs does not take --format lines");
+    if (ord->reverse && dsort_keys_set_global(keys, 'r', &err))
+        return dsort_cli_usage_error(c, "%s", err.msg);
+    keys->stable = stable;
+    keys->unique = ord->unique;
+    if (dsort_keys_finish(keys, &err))
+        return dsort_cli_usage_error(c, "%s", err.msg);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     struct dsort_comm c;
@@ -283,17 +300,9 @@ int main(int argc, char **argv)
     if (!lines && (key_opts || stable))
         return dsort_cli_finish(
             dsort_cli_usage_error(&c, "-s, -k, -t, -z and -bdfghiMnV go with --format lines"));
-    if (lines) {
-        if (local)
-            return dsort_cli_finish(
-                dsort_cli_usage_error(&c, "--local-inputs does not take --format lines"));
-        if (ord.reverse && dsort_keys_set_global(&keys, 'r', &err))
-            return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
-        keys.stable = stable;
-        keys.unique = ord.unique;
-        if (dsort_keys_finish(&keys, &err))
-            return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
-    }
+    int lcode = lines ? lines_keys(&c, local, &ord, stable, &keys) : -1;
+    if (lcode >= 0)
+        return dsort_cli_finish(lcode);
     enum dsort_status st = DSORT_OK;
     if (local)
         return dsort_cli_finish(
