@@ -113,12 +113,12 @@ row() {
 }
 if [ "$cases" = D ]; then
     echo
-    echo "| temp disks | merge+spill+final_merge | total | load (1 min) |"
+    echo "| temp disks | merge+spill+write | total | load (1 min) |"
     echo "|---|---|---|---|"
     t=()
     for k in 1 2 3; do
         t+=(-T "${disks[$((k - 1))]}/tmp")
-        measure "D: out of core, $((2 * mb)) MB, -S 32M, $k temp disks" merge,spill,final_merge 1 \
+        measure "D: out of core, $((2 * mb)) MB, -S 32M, $k temp disks" merge,spill,write 1 \
             -S 32M "${t[@]}" "$work/ooc.in" >&2
         echo "| $k | $MREAD s | $MTOTAL s | $(cut -d' ' -f1 /proc/loadavg) |"
     done
@@ -131,7 +131,7 @@ for n in 1 2; do
 done
 row "B: 2 partitions of 1 disk, $mb MB; device-parallel (1) vs --one-stream (2)" read 1 \
     "$THR_MNT1/in" "$THR_MNT2/in" -- --one-stream "$THR_MNT1/in" "$THR_MNT2/in"
-row "C: out of core, $((2 * mb)) MB, -S 32M; 3 temp disks (1) vs 1 (2)" merge,spill,final_merge 1 \
+row "C: out of core, $((2 * mb)) MB, -S 32M; 3 temp disks (1) vs 1 (2)" merge,spill,write 1 \
     -S 32M -T "${disks[0]}/tmp" -T "${disks[1]}/tmp" -T "${disks[2]}/tmp" "$work/ooc.in" -- \
     -S 32M -T "${disks[0]}/tmp" "$work/ooc.in"
 echo
