@@ -25,7 +25,7 @@
  *      FAULT_MINLEN only calls that ask to move at least this many bytes (default 0)
  *                   flip    (reads only) the call goes through and the last byte it delivered
  *                           is flipped: silent corruption, e.g. of MPI traffic on a socket
- *      FAULT_RENAME substring: rename/renameat to a new name containing it fail with EIO
+ *      FAULT_RENAME substring: rename/renameat/renameat2 to a new name containing it fail with EIO
  *      FAULT_CALLOC_IN  OFF:SIZE,...: calloc called from these ranges of the executable (nm -S)
  *                   returns NULL with ENOMEM (see calloc_fails)
  *      FAULT_RANK   only in this rank (Open MPI's OMPI_COMM_WORLD_RANK, else MPICH's PMI_RANK;
@@ -659,6 +659,17 @@ int renameat(int fd1, const char *from, int fd2, const char *to)
     if (rename_fails(to))
         return errno = EIO, -1;
     return real(fd1, from, fd2, to);
+}
+
+/* The commit of -o (src/replace.c) renames with renameat2's flags. */
+int renameat2(int fd1, const char *from, int fd2, const char *to, unsigned int flags)
+{
+    static int (*real)(int, const char *, int, const char *, unsigned int);
+    if (!real)
+        real = (int (*)(int, const char *, int, const char *, unsigned int))next_sym("renameat2");
+    if (rename_fails(to))
+        return errno = EIO, -1;
+    return real(fd1, from, fd2, to, flags);
 }
 
 /* ---- allocation faults ----
