@@ -10,7 +10,7 @@
 cl_init
 
 export DSORT_LOCAL_TMP=$LT
-gen 6 1000000 "$S/in" # 100 MB: 8-20 s with -S 2M on two cores
+gen 6 3000000 "$S/in" # 300 MB: about 8 s with -S 2M on two cores (100 MB took 3 s by 2026-12-04: done before the kill)
 # kill_case LAUNCHER NODE: run jobs/dsort.sbatch with LAUNCHER, SIGKILL one rank on NODE once
 # NODE spills, check how the job ends and what it leaves.
 kill_case() {
