@@ -528,10 +528,10 @@ static int dirs_after(struct parse *p)
 {
     struct dsort_job_options *o = p->o;
     struct dsort_inputdir *d = &p->x->dirs;
-    char why[DSORT_ERROR_MSG_MAX];
-    if (o->output &&
-        dsort_inputdir_refuse_output(o->inputs, o->ninputs, o->output, why, sizeof why))
-        return dsort_cli_usage_error(p->c, "%s", why);
+    const char *in = o->output ? dsort_inputdir_holding(o->inputs, o->ninputs, o->output) : NULL;
+    if (in)
+        return dsort_cli_usage_error(p->c, "output '%s' is inside input directory '%s'", o->output,
+                                     in);
     int code = dsort_inputdir_expand(p->c, o->inputs, o->ninputs, &o->fmt,
                                      o->lines ? 0 : o->fmt.rec_size, d);
     if (code < 0 && d->paths) {

@@ -192,27 +192,3 @@ void dsort_inputdir_free(struct dsort_inputdir *d)
     free(d->paths);
     memset(d, 0, sizeof *d);
 }
-
-/* /dev/stdout and its kin: links to a descriptor that the shell opened. */
-static int names_descriptor(const char *p)
-{
-    return !strcmp(p, "/dev/stdout") || !strcmp(p, "/dev/stderr") || !strcmp(p, "/dev/stdin") ||
-           !strncmp(p, "/dev/fd/", 8) || (!strncmp(p, "/proc/", 6) && strstr(p + 6, "/fd/"));
-}
-
-int dsort_inputdir_refuse_output(char *const *inputs, size_t n, const char *output, char *why,
-                                 size_t len)
-{
-    const char *in;
-    if (names_descriptor(output))
-        snprintf(why, len,
-                 "output '%s' names an open file descriptor, which dsort would replace by a new "
-                 "file (what it held before would be lost): leave out -o to write standard "
-                 "output",
-                 output);
-    else if ((in = dsort_inputdir_holding(inputs, n, output)))
-        snprintf(why, len, "output '%s' is inside input directory '%s'", output, in);
-    else
-        return 0;
-    return 1;
-}

@@ -44,11 +44,4 @@ const char *dsort_inputdir_holding(char *const *inputs, size_t n, const char *pa
 /* Local: free d (any state after dsort_inputdir_expand; zeroed may be freed). */
 void dsort_inputdir_free(struct dsort_inputdir *d);
 
-/* Local: why -o OUTPUT may not be written, into why (len bytes), returning 1; 0 when it may.
- * Refused: a name of an open descriptor (/dev/stdout, /dev/fd/N, /proc/PID/fd/N: the commit's
- * rename would replace the file the shell opened, and what it held before is lost), and a name
- * inside an input directory (below). */
-int dsort_inputdir_refuse_output(char *const *inputs, size_t n, const char *output, char *why,
-                                 size_t len);
-
 #endif

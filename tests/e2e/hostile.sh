@@ -68,7 +68,8 @@ if [ "$N" -ge 2 ]; then
 fi
 
 # ---- -o naming the standard output ---------------------------------------------------------
-for name in /dev/stdout /dev/fd/1 /proc/self/fd/1; do
+ln -s /dev/stdout "$T/o/to-stdout" # a link to it: refused where the links are followed
+for name in /dev/stdout /dev/fd/1 /proc/self/fd/1 "$T/o/to-stdout"; do
     (
         echo before
         "$DSORT" -o "$name" "$T/in/a.dat" 2>"$T/stderr"
