@@ -54,15 +54,6 @@ static int dir_is_empty(const char *dir, int mount_root)
 
 /* Resolve the chain of symbolic links at path into out (at most 40, as the kernel allows).
  * A dangling link resolves to the name it points to (which will be created). */
-/* /dev/stdout and its kin: names of a descriptor that the shell opened. The commit's rename
- * would replace the file behind it (a log: what it held before lost, what the script prints
- * afterwards going to a deleted file). */
-static int names_descriptor(const char *p)
-{
-    return !strcmp(p, "/dev/stdout") || !strcmp(p, "/dev/stderr") || !strcmp(p, "/dev/stdin") ||
-           !strncmp(p, "/dev/fd/", 8) || (!strncmp(p, "/proc/", 6) && strstr(p + 6, "/fd/"));
-}
-
 static enum dsort_status resolve_links(const char *path, char *out, size_t len,
                                        struct dsort_error *err)
 {
@@ -70,7 +61,7 @@ static enum dsort_status resolve_links(const char *path, char *out, size_t len,
     snprintf(cur, sizeof cur, "%s", path);
     for (int hop = 0;; hop++) {
         struct stat sb;
-        if (names_descriptor(cur))
+        if (dsort_io_names_descriptor(cur))
             return DSORT_ERR(err, DSORT_EINVAL, 0,
                              "output '%s' names an open file descriptor ('%s'), which dsort would "
                              "replace by a new file (what it held before would be lost): leave "

@@ -559,3 +559,33 @@ void dsort_io_split(uint64_t total, int part, int parts, uint64_t *first, uint64
     *first = a;
     *count = b - a;
 }
+
+static int descriptor_name(const char *p)
+{
+    return !strcmp(p, "/dev/stdout") || !strcmp(p, "/dev/stderr") || !strcmp(p, "/dev/stdin") ||
+           !strncmp(p, "/dev/fd/", 8) || (!strncmp(p, "/proc/", 6) && strstr(p + 6, "/fd/"));
+}
+
+int dsort_io_names_descriptor(const char *path)
+{
+    char cur[4096], link[4096];
+    snprintf(cur, sizeof cur, "%s", path);
+    for (int hop = 0; hop < 40; hop++) {
+        if (descriptor_name(cur))
+            return 1;
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0)
+            return 0;
+        link[n] = '\0';
+        if (link[0] == '/') {
+            snprintf(cur, sizeof cur, "%s", link);
+        } else { /* relative to the link's directory */
+            char *slash = strrchr(cur, '/');
+            size_t dl = slash ? (size_t)(slash - cur) + 1 : 0;
+            if (dl + (size_t)n >= sizeof cur)
+                return 0;
+            memmove(cur + dl, link, (size_t)n + 1);
+        }
+    }
+    return 0;
+}

@@ -33,6 +33,12 @@ int dsort_io_write_all(int fd, const void *buf, size_t len);
  * their end (dsort copies them, as standard input), never by their size. May read one byte at
  * fd's offset. 1 or 0. */
 int dsort_io_unsized(int fd, const struct stat *sb);
+
+/* Local: 1 if path, or a symbolic link on the way to its file, names a descriptor that the
+ * process inherited (/dev/stdout, /dev/stderr, /dev/stdin, /dev/fd/N, /proc/PID/fd/N): a file
+ * renamed over it would replace the file the shell opened (a log: its earlier content lost,
+ * what is printed afterwards going to a deleted file). */
+int dsort_io_names_descriptor(const char *path);
 /* fsync the directory that holds path (so that a rename in it is durable). */
 enum dsort_status dsort_io_fsync_parent(const char *path, struct dsort_error *err);
 /* Allocate the blocks of bytes [0, len) of fd's file, name (fallocate(2); a file already len

@@ -104,7 +104,8 @@ static void print_disks(const struct dsort_comm *c, const struct dsort_job_stats
 
 /* Where --stats goes. A regular file (or a new name) is written to a hidden temp beside it
  * and renamed over it once complete, as -o is: a full disk leaves the old file whole, never a
- * file cut short. Anything else (/dev/null) is written through. */
+ * file cut short. /dev/null is written through. A name of an inherited descriptor that is a regular file (/dev/stdout redirected to
+ * a log, or a link to it) is refused: renamed over, the shell's file would be replaced. */
 struct stats_file {
     char target[PATH_MAX]; /* the name replaced: a symbolic link's file */
     char temp[PATH_MAX];   /* "" when written through */
@@ -138,6 +139,12 @@ enum dsort_status dsort_stats_probe(const char *path, struct dsort_error *err)
     struct stat sb;
     char dir[PATH_MAX], base[PATH_MAX];
     int exists = stats_where(path, &sf, &sb, dir, base);
+    if (exists && S_ISREG(sb.st_mode) && dsort_io_names_descriptor(path))
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "stats '%s' names an open file descriptor of the file '%s', which dsort "
+                         "would replace by a new file (what it held before would be lost): give "
+                         "--stats a file name",
+                         path, sf.target);
     if (exists && !S_ISREG(sb.st_mode)) {
         int fd = open(sf.target, O_WRONLY | O_CLOEXEC);
         if (fd < 0)

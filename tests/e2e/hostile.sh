@@ -80,4 +80,18 @@ for name in /dev/stdout /dev/fd/1 /proc/self/fd/1 "$T/o/to-stdout"; do
     contains "-o $name: the error says why" "$T/stderr" "names an open file descriptor.*leave out -o"
 done
 
+# ---- --stats naming the standard output ---------------------------------------------------
+# Redirected to a file, it is refused as -o is (renamed over, the log was replaced: found in
+# review). (Onto a pipe or a terminal, --stats was already refused: not a regular file.)
+for name in /dev/stdout "$T/o/to-stdout"; do
+    (
+        echo before
+        "$DSORT" --stats "$name" -o "$T/st.out" "$T/in/a.dat" 2>"$T/stderr"
+        echo "rc=$?"
+        echo after
+    ) >"$T/log"
+    eq "--stats $name onto a log file: what the log holds" "before rc=2 after" "$(tr '\n' ' ' <"$T/log" | sed 's/ $//')"
+    contains "--stats $name: the error says why" "$T/stderr" "names an open file descriptor.*give --stats a file name"
+done
+
 suite_finish
