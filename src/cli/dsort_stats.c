@@ -104,8 +104,9 @@ static void print_disks(const struct dsort_comm *c, const struct dsort_job_stats
 
 /* Where --stats goes. A regular file (or a new name) is written to a hidden temp beside it
  * and renamed over it once complete, as -o is: a full disk leaves the old file whole, never a
- * file cut short. /dev/null is written through. A name of an inherited descriptor that is a regular file (/dev/stdout redirected to
- * a log, or a link to it) is refused: renamed over, the shell's file would be replaced. */
+ * file cut short. /dev/null is written through. A name of an inherited descriptor that is a regular
+ * file (/dev/stdout redirected to a log, or a link to it) is refused: renamed over, the shell's
+ * file would be replaced. */
 struct stats_file {
     char target[PATH_MAX]; /* the name replaced: a symbolic link's file */
     char temp[PATH_MAX];   /* "" when written through */
