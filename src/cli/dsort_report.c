@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "json_min.h"
+#include "io.h"
 #include "report.h"
 
 #define PROG "dsort-report"
@@ -456,6 +457,12 @@ static int write_atomic(const char *out, const struct report_model *m, const cha
                      : S_ISFIFO(sb.st_mode) ? "FIFO"
                      : S_ISDIR(sb.st_mode)  ? "directory"
                                             : "socket");
+            return -1;
+        }
+        if (dsort_io_names_descriptor(out)) { /* a log the shell opened: not to be replaced */
+            snprintf(why, n,
+                     "names an open file descriptor, which dsort-report would replace by "
+                     "a new file: give -o a file name");
             return -1;
         }
         if (realpath(out, real))

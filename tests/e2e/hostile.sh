@@ -49,6 +49,16 @@ eq "dsort-report -o through a link: exit status" 0 "$?"
 eq "dsort-report -o through a link: still a link" target "$(readlink "$T/o/link")"
 contains "dsort-report -o through a link: the target holds the page" "$T/o/target" "</html>"
 
+(
+    echo before
+    "$REPORT" "$T/st.json" -o /dev/stdout 2>"$T/stderr"
+    echo "rc=$?"
+    echo after
+) >"$T/log"
+eq "dsort-report -o /dev/stdout onto a log file: what the log holds" "before rc=2 after" \
+    "$(tr '\n' ' ' <"$T/log" | sed 's/ $//')"
+contains "dsort-report -o /dev/stdout: the error says why" "$T/stderr" "names an open file descriptor"
+
 # ---- a torn checkpoint ---------------------------------------------------------------------
 if [ "$N" -ge 2 ]; then
     mkdir "$T/ck"
