@@ -12,6 +12,9 @@
 #   tb_rate_mbps RATE         RATE in MB/s (10^6 bytes): 2gbit -> 250
 
 # tb_shape RATE [NODE...]: 1 with the reason on stderr if tc is missing or refuses (no sch_tbf).
+# The bucket is $TB_BURST (tc's units, 1mb unless set): a burst that size passes at line rate
+# after the link was idle, so a job that exchanges in several rounds beats RATE by up to one
+# bucket a round.
 tb_shape() {
     local rate=$1 node out
     shift
@@ -19,8 +22,8 @@ tb_shape() {
     command -v tc >/dev/null || { echo "tb_shape: tc is missing (Debian package iproute2)" >&2 && return 1; }
     [ $# -gt 0 ] || set -- "${TB_NODES[@]}"
     for node in "$@"; do
-        # burst: a 1 MB bucket (TSO hands veth 64 KB segments); latency bounds the queue.
-        out=$(tc -n "$(tb_ns "$node")" qdisc replace dev eth0 root tbf rate "$rate" burst 1mb \
+        # burst: at least 64 KB (TSO hands veth 64 KB segments); latency bounds the queue.
+        out=$(tc -n "$(tb_ns "$node")" qdisc replace dev eth0 root tbf rate "$rate" burst "${TB_BURST:-1mb}" \
             latency 100ms 2>&1) || { echo "tb_shape: tc on $node: $out" >&2 && return 1; }
     done
 }
