@@ -1,6 +1,7 @@
 #include "cleanup.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -334,12 +335,45 @@ int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg, 
     /* The new thread inherits the creator's mask: block the handled signals around the
      * create, so that only the threads that never block them (main) run the handler. */
     sigset_t old;
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc)
+        return rc;
+    /* The default stack is RLIMIT_STACK's soft limit (8 MiB, or unlimited: then 2 MiB+) of
+     * address space a thread; under ulimit -v that alone can refuse the thread. The helper
+     * threads keep a few KiB on their stacks. */
+    size_t stack = DSORT_CLEANUP_THREAD_STACK;
+    if (stack < (size_t)PTHREAD_STACK_MIN)
+        stack = (size_t)PTHREAD_STACK_MIN;
+    pthread_attr_setstacksize(&attr, stack);
     block(&old);
-    int rc = pthread_create(tid, NULL, fn, arg);
+    rc = pthread_create(tid, &attr, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
     if (!rc && name)
         pthread_setname_np(*tid, name); /* shows in /proc/PID/task/TID/comm, top -H, gdb */
     return rc;
+}
+
+enum dsort_status dsort_cleanup_thread_error(struct dsort_error *err, int rc, const char *what)
+{
+    if (rc != EAGAIN && rc != ENOMEM)
+        return DSORT_ERR(err, DSORT_ENOMEM, rc, "cannot start %s", what);
+    /* strerror(EAGAIN) says "Resource temporarily unavailable": name the limits it means. */
+    char as[64] = "unlimited", np[64] = "unlimited";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(as, sizeof as, "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+    if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(np, sizeof np, "%llu", (unsigned long long)rl.rlim_cur);
+    DSORT_ERR(err, DSORT_ENOMEM, 0,
+              "cannot start %s: %s (a thread needs %d KiB of address space: the likely cause is "
+              "this process's address-space limit, ulimit -v, now %s, or the user's limit of "
+              "processes and threads, ulimit -u, now %s)",
+              what, strerror(rc), DSORT_CLEANUP_THREAD_STACK / 1024, as, np);
+    if (err)
+        err->errnum = rc;
+    return DSORT_ENOMEM;
 }
 
 /* Fill a free slot (signals blocked meanwhile, so the handler never sees half a slot). */
