@@ -151,7 +151,7 @@ for pipe in ext lines; do
             [ "$(grep '^rounds ' "$r0" 2>/dev/null)" = "rounds 3" ] && break
             sleep 0.01
         done
-        kill -TERM $(dsort_procs "$C")
+        for p in $(dsort_procs "$C"); do kill -TERM "$p"; done
         resume 1
         wait_end
         FX=()
