@@ -40,8 +40,9 @@ static enum dsort_status own_dir(const struct dsort_comm *c, char **temps, size_
     dir[0] = '\0';
     return DSORT_ERR(err, DSORT_EINVAL, 0,
                      "--resume: the checkpoint of rank %d of job '%s' is missing from the temp "
-                     "directories",
-                     c->rank, job);
+                     "directories (a signal between the ranks' first saves leaves none: then "
+                     "remove the job's directories dsort-%s-r* and sort again without --resume)",
+                     c->rank, job, job);
 }
 
 /* Every run k lists is there, as long as when it was kept (the blocks' CRC32C are checked as
@@ -343,7 +344,13 @@ enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
      * removes them with the runs; a signal in keep mode, or a stop, leaves them. */
     char path[4300];
     for (size_t i = 0; i < td->count && !st; i++) {
-        st = dsort_ckpt_write(td->dirs[i], k, durable, err);
+        /* the file written before it is renamed in place: a signal in between (outside keep
+         * mode: the first save) must not leave it, and with it the directory, behind */
+        snprintf(path, sizeof path, "%s/%s.tmp", td->dirs[i], DSORT_CKPT_FILE);
+        dsort_cleanup_forget(path);
+        st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err);
+        if (!st)
+            st = dsort_ckpt_write(td->dirs[i], k, durable, err);
         snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
         dsort_cleanup_forget(path);
         if (!st)

@@ -22,6 +22,7 @@
 #    before it renames its manifest in place): the resume goes back to round 2 on rank 0 (its
 #    checkpoint.prev), says so, and finishes with GNU sort's output; without that file it is
 #    refused naming the tear, the checkpoint as it was;
+#  - the same at the first save: nothing is left (checkpoint.tmp included);
 #  - a refused resume names the nearest checkpoint and what differs: an input path or the
 #    output's (which does not exist yet) spelled differently (the same file), an option added.
 # Usage: resume.sh NRANKS
@@ -171,6 +172,26 @@ for pipe in ext lines; do
     fi
     case_end
 done
+
+# The same at the first save (no checkpoint yet to keep): everything removed, the manifest
+# written but not yet renamed in place (checkpoint.tmp) too, so that no directory is left.
+case_begin "SIGTERM while rank 1 puts its first manifest in place" ext \
+    "stopped non-zero, nothing left (no checkpoint.tmp, no directory); no output"
+pipeline_args ext
+out_setup o-new
+ARGS_RUN=(-T "$TMP_DIR" "${OUTARGS[@]}" "${PARGS[@]}")
+FX=(FAULT_RENAME=/checkpoint FAULT_RENAME_STOP=1 FAULT_RANK=1 "FAULT_READY=$C/ready"
+    "FAULT_LOG=$C/fault.log")
+start_job "$N" --checkpoint "${ARGS_RUN[@]}"
+if wait_ready 1; then
+    for p in $(dsort_procs "$C"); do kill -TERM "$p"; done
+    resume 1
+    wait_end
+    cond "stopped non-zero (exit $RC)" "$RC != 0"
+    check_final
+    eq "files in the temp dir" "" "$(listing "$TMP_DIR")"
+fi
+case_end
 
 case_begin "two --resume of one job at once, the first held after its claim" lines \
     "the second refused at once (exit 2), the checkpoint untouched; the first finishes"
