@@ -128,7 +128,8 @@ static const char *disk_rates(const struct dsort_roofline_rates *r,
     return "none";
 }
 
-/* Resource name in rl (added with source and rate, -1 none, if new); NULL if out of memory. */
+/* Resource name in rl (added with source and rate, -1 none, if new); NULL if out of memory.
+ * Adding one may move rl->res: earlier pointers into it are then stale. */
 static struct dsort_roofline_resource *resource(struct dsort_roofline *rl, const char *name,
                                                 const char *source, double rate)
 {
@@ -233,9 +234,11 @@ static enum dsort_status add_disk(const struct dsort_roofline_rates *r,
     snprintf(name, sizeof name, "disk %s %s", label, combined ? "r+w" : "read");
     if (!(a = resource(rl, name, how, combined ? rw : rd)))
         return DSORT_ENOMEM;
+    size_t ai = (size_t)(a - rl->res); /* adding b may move the array */
     snprintf(name, sizeof name, "disk %s write", label);
     if (!combined && !(b = resource(rl, name, how, wr)))
         return DSORT_ENOMEM;
+    a = &rl->res[ai];
     for (int g = 0; g < G; g++) {
         a->bytes[g] += d->read[g] + (combined ? d->written[g] : 0);
         if (b)
