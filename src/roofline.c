@@ -439,6 +439,13 @@ void dsort_roofline_json(FILE *f, const struct dsort_roofline *rl, const char *i
         fprintf(f, "%s\n%s  {\"group\": \"%s\", \"seconds\": %.6f, \"busiest\": ", i ? "," : "", in,
                 dsort_roofline_group_names[w->group], w->seconds);
         busiest(f, rl, w->busiest);
+        fprintf(f, ", \"busiest_rate_MBps\": ");
+        num(f, w->busiest >= 0 ? rl->res[w->busiest].rate / MB : -1);
+        fprintf(f, ", \"busiest_rate_source\": ");
+        if (w->busiest >= 0)
+            fprintf(f, "\"%s\"", rl->res[w->busiest].source);
+        else
+            fprintf(f, "null");
         fprintf(f, ", \"floor_seconds\": ");
         num(f, w->floor);
         fprintf(f, ", \"ratio\": ");

@@ -61,7 +61,8 @@ def main(path, rates, shared, log=None):
                      f"roofline.py {[g['group'] for g in want['groups']]}")
     else:
         for a, b in zip(mine["groups"], want["groups"]):
-            for k in ("seconds", "busiest", "floor_seconds"):
+            for k in ("seconds", "busiest", "busiest_rate_MBps", "busiest_rate_source",
+                      "floor_seconds"):
                 close(f"groups[{b['group']}].{k}", a.get(k), b[k])
             close(f"groups[{b['group']}].ratio", a.get("ratio"), b["ratio"],
                   3e-6 / b["floor_seconds"] if b["floor_seconds"] else 1e-5)
