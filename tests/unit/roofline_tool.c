@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json_min.h"
+#include "jsonstr.h"
 #include "roofline.h"
 
 #define MAXD 16
@@ -91,11 +92,16 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("{\n \"rates\": {");
-    for (size_t i = 0; i < rates.n; i++)
-        printf("%s\"%s\": %.9g", i ? ", " : "", rates.key[i], rates.rate[i] / 1e6);
+    for (size_t i = 0; i < rates.n; i++) {
+        printf("%s", i ? ", " : "");
+        dsort_jsonstr_write(stdout, rates.key[i]);
+        printf(": %.9g", rates.rate[i] / 1e6);
+    }
     printf("}, \"shared_disks\": [");
-    for (size_t i = 0; i < rates.nshared; i++)
-        printf("%s\"%s\"", i ? ", " : "", rates.shared[i]);
+    for (size_t i = 0; i < rates.nshared; i++) {
+        printf("%s", i ? ", " : "");
+        dsort_jsonstr_write(stdout, rates.shared[i]);
+    }
     printf("],\n");
     dsort_roofline_json(stdout, &rl, "");
     printf("\n}\n");
