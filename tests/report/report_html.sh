@@ -108,6 +108,13 @@ for b in bad1 bad2 bad3; do
         fail "check_page.py passed a page with $b"
 done
 
+# A file from a dsort before the roofline: the section says so, and the page still traces.
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); del s["roofline"]; json.dump(s, open(sys.argv[2], "w"))' \
+    "$work/s.json" "$work/old.json" || fail "old.json"
+"$bin/dsort-report" "$work/old.json" -o "$work/old.html" || fail "dsort-report on a file without a roofline"
+grep -qF "This file has no roofline" "$work/old.html" || fail "no note for a file without a roofline"
+python3 "$here/check_page.py" "$work/old.json" "$work/old.html" >/dev/null || fail "the page without a roofline does not trace"
+
 # 1,024 synthetic ranks: the stragglers are named, every number traces.
 python3 "$here/gen_stats.py" 1024 "$work/s1024.json" || fail "gen_stats.py"
 big=$work/page1024.html
