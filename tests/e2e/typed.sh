@@ -160,6 +160,13 @@ B1=(0:u8 1:i8:r 44:f32le 2:u16be:r 4:i16le 6:i16be 8:u32le:r)
 B2=(48:f64be:r 12:u32be 16:i32le:r 20:u64be 28:i64le:r 36:i64be)
 B3=(0:u8:r 1:i8 44:f32le:r 2:u16be 4:i16le:r 6:i16be:r 8:u32le 48:f64be 12:u32be:r 16:i32le
     20:u64be:r 28:i64le 36:i64be:r)
+# Integer and bytes keys back to back are normalised in place of their bytes (no widening):
+# every integer type, mixed directions; and a single little-endian id.
+C1=(0:u8:r 1:i8 2:u16be:r 4:i16le 6:i16be:r 8:u32le 12:u32be:r 16:i32le 20:u64be:r 28:i64le
+    36:i64be:r)
+C2=(24:u16le:r 26:bytes:6)
+C3=(0:u64le)
+C4=(16:i32be 20:f32be:r) # a float: widened
 # (CI time: each rank count in memory and out of core, the key sets spread over them.)
 typed_case 1 "$T/in.bin" 40 s mem "${A1[@]}"
 typed_case 1 "$T/all.bin" 64 rec ooc "${B2[@]}"
@@ -171,6 +178,13 @@ typed_case 3 "$T/in.bin" 40 u ooc "${A3[@]}"
 typed_case 7 "$T/in.bin" 40 rec ooc "${A2[@]}"
 typed_case 7 "$T/all.bin" 64 s mem "${B3[@]}"
 typed_case 7 "$T/in.bin" 40 u mem "${A3[@]}"
+typed_case 1 "$T/all.bin" 64 rec mem "${C1[@]}"
+typed_case 2 "$T/all.bin" 64 s ooc "${C1[@]}"
+typed_case 3 "$T/in.bin" 40 u mem "${C2[@]}"
+typed_case 3 "$T/in.bin" 40 rec ooc "${C3[@]}"
+typed_case 7 "$T/all.bin" 64 rec ooc "${C1[@]}"
+typed_case 7 "$T/in.bin" 40 s mem "${C4[@]}"
+typed_case 7 "$T/in.bin" 40 rec mem "${C3[@]}"
 # -c checks by the same keys; a key past the record is refused before any work.
 ok "$N" "$DSORT" --format "$FMT" -k 26:bytes:6 -k 24:u16le:r -k 16:i32be -k 0:u64le:r -s \
     -c "$T/mixed4.bin"
@@ -183,7 +197,7 @@ expect_rc 2 "$N" "$DSORT" --format "$FMT" -k 36:u64le -o "$T/x.bin" "$T/in.bin" 
 # budget lies between the narrow records' need and the widened ones' (-S one byte short of
 # what the job reports it needs); its output bytes are the output's size, its share the
 # input's bytes each rank read (--stats bytes_read: the input's, not widened), its spill what
-# the runs took within 5% (the widened records: narrow ones would be a third short), and the
+# the runs took within 5% over all ranks (the widened records: narrow ones would be half), and the
 # space it asks for holds the output and every run. The file sizes are the oracle.
 ok "$N" "$GEN" --format fixed:16:0:16 --field 0:u64le --field 8:f64le:nan=5 --seed "$SEED" 60000 \
     "$T/p16.bin"
@@ -217,9 +231,12 @@ spill = 0
 for p, r in zip(ranks, pr):
     want("rank %d share %d, read %d" % (r["rank"], p["share_bytes"], r["bytes_read"]),
          p["share_bytes"] == r["bytes_read"])
-    want("rank %d spill %d, the runs %d" % (r["rank"], p["spill_bytes"], r["spill_bytes"]),
-         abs(r["spill_bytes"] - p["spill_bytes"]) <= p["spill_bytes"] * 0.05)
+    margin = p["spill_bytes"] // 32 + (1 << 20) if p["spill_bytes"] else 0
+    want("rank %d spill %d + margin, the runs %d" % (r["rank"], p["spill_bytes"], r["spill_bytes"]),
+         r["spill_bytes"] <= p["spill_bytes"] + margin)
     spill += r["spill_bytes"]
+pspill = sum(p["spill_bytes"] for p in ranks)
+want("spill %d, the runs %d" % (pspill, spill), abs(spill - pspill) <= pspill * 0.05)
 need = sum(fs["need"] for fs in plan["space"])
 want("space %d for output %d + runs %d" % (need, osize, spill), need >= osize + spill)
 print("\n".join(bad) if bad else "agree")
