@@ -191,21 +191,22 @@ ok "$N" "$DSORT" --format "$FMT" -k 26:bytes:6 -k 24:u16le:r -k 16:i32be -k 0:u6
 expect_rc 1 "$N" "$DSORT" --format "$FMT" -k 0:u64le -c "$T/in.bin"
 expect_rc 2 "$N" "$DSORT" --format "$FMT" -k 36:u64le -o "$T/x.bin" "$T/in.bin" &&
     contains "dsort: key past the record" "$T/stderr" "bad key '36:u64le'"
-# --plan and --stats of the same job agree with typed keys (the pipelines hold widened records,
-# normkey || record, 24 bytes here for 16; the output and the input are the user's 16): the
-# plan decides in memory or out of core, mapped or copied, as the job does, also where the
-# budget lies between the narrow records' need and the widened ones' (-S one byte short of
-# what the job reports it needs); its output bytes are the output's size, its share the
-# input's bytes each rank read (--stats bytes_read: the input's, not widened), its spill what
-# the runs took within 5% over all ranks (the widened records: narrow ones would be half), and the
-# space it asks for holds the output and every run. The file sizes are the oracle.
+# --plan and --stats of the same job agree with typed keys (a float key: the pipelines hold
+# widened records, normkey || record, 32 bytes here for 16; the output and the input are the
+# user's 16): the plan decides in memory or out of core, mapped or copied, as the job does,
+# also where the budget lies between the narrow records' need and the widened ones' (-S one
+# byte short of what the job reports it needs); its output bytes are the output's size, its
+# share the input's bytes each rank read (--stats bytes_read: the input's, not widened); its
+# spill is at least 90% of what the runs took over all ranks (their blocks add a few %; narrow
+# records would be half), no rank's runs exceed its spill and margin, and the space it asks
+# for holds the output and every run. The file sizes are the oracle.
 ok "$N" "$GEN" --format fixed:16:0:16 --field 0:u64le --field 8:f64le:nan=5 --seed "$SEED" 60000 \
     "$T/p16.bin"
 mkdir -p "$T/tmp"
 plan_vs_stats() {
     local tag=$1
     shift
-    local args=(--format fixed:16:0:16 -k 0:u64le -k 8:f64le -T "$T/tmp" "$@")
+    local args=(--format fixed:16:0:16 "${PVS_KEYS[@]}" -T "$T/tmp" "$@")
     rm -f "$T/p.out" "$T/st.json"
     ok "$N" "$DSORT" "${args[@]}" --plan --json -o "$T/p.out" "$T/p16.bin" || return
     cp "$T/stdout" "$T/plan.json"
@@ -236,13 +237,14 @@ for p, r in zip(ranks, pr):
          r["spill_bytes"] <= p["spill_bytes"] + margin)
     spill += r["spill_bytes"]
 pspill = sum(p["spill_bytes"] for p in ranks)
-want("spill %d, the runs %d" % (pspill, spill), abs(spill - pspill) <= pspill * 0.05)
+want("spill %d, the runs %d" % (pspill, spill), pspill >= spill * 0.9)
 need = sum(fs["need"] for fs in plan["space"])
 want("space %d for output %d + runs %d" % (need, osize, spill), need >= osize + spill)
 print("\n".join(bad) if bad else "agree")
 PY
     contains "--plan and --stats of $tag" "$T/cmp" '^agree$'
 }
+PVS_KEYS=(-k 0:u64le -k 8:f64le)
 plan_vs_stats "the default budget"
 plan_vs_stats "out of core" --out-of-core -S 2M
 plan_vs_stats "-S 2M" -S 2M
@@ -251,6 +253,8 @@ if [ -f "$T/st.json" ]; then
     plan_vs_stats "-S one byte short of the widened need" -S "$((W - 1))b"
     plan_vs_stats "-S the widened need" -S "${W}b"
 fi
+PVS_KEYS=(-k 0:u64le) # normalised in place: the runs hold 16-byte records
+plan_vs_stats "an in-place key out of core" --out-of-core -S 2M
 
 # Balance within 1.05 under all-equal typed keys, at 2, 3, 4 and 7 ranks, in memory and out of
 # core: records equal in the key (the rest random: ties by the record) and whole records equal.
