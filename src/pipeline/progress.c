@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agree.h"
+#include "cleanup.h"
 #include "clock.h"
 #include "keysort.h"
 #include "lines.h"
@@ -316,12 +317,11 @@ void dsort_progress_phase_begin(const char *phase)
     W.stop = 0;
     if (W.io <= 0)
         return; /* the read says itself how far it is */
-    /* the watcher takes no signals: they stay with the threads that handle them */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    W.thread_on = pthread_create(&W.thread, NULL, watch_read, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* the watcher takes no signals (they stay with the threads that handle them) and has a
+     * small stack, as every helper thread; without it (a tight ulimit -v or -u) the read's
+     * progress moves only between phases */
+    W.thread_on =
+        dsort_cleanup_thread_create(&W.thread, watch_read, NULL, "dsort-progress") == 0;
 }
 
 void dsort_progress_phase_end(void)
