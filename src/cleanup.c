@@ -35,6 +35,7 @@ static volatile sig_atomic_t usr1_speaker, usr1_said;
 /* keep mode: the directories a signal leaves as they are (nkeep 0: none) */
 static char keep[DSORT_CLEANUP_KEEP_MAX][DSORT_CLEANUP_PATH_MAX];
 static volatile sig_atomic_t nkeep;
+static volatile sig_atomic_t committed; /* the output is published (set_committed) */
 
 static void block(sigset_t *old)
 {
@@ -224,7 +225,7 @@ static void on_signal(int sig)
         return;
     }
     caught = sig;
-    const int keeping = nkeep > 0;
+    const int keeping = nkeep > 0 && !committed; /* a committed job has nothing to resume */
     run_cleanup(keeping);
     if (prefix[0]) {
         /* One write(2) of the whole line, so that lines of ranks sharing a terminal or a
@@ -235,12 +236,18 @@ static void on_signal(int sig)
         append(line, sizeof line, &n, "stopped by ");
         append(line, sizeof line, &n, signame(sig));
         append_limit(line, sizeof line, &n, sig);
-        append(line, sizeof line, &n, " in the ");
-        append(line, sizeof line, &n, phase);
-        append(line, sizeof line, &n,
-               keeping ? " phase; the checkpoint is kept (run the same command with --resume to "
-                         "finish), no output written\n"
-                       : " phase; temp files removed, no output written\n");
+        if (committed) {
+            append(line, sizeof line, &n,
+                   " after the output was committed; the output is complete (temp files "
+                   "removed; --stats may be missing)\n");
+        } else {
+            append(line, sizeof line, &n, " in the ");
+            append(line, sizeof line, &n, phase);
+            append(line, sizeof line, &n,
+                   keeping ? " phase; the checkpoint is kept (run the same command with --resume "
+                             "to finish), no output written\n"
+                           : " phase; temp files removed, no output written\n");
+        }
         ssize_t w = write(2, line, n);
         (void)w;
         /* mpirun SIGKILLs every rank as soon as the first one dies: give the other ranks a
@@ -526,6 +533,11 @@ void dsort_cleanup_set_prefix(const char *p)
     block(&old);
     snprintf(prefix, sizeof prefix, "%s", p ? p : "");
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void dsort_cleanup_set_committed(void)
+{
+    committed = 1;
 }
 
 void dsort_cleanup_set_phase(const char *p)

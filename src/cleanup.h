@@ -117,4 +117,9 @@ int dsort_cleanup_signal(void);
 void dsort_cleanup_set_prefix(const char *prefix);
 void dsort_cleanup_set_phase(const char *phase);
 
+/* The output is committed (published, complete): from now on the handler says "<prefix>
+ * stopped by SIGTERM after the output was committed; the output is complete" instead of
+ * claiming that nothing was written, and still ends the process by the signal. */
+void dsort_cleanup_set_committed(void);
+
 #endif

@@ -279,4 +279,29 @@ run_job "$N" --resume "${ARGS_RUN[@]}"
 finished
 case_end
 
+# A signal after the commit (the output is published, --stats not yet renamed in place): the
+# rank says the output is complete, not that nothing was written, and a kept checkpoint is not
+# left to resume a finished job.
+case_begin "SIGTERM after the commit, before --stats is in place" ext \
+    "dies by the signal, says the output is complete; the output is whole, nothing left in -T"
+pipeline_args ext
+out_setup o-new
+ARGS_RUN=(-T "$TMP_DIR" "${OUTARGS[@]}" --stats "$C/stats.json" "${PARGS[@]}")
+FX=(FAULT_RENAME=stats.json FAULT_RENAME_STOP=1 FAULT_RANK=0 "FAULT_READY=$C/ready"
+    "FAULT_LOG=$C/fault.log")
+start_job "$N" --checkpoint "${ARGS_RUN[@]}"
+if wait_ready 0; then
+    for p in $(dsort_procs "$C"); do kill -TERM "$p"; done
+    resume 0
+    wait_end
+    FX=()
+    cond "ended non-zero by the signal (exit $RC)" "$RC != 0 and $RC != 3"
+    contains "rank 0 says the output is complete" "$T/stderr" \
+        "^dsort: rank 0/$N \([^)]+\): stopped by SIGTERM after the output was committed; the output is complete"
+    eq "nobody says nothing was written" "" "$(grep 'no output written' "$T/stderr")"
+    same_output
+    eq "files in the temp dir" "" "$(listing "$TMP_DIR")"
+fi
+case_end
+
 suite_finish
