@@ -2,6 +2,7 @@
 # Install what is missing, build with -Werror, run the whole test suite (ctest), then build
 # with AddressSanitizer + UndefinedBehaviorSanitizer and run the suite again.
 #   scripts/test.sh [ctest args...]     e.g. scripts/test.sh -LE slow   (skip slow tests)
+# coreutils' sort tests are fetched first (scripts/coreutils_tests.sh; DSORT_NO_COREUTILS=1: not).
 # DSORT_NO_ASAN=1 skips the sanitizer pass. Then the libFuzzer targets run for a bounded time
 # (scripts/fuzz.sh, DSORT_FUZZ_SECONDS each, default 10); DSORT_NO_FUZZ=1 skips them.
 # DSORT_MPICH=1 adds, at the end, the MPICH subset below (what CI runs under MPICH).
@@ -99,6 +100,12 @@ deps=(--test)
 mpi_args=()
 [ -z "$mpi" ] || mpi_args=(-DDSORT_MPI="$mpi" -DMPI_C_COMPILER="$DSORT_MPICC"
     -DMPIEXEC_EXECUTABLE="$DSORT_MPIEXEC")
+# coreutils' own sort tests (e2e.gnusortpl): fetched from Debian's sources, best effort (the
+# test is skipped without them); DSORT_NO_COREUTILS=1 leaves them out.
+if [ "${DSORT_NO_COREUTILS:-0}" != 1 ] && [ -z "${DSORT_COREUTILS_SORT_PL:-}" ]; then
+    "$top/scripts/coreutils_tests.sh" sid >/dev/null 2>&1 ||
+        echo "test: could not fetch coreutils' sort tests (e2e.gnusortpl will be skipped)"
+fi
 echo "== build and test (-Werror)"
 run_suite "$top/build-ci" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${mpi_args[@]}"
 if [ "${DSORT_NO_ASAN:-0}" != 1 ]; then

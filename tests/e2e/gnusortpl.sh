@@ -7,8 +7,9 @@
 # scripts/coreutils_tests.sh fetches coreutils' source (apt-get source) into
 # ${XDG_CACHE_HOME:-~/.cache}/dsort/coreutils, where the newest one is taken; without one the
 # test is skipped (77).
-# Figures (dsort at this commit): coreutils 9.1 (Debian 12), 164 cases: 159 pass, 5 refused;
-# 9.10 (Debian sid), 166 cases: 160 pass, 5 refused, 1 as GNU sort 9.1 (h1: R and Q of -h).
+# Figures (dsort at this commit): coreutils 9.1 (Debian 12), 164 cases: 160 pass, 4 refused;
+# 9.10 (Debian sid), 166 cases: 161 pass, 4 refused (--p=1), 1 as GNU sort 9.1 (h1: R and Q
+# of -h); with upstream's two invalid-parallel cases (168): 163 pass.
 # Usage: gnusortpl.sh NRANKS (dsort runs as a singleton: NRANKS must be 1)
 . "$(dirname "$0")/lib.sh"
 suite_init "$1"
