@@ -168,7 +168,50 @@ struct cutwin {
     char *open;
     unsigned char *out, *tmp; /* tmp: one key */
     size_t m, rs, active;
+    /* A round's buffers: the reports in, this rank's decision with its pivot, all decisions
+     * (gs bytes a rank), and the owner's proposals to weigh. */
+    unsigned char *in, *mine, *all;
+    struct cand *cands;
+    size_t gs;
 };
+
+/* Allocate w's arrays for m splitters over p ranks (none when m is 0): 1, or 0 if one failed
+ * (or a count is too big for the collectives' int counts); cut_free frees what there is. */
+static int cut_alloc(struct cutwin *w, int p, size_t ks)
+{
+    const size_t m = w->m;
+    if (m == 0)
+        return 1;
+    w->lo = malloc(m * sizeof *w->lo);
+    w->hi = malloc(m * sizeof *w->hi);
+    w->less = malloc(m * sizeof *w->less);
+    w->less_eq = malloc(m * sizeof *w->less_eq);
+    w->open = calloc(m, 1);
+    w->out = calloc((size_t)p, w->rs);
+    w->in = malloc((size_t)p * w->rs);
+    w->mine = calloc(1, w->gs);
+    w->all = malloc((size_t)p * w->gs);
+    w->tmp = malloc(ks);
+    w->cands = malloc((size_t)p * sizeof *w->cands);
+    /* Alltoall and Allgather take int byte counts per rank. */
+    return w->lo && w->hi && w->less && w->less_eq && w->open && w->out && w->in && w->mine &&
+           w->all && w->tmp && w->cands && w->rs <= (size_t)INT_MAX && w->gs <= (size_t)INT_MAX;
+}
+
+static void cut_free(struct cutwin *w)
+{
+    free(w->lo);
+    free(w->hi);
+    free(w->less);
+    free(w->less_eq);
+    free(w->open);
+    free(w->out);
+    free(w->in);
+    free(w->mine);
+    free(w->all);
+    free(w->tmp);
+    free(w->cands);
+}
 
 /* Apply the round's decisions all (gs bytes a rank): close the decided splitters (their cuts
  * set), narrow the others' windows and write their next reports. 1 if a decision was lost. */
@@ -230,42 +273,62 @@ static void cut_open(const struct dsort_splitter_keys *src, struct cutwin *w, in
     }
 }
 
+/* The rounds of dsort_splitters_cut, from the windows that cut_open opened. A round: every rank
+ * reports to every owner (Alltoall of one report each way), the owners decide, and every rank
+ * gets every decision with the next pivot (Allgather). Every rank sees the same decisions, so
+ * all take the same number of rounds, and all return the same status. */
+static enum dsort_status cut_rounds(MPI_Comm comm, const struct dsort_splitter_keys *src,
+                                    struct cutwin *w, int rank, int p, uint64_t total,
+                                    uint64_t my_target, uint64_t *cuts, int *rounds,
+                                    struct dsort_error *err)
+{
+    const int most = max_rounds(total);
+    for (int round = 0; w->active > 0; round++) {
+        if (round == most)
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                             "splitter selection did not settle in %d rounds (the keys changed "
+                             "while it ran, or are not unique)",
+                             most);
+        if (rounds)
+            (*rounds)++;
+        MPI_Alltoall(w->out, (int)w->rs, MPI_BYTE, w->in, (int)w->rs, MPI_BYTE, comm);
+        w->mine[0] = DEC_NONE;
+        if (rank > 0 && w->open[rank - 1])
+            w->mine[0] = decide(w->in, p, src->key_size, my_target, w->cands, w->mine + 1);
+        MPI_Allgather(w->mine, (int)w->gs, MPI_BYTE, w->all, (int)w->gs, MPI_BYTE, comm);
+        if (cut_apply(src, w, w->all, w->gs, cuts))
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                             "splitter selection lost its target (the keys changed while it "
+                             "ran, or are not unique)");
+    }
+    /* Keys are unique, so the cuts are monotone; check it rather than trust it. */
+    for (int j = 0; j < p; j++)
+        if (cuts[j] > cuts[j + 1])
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                             "splitter cuts are not monotone (the keys changed while they were "
+                             "chosen, or are not unique)");
+    return DSORT_OK;
+}
+
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err)
 {
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
-    const size_t ks = src->key_size, m = (size_t)(p > 1 ? p - 1 : 0);
-    const size_t rs = report_size(ks), gs = 1 + ks; /* a report; a decision and its pivot */
+    const size_t ks = src->key_size;
     const uint64_t n = src->n;
     cuts[0] = 0;
     cuts[p] = n;
     if (rounds)
         *rounds = 0;
 
-    /* Per splitter: its window (struct cutwin). */
-    uint64_t *lo = NULL, *hi = NULL, *less = NULL, *less_eq = NULL;
-    unsigned char *out = NULL, *in = NULL, *mine = NULL, *all = NULL, *tmp = NULL;
-    struct cand *cands = NULL;
-    char *open = NULL;
-    int ok = 1;
-    if (m > 0) {
-        lo = malloc(m * sizeof *lo);
-        hi = malloc(m * sizeof *hi);
-        less = malloc(m * sizeof *less);
-        less_eq = malloc(m * sizeof *less_eq);
-        open = calloc(m, 1);
-        out = calloc((size_t)p, rs);
-        in = malloc((size_t)p * rs);
-        mine = calloc(1, gs);
-        all = malloc((size_t)p * gs);
-        tmp = malloc(ks);
-        cands = malloc((size_t)p * sizeof *cands);
-        /* Alltoall and Allgather take int byte counts per rank. */
-        ok = lo && hi && less && less_eq && open && out && in && mine && all && tmp && cands &&
-             rs <= (size_t)INT_MAX && gs <= (size_t)INT_MAX;
-    }
+    /* Per splitter: its window; a report; a decision and its pivot. */
+    struct cutwin w = {0};
+    w.m = (size_t)(p > 1 ? p - 1 : 0);
+    w.rs = report_size(ks);
+    w.gs = 1 + ks;
+    const int ok = cut_alloc(&w, p, ks);
     /* The total, and (so that no rank waits in a collective for one that left) whether any
      * rank failed to allocate. */
     uint64_t mine_tf[2] = {n, ok ? 0 : 1}, tf[2] = {0, 0};
@@ -274,59 +337,13 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
     enum dsort_status st = DSORT_OK;
     if (tf[1]) {
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
-        goto out;
+    } else {
+        uint64_t my_target = 0;
+        cut_open(src, &w, rank, p, total, cuts, &my_target);
+        cand_key_size = ks;
+        st = cut_rounds(comm, src, &w, rank, p, total, my_target, cuts, rounds, err);
     }
-    uint64_t my_target = 0;
-    struct cutwin w = {lo, hi, less, less_eq, open, out, tmp, m, rs, 0};
-    cut_open(src, &w, rank, p, total, cuts, &my_target);
-    cand_key_size = ks;
-    const int most = max_rounds(total);
-    /* A round: every rank reports to every owner (Alltoall of one report each way), the owners
-     * decide, and every rank gets every decision with the next pivot (Allgather). Every rank
-     * sees the same decisions, so all take the same number of rounds. */
-    for (int round = 0; w.active > 0; round++) {
-        if (round == most) {
-            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter selection did not settle in %d rounds (the keys changed "
-                           "while it ran, or are not unique)",
-                           most);
-            goto out;
-        }
-        if (rounds)
-            (*rounds)++;
-        MPI_Alltoall(out, (int)rs, MPI_BYTE, in, (int)rs, MPI_BYTE, comm);
-        mine[0] = DEC_NONE;
-        if (rank > 0 && open[rank - 1])
-            mine[0] = decide(in, p, ks, my_target, cands, mine + 1);
-        MPI_Allgather(mine, (int)gs, MPI_BYTE, all, (int)gs, MPI_BYTE, comm);
-        int failed = cut_apply(src, &w, all, gs, cuts);
-        if (failed) {
-            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter selection lost its target (the keys changed while it "
-                           "ran, or are not unique)");
-            goto out;
-        }
-    }
-    /* Keys are unique, so the cuts are monotone; check it rather than trust it. */
-    for (int j = 0; j < p; j++)
-        if (cuts[j] > cuts[j + 1]) {
-            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter cuts are not monotone (the keys changed while they were "
-                           "chosen, or are not unique)");
-            break;
-        }
-out:
-    free(lo);
-    free(hi);
-    free(less);
-    free(less_eq);
-    free(open);
-    free(out);
-    free(in);
-    free(mine);
-    free(all);
-    free(tmp);
-    free(cands);
+    cut_free(&w);
     return st;
 }
 
