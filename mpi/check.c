@@ -222,17 +222,18 @@ out:
     return st;
 }
 
-enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *paths, size_t n,
-                                    const struct dsort_format *fmt, const struct dsort_order *ord,
-                                    size_t block, struct dsort_vsum *total, uint64_t *files,
+/* Open the files of paths that this node has (a missing one skipped, a directory expanded),
+ * and check that each path exists on some node. Collective; the status is the same on every
+ * rank. On failure in is not open. */
+static enum dsort_status open_local(const struct dsort_comm *c, char *const *paths, size_t n,
+                                    const struct dsort_format *fmt, struct dsort_inputs *in,
                                     struct dsort_error *err)
 {
-    struct dsort_inputs in;
     int *found = calloc(n + 1, sizeof *found), *anywhere = calloc(n + 1, sizeof *anywhere);
     enum dsort_status st =
         !found || !anywhere
             ? DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory")
-            : dsort_inputs_open_ex(&in, paths, n, fmt,
+            : dsort_inputs_open_ex(in, paths, n, fmt,
                                    DSORT_INPUTS_SKIP_MISSING | DSORT_INPUTS_EXPAND_DIRS, found,
                                    err);
     if ((st = dsort_comm_agree(c, st, err))) {
@@ -246,47 +247,46 @@ enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *pat
             st = DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' exists on no node", paths[i]);
     free(found);
     free(anywhere);
-    struct entry *all = NULL;
-    size_t nall = 0;
-    if (!st) /* (st is the same on every rank: anywhere is) */
-        st = list_files(c, &in, &all, &nall, err);
-    if (st)
-        goto out;
-    /* The node's ranks take its files in turn; each summarises the ones it takes. */
-    int next = 0;
-    for (size_t i = 0; i < nall; i++)
-        if (all[i].node == c->node_index)
-            all[i].slot = next++ % c->node_size;
-    const size_t psz = dsort_vsum_packed_size(total->key_len), rs = fmt->rec_size;
-    size_t per = block / rs ? block / rs : 1;
-    unsigned char *packed = calloc(nall + 1, psz), *gathered = NULL;
+    if (st) /* (st is the same on every rank: anywhere is) */
+        dsort_inputs_destroy(in);
+    return st;
+}
+
+/* Local: summarise the files of all that this rank takes, each into packed (psz bytes a file),
+ * through s (re-initialised for each file), reading block bytes at a time. */
+static enum dsort_status check_mine(const struct dsort_comm *c, const struct dsort_inputs *in,
+                                    const struct entry *all, size_t nall,
+                                    const struct dsort_format *fmt, const struct dsort_order *ord,
+                                    size_t block, int whole, struct dsort_vsum *s,
+                                    unsigned char *packed, size_t psz, struct dsort_error *err)
+{
+    const size_t rs = fmt->rec_size, per = block / rs ? block / rs : 1;
     unsigned char *buf = dsort_mem_alloc(per * rs);
-    struct dsort_vsum s;
-    int have_s = !dsort_vsum_init_ex(&s, fmt, total->whole, NULL);
-    if (!packed || !buf || !have_s)
-        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    enum dsort_status st = buf ? DSORT_OK : DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     for (size_t i = 0; i < nall && !st; i++) {
         if (all[i].node != c->node_index || all[i].slot != c->node_rank)
             continue;
         size_t k = 0;
-        while (k < in.count && strcmp(in.files[k].path, all[i].name))
+        while (k < in->count && strcmp(in->files[k].path, all[i].name))
             k++;
-        dsort_vsum_destroy(&s);
-        if (dsort_vsum_init_ex(&s, fmt, total->whole, err)) {
+        dsort_vsum_destroy(s);
+        if (dsort_vsum_init_ex(s, fmt, whole, err)) {
             st = DSORT_ENOMEM;
             break;
         }
-        st = check_file(&in, k, fmt, ord, buf, per, &s, err);
+        st = check_file(in, k, fmt, ord, buf, per, s, err);
         if (!st)
-            dsort_vsum_pack(&s, packed + i * psz);
+            dsort_vsum_pack(s, packed + i * psz);
     }
     dsort_mem_free(buf, per * rs);
-    if (c->rank == 0 && !st && !(gathered = malloc((nall + 1) * psz)))
-        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    if ((st = dsort_comm_agree(c, st, err)))
-        goto out2;
-    /* Each file's summary was packed by exactly one rank, the others left zeros: a sum of the
-     * bytes would not do, so rank 0 takes each from its owner. */
+    return st;
+}
+
+/* Each file's summary was packed by exactly one rank, the others left zeros: a sum of the bytes
+ * would not do, so rank 0 takes each from its owner into gathered. Collective. */
+static void collect_summaries(const struct dsort_comm *c, const struct entry *all, size_t nall,
+                              const unsigned char *packed, unsigned char *gathered, size_t psz)
+{
     for (size_t i = 0; i < nall; i++) {
         int owner_rank = -1,
             me = (all[i].node == c->node_index && all[i].slot == c->node_rank) ? c->rank : -1;
@@ -299,6 +299,39 @@ enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *pat
         else if (c->rank == owner_rank)
             MPI_Send(packed + i * psz, (int)psz, MPI_BYTE, 0, 91, c->comm);
     }
+}
+
+enum dsort_status dsort_check_local(const struct dsort_comm *c, char *const *paths, size_t n,
+                                    const struct dsort_format *fmt, const struct dsort_order *ord,
+                                    size_t block, struct dsort_vsum *total, uint64_t *files,
+                                    struct dsort_error *err)
+{
+    struct dsort_inputs in;
+    enum dsort_status st = open_local(c, paths, n, fmt, &in, err);
+    if (st)
+        return st;
+    struct entry *all = NULL;
+    size_t nall = 0;
+    if ((st = list_files(c, &in, &all, &nall, err)))
+        goto out;
+    /* The node's ranks take its files in turn; each summarises the ones it takes. */
+    int next = 0;
+    for (size_t i = 0; i < nall; i++)
+        if (all[i].node == c->node_index)
+            all[i].slot = next++ % c->node_size;
+    const size_t psz = dsort_vsum_packed_size(total->key_len);
+    unsigned char *packed = calloc(nall + 1, psz), *gathered = NULL;
+    struct dsort_vsum s;
+    int have_s = !dsort_vsum_init_ex(&s, fmt, total->whole, NULL);
+    if (!packed || !have_s)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    else
+        st = check_mine(c, &in, all, nall, fmt, ord, block, total->whole, &s, packed, psz, err);
+    if (c->rank == 0 && !st && !(gathered = malloc((nall + 1) * psz)))
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    if ((st = dsort_comm_agree(c, st, err)))
+        goto out2;
+    collect_summaries(c, all, nall, packed, gathered, psz);
     if (c->rank == 0)
         for (size_t i = 0; i < nall; i++) {
             dsort_vsum_unpack(&s, gathered + i * psz);

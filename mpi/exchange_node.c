@@ -352,6 +352,35 @@ static enum dsort_status node_stage(const struct dsort_exchange *x, const struct
     return DSORT_OK;
 }
 
+/* Every local rank's send and receive counts (2p a rank, through mine) into counts, over the
+ * node's communicator. Collective over x->node; an MPI error as it found it. */
+static enum dsort_status gather_counts(const struct dsort_exchange *x, const uint64_t *sendcounts,
+                                       const uint64_t *recvcounts, uint64_t *mine, uint64_t *counts,
+                                       struct dsort_error *err)
+{
+    const int p = x->size;
+    for (int r = 0; r < p; r++) {
+        mine[r] = sendcounts[r];
+        mine[p + r] = recvcounts[r];
+    }
+    int rc = MPI_Allgather(mine, 2 * p, MPI_UINT64_T, counts, 2 * p, MPI_UINT64_T, x->node);
+    if (rc != MPI_SUCCESS)
+        return dsort_comm_mpi_error(rc, "gathering the node's piece sizes", err);
+    return DSORT_OK;
+}
+
+/* Displacements of the caller's pieces: sd and rd, or packed in rank order where NULL. */
+static void displacements(int p, const uint64_t *sendcounts, const uint64_t *recvcounts,
+                          const uint64_t *sd, const uint64_t *rd, uint64_t *sdisp, uint64_t *rdisp)
+{
+    for (uint64_t r = 0, so = 0, ro = 0; r < (uint64_t)p; r++) {
+        sdisp[r] = sd ? sd[r] : so;
+        rdisp[r] = rd ? rd[r] : ro;
+        so += sendcounts[r];
+        ro += recvcounts[r];
+    }
+}
+
 enum dsort_status dsort_exchange_node_move(struct dsort_exchange *x, const unsigned char *sendbuf,
                                            const uint64_t *sendcounts, const uint64_t *sd,
                                            unsigned char *recvbuf, const uint64_t *recvcounts,
@@ -380,27 +409,14 @@ enum dsort_status dsort_exchange_node_move(struct dsort_exchange *x, const unsig
                                "cannot allocate the exchange state");
         goto out;
     }
-    for (int r = 0; r < p; r++) {
-        mine[r] = sendcounts[r];
-        mine[p + r] = recvcounts[r];
-    }
-    int rc = MPI_Allgather(mine, 2 * p, MPI_UINT64_T, counts, 2 * p, MPI_UINT64_T, x->node);
-    if (rc != MPI_SUCCESS) {
-        st = dsort_comm_mpi_error(rc, "gathering the node's piece sizes", err);
+    if ((st = gather_counts(x, sendcounts, recvcounts, mine, counts, err)))
         goto out;
-    }
     uint64_t q = 0, nrounds = 0;
     node_slices(x, sendcounts, recvcounts, &q, &nrounds);
     struct nodex v = {x, counts, q, 0, p};
     if ((st = node_stage(x, &v, off1, off2, &stage1, &stage2, err)))
         goto out;
-    /* Displacements of the caller's pieces. */
-    for (uint64_t r = 0, so = 0, ro = 0; r < (uint64_t)p; r++) {
-        sdisp[r] = sd ? sd[r] : so;
-        rdisp[r] = rd ? rd[r] : ro;
-        so += sendcounts[r];
-        ro += recvcounts[r];
-    }
+    displacements(p, sendcounts, recvcounts, sd, rd, sdisp, rdisp);
     memcpy(recvbuf + rdisp[me], sendbuf + sdisp[me], sendcounts[me]);
     struct nodemove m = {.v = v,
                          .x = x,

@@ -160,20 +160,61 @@ static unsigned char decide(const unsigned char *in, int p, size_t ks, uint64_t 
     return dec;
 }
 
-/* The windows of the splitters still open: per splitter j (0-based, for rank j+1) the local
- * window [lo, hi) that may still lie on either side, the local counts below and up to the pivot
- * being decided, and the report to its owner (out, rs bytes a rank). */
-struct cutwin {
+/* The state of a selection (exact or sampled): per splitter j (0-based, owned by rank j+1) the
+ * local window [lo, hi) that may still hold the target, the local counts below and up to the
+ * pivot being decided, and whether it is open; per rank a report out and in (rs bytes: to and
+ * from the owners), this rank's decision with its pivot and all of them (gs bytes a rank); the
+ * owner's proposals to weigh; keys: room for nkeys keys of key_len bytes (the exact selection:
+ * one key to compare; the sampled: each splitter's pivot). */
+struct win {
     uint64_t *lo, *hi, *less, *less_eq;
-    char *open;
-    unsigned char *out, *tmp; /* tmp: one key */
-    size_t m, rs, active;
+    unsigned char *open, *out, *in, *dec, *all, *keys;
+    struct cand *cands;
+    size_t m, rs, gs, slot, active;
 };
+
+/* Allocate w's arrays for w->m splitters over p ranks (none when m is 0): 1, or 0 if one failed
+ * (or a count is too big for the collectives' int counts); win_free frees what there is. */
+static int win_alloc(struct win *w, int p, size_t nkeys, size_t key_len)
+{
+    const size_t m = w->m;
+    if (m == 0)
+        return 1;
+    w->lo = malloc(m * sizeof *w->lo);
+    w->hi = malloc(m * sizeof *w->hi);
+    w->less = malloc(m * sizeof *w->less);
+    w->less_eq = malloc(m * sizeof *w->less_eq);
+    w->open = calloc(m, 1);
+    w->out = calloc((size_t)p, w->rs);
+    w->in = malloc((size_t)p * w->rs);
+    w->dec = calloc(1, w->gs);
+    w->all = malloc((size_t)p * w->gs);
+    w->keys = calloc(nkeys, key_len);
+    w->cands = malloc((size_t)p * sizeof *w->cands);
+    /* Alltoall and Allgather take int byte counts per rank. */
+    return w->lo && w->hi && w->less && w->less_eq && w->open && w->out && w->in && w->dec &&
+           w->all && w->keys && w->cands && w->rs <= (size_t)INT_MAX && w->gs <= (size_t)INT_MAX;
+}
+
+static void win_free(struct win *w)
+{
+    free(w->lo);
+    free(w->hi);
+    free(w->less);
+    free(w->less_eq);
+    free(w->open);
+    free(w->out);
+    free(w->in);
+    free(w->dec);
+    free(w->all);
+    free(w->keys);
+    free(w->cands);
+}
 
 /* Apply the round's decisions all (gs bytes a rank): close the decided splitters (their cuts
  * set), narrow the others' windows and write their next reports. 1 if a decision was lost. */
-static int cut_apply(const struct dsort_splitter_keys *src, struct cutwin *w,
-                     const unsigned char *all, size_t gs, uint64_t *cuts)
+static int cut_apply(const struct dsort_splitter_keys *src, struct win *w, const unsigned char *all,
+                     size_t gs, uint64_t *cuts)
 {
     int failed = 0;
     for (size_t j = 0; j < w->m; j++) {
@@ -199,8 +240,8 @@ static int cut_apply(const struct dsort_splitter_keys *src, struct cutwin *w,
         }
         /* Everything below lo is below every window element, everything from hi on above
          * (the invariant), and the pivot is a window element somewhere: search the window. */
-        w->less[j] = bound(src, w->lo[j], w->hi[j], g + 1, 0, w->tmp);
-        w->less_eq[j] = bound(src, w->less[j], w->hi[j], g + 1, 1, w->tmp);
+        w->less[j] = bound(src, w->lo[j], w->hi[j], g + 1, 0, w->keys);
+        w->less_eq[j] = bound(src, w->less[j], w->hi[j], g + 1, 1, w->keys);
         put_report(src, w->out + (j + 1) * w->rs, w->lo[j], w->hi[j], w->less[j], w->less_eq[j]);
     }
     return failed;
@@ -208,7 +249,7 @@ static int cut_apply(const struct dsort_splitter_keys *src, struct cutwin *w,
 
 /* Open the splitters of the p ranks over total keys (n here): the rank's own target in
  * *my_target; a splitter at either end is cut at once. */
-static void cut_open(const struct dsort_splitter_keys *src, struct cutwin *w, int rank, int p,
+static void cut_open(const struct dsort_splitter_keys *src, struct win *w, int rank, int p,
                      uint64_t total, uint64_t *cuts, uint64_t *my_target)
 {
     const uint64_t n = src->n;
@@ -230,42 +271,62 @@ static void cut_open(const struct dsort_splitter_keys *src, struct cutwin *w, in
     }
 }
 
+/* The rounds of dsort_splitters_cut, from the windows that cut_open opened. A round: every rank
+ * reports to every owner (Alltoall of one report each way), the owners decide, and every rank
+ * gets every decision with the next pivot (Allgather). Every rank sees the same decisions, so
+ * all take the same number of rounds, and all return the same status. */
+static enum dsort_status cut_rounds(MPI_Comm comm, const struct dsort_splitter_keys *src,
+                                    struct win *w, int rank, int p, uint64_t total,
+                                    uint64_t my_target, uint64_t *cuts, int *rounds,
+                                    struct dsort_error *err)
+{
+    const int most = max_rounds(total);
+    for (int round = 0; w->active > 0; round++) {
+        if (round == most)
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                             "splitter selection did not settle in %d rounds (the keys changed "
+                             "while it ran, or are not unique)",
+                             most);
+        if (rounds)
+            (*rounds)++;
+        MPI_Alltoall(w->out, (int)w->rs, MPI_BYTE, w->in, (int)w->rs, MPI_BYTE, comm);
+        w->dec[0] = DEC_NONE;
+        if (rank > 0 && w->open[rank - 1])
+            w->dec[0] = decide(w->in, p, src->key_size, my_target, w->cands, w->dec + 1);
+        MPI_Allgather(w->dec, (int)w->gs, MPI_BYTE, w->all, (int)w->gs, MPI_BYTE, comm);
+        if (cut_apply(src, w, w->all, w->gs, cuts))
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                             "splitter selection lost its target (the keys changed while it "
+                             "ran, or are not unique)");
+    }
+    /* Keys are unique, so the cuts are monotone; check it rather than trust it. */
+    for (int j = 0; j < p; j++)
+        if (cuts[j] > cuts[j + 1])
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                             "splitter cuts are not monotone (the keys changed while they were "
+                             "chosen, or are not unique)");
+    return DSORT_OK;
+}
+
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err)
 {
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
-    const size_t ks = src->key_size, m = (size_t)(p > 1 ? p - 1 : 0);
-    const size_t rs = report_size(ks), gs = 1 + ks; /* a report; a decision and its pivot */
+    const size_t ks = src->key_size;
     const uint64_t n = src->n;
     cuts[0] = 0;
     cuts[p] = n;
     if (rounds)
         *rounds = 0;
 
-    /* Per splitter: its window (struct cutwin). */
-    uint64_t *lo = NULL, *hi = NULL, *less = NULL, *less_eq = NULL;
-    unsigned char *out = NULL, *in = NULL, *mine = NULL, *all = NULL, *tmp = NULL;
-    struct cand *cands = NULL;
-    char *open = NULL;
-    int ok = 1;
-    if (m > 0) {
-        lo = malloc(m * sizeof *lo);
-        hi = malloc(m * sizeof *hi);
-        less = malloc(m * sizeof *less);
-        less_eq = malloc(m * sizeof *less_eq);
-        open = calloc(m, 1);
-        out = calloc((size_t)p, rs);
-        in = malloc((size_t)p * rs);
-        mine = calloc(1, gs);
-        all = malloc((size_t)p * gs);
-        tmp = malloc(ks);
-        cands = malloc((size_t)p * sizeof *cands);
-        /* Alltoall and Allgather take int byte counts per rank. */
-        ok = lo && hi && less && less_eq && open && out && in && mine && all && tmp && cands &&
-             rs <= (size_t)INT_MAX && gs <= (size_t)INT_MAX;
-    }
+    /* Per splitter: its window; a report; a decision and its pivot. */
+    struct win w = {0};
+    w.m = (size_t)(p > 1 ? p - 1 : 0);
+    w.rs = report_size(ks);
+    w.gs = 1 + ks;
+    const int ok = win_alloc(&w, p, 1, ks);
     /* The total, and (so that no rank waits in a collective for one that left) whether any
      * rank failed to allocate. */
     uint64_t mine_tf[2] = {n, ok ? 0 : 1}, tf[2] = {0, 0};
@@ -274,59 +335,13 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
     enum dsort_status st = DSORT_OK;
     if (tf[1]) {
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
-        goto out;
+    } else {
+        uint64_t my_target = 0;
+        cut_open(src, &w, rank, p, total, cuts, &my_target);
+        cand_key_size = ks;
+        st = cut_rounds(comm, src, &w, rank, p, total, my_target, cuts, rounds, err);
     }
-    uint64_t my_target = 0;
-    struct cutwin w = {lo, hi, less, less_eq, open, out, tmp, m, rs, 0};
-    cut_open(src, &w, rank, p, total, cuts, &my_target);
-    cand_key_size = ks;
-    const int most = max_rounds(total);
-    /* A round: every rank reports to every owner (Alltoall of one report each way), the owners
-     * decide, and every rank gets every decision with the next pivot (Allgather). Every rank
-     * sees the same decisions, so all take the same number of rounds. */
-    for (int round = 0; w.active > 0; round++) {
-        if (round == most) {
-            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter selection did not settle in %d rounds (the keys changed "
-                           "while it ran, or are not unique)",
-                           most);
-            goto out;
-        }
-        if (rounds)
-            (*rounds)++;
-        MPI_Alltoall(out, (int)rs, MPI_BYTE, in, (int)rs, MPI_BYTE, comm);
-        mine[0] = DEC_NONE;
-        if (rank > 0 && open[rank - 1])
-            mine[0] = decide(in, p, ks, my_target, cands, mine + 1);
-        MPI_Allgather(mine, (int)gs, MPI_BYTE, all, (int)gs, MPI_BYTE, comm);
-        int failed = cut_apply(src, &w, all, gs, cuts);
-        if (failed) {
-            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter selection lost its target (the keys changed while it "
-                           "ran, or are not unique)");
-            goto out;
-        }
-    }
-    /* Keys are unique, so the cuts are monotone; check it rather than trust it. */
-    for (int j = 0; j < p; j++)
-        if (cuts[j] > cuts[j + 1]) {
-            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter cuts are not monotone (the keys changed while they were "
-                           "chosen, or are not unique)");
-            break;
-        }
-out:
-    free(lo);
-    free(hi);
-    free(less);
-    free(less_eq);
-    free(open);
-    free(out);
-    free(in);
-    free(mine);
-    free(all);
-    free(tmp);
-    free(cands);
+    win_free(&w);
     return st;
 }
 
@@ -441,12 +456,79 @@ void dsort_sampled_free(struct dsort_sampled *out)
     out->keys = NULL;
 }
 
+/* Apply the round's decisions (w->all): close the settled splitters (their pivot, decided last
+ * round, is the splitter: every rank has it), narrow the others' windows around their new
+ * pivots and write their next reports. */
+static void sel_apply(const struct dsort_sample_items *src, struct win *w)
+{
+    for (size_t j = 0; j < w->m; j++) {
+        const unsigned char *g = w->all + (j + 1) * w->gs;
+        if (!w->open[j])
+            continue;
+        if (g[0] == SEL_DONE) {
+            w->open[j] = 0;
+            w->active--;
+            continue;
+        }
+        if (g[0] == SEL_LEFT)
+            w->hi[j] = w->less[j];
+        else
+            w->lo[j] = w->less_eq[j];
+        unsigned char *key = w->keys + j * w->slot;
+        memcpy(key, g + 1, w->slot);
+        w->less[j] = sel_bound(src, w->lo[j], w->hi[j], key, 0);
+        w->less_eq[j] = sel_bound(src, w->less[j], w->hi[j], key, 1);
+        put_sel_report(src, w->out + (j + 1) * w->rs, w->slot, w->lo[j], w->hi[j], w->less[j],
+                       w->less_eq[j]);
+    }
+}
+
+/* The rounds of dsort_splitters_select. A round: every rank reports to every owner (Alltoall),
+ * the owners decide, and every rank gets every decision with its pivot (Allgather): all ranks
+ * take the same rounds. */
+static enum dsort_status sel_rounds(MPI_Comm comm, const struct dsort_sample_items *src,
+                                    struct win *w, int after, double tol, struct dsort_sampled *out,
+                                    struct dsort_error *err)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    const uint64_t n = src->n, total = out->total;
+    uint64_t my_target = 0, tol_n = (uint64_t)(tol * (double)total / (double)p);
+    for (size_t j = 0; j < w->m; j++) {
+        if (j + 1 == (size_t)rank)
+            my_target = (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
+        w->open[j] = 1;
+        w->lo[j] = 0;
+        w->hi[j] = w->less[j] = w->less_eq[j] = n;
+        put_sel_report(src, w->out + (j + 1) * w->rs, w->slot, 0, n, n, n);
+    }
+    sel_src = src;
+    w->active = w->m;
+    const int most = max_rounds(total);
+    for (int first = 1; w->active > 0; first = 0) {
+        if (out->rounds == most)
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                             "splitter selection over the samples did not settle in %d "
+                             "rounds",
+                             most);
+        out->rounds++;
+        MPI_Alltoall(w->out, (int)w->rs, MPI_BYTE, w->in, (int)w->rs, MPI_BYTE, comm);
+        w->dec[0] = SEL_NONE;
+        if (rank > 0 && w->open[rank - 1])
+            w->dec[0] =
+                sel_decide(w->in, p, w->slot, my_target, tol_n, after, first, w->cands, w->dec + 1);
+        MPI_Allgather(w->dec, (int)w->gs, MPI_BYTE, w->all, (int)w->gs, MPI_BYTE, comm);
+        sel_apply(src, w);
+    }
+    return DSORT_OK;
+}
+
 enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sample_items *src,
                                          int after, double tol, struct dsort_sampled *out,
                                          struct dsort_error *err)
 {
-    int rank, p;
-    MPI_Comm_rank(comm, &rank);
+    int p;
     MPI_Comm_size(comm, &p);
     const size_t m = (size_t)(p > 1 ? p - 1 : 0);
     const uint64_t n = src->n;
@@ -461,87 +543,24 @@ enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sampl
         return DSORT_ERR(err, DSORT_EINVAL, 0, "sample keys too long for the splitters");
     if (total == 0 || m == 0)
         return DSORT_OK; /* no splitters (or none needed): keys stays NULL */
-    const size_t slot = 8 + (size_t)mx[0], rs = R_KEYS + 2 * slot, gs = 1 + slot;
-
-    /* Per splitter j (0-based, owned by rank j+1): the local window [lo, hi) that may still
-     * hold the target, and the local counts below and up to the pivot. */
-    uint64_t *lo = malloc(m * sizeof *lo), *hi = malloc(m * sizeof *hi);
-    uint64_t *less = malloc(m * sizeof *less), *less_eq = malloc(m * sizeof *less_eq);
-    unsigned char *open = calloc(m, 1), *rep_out = calloc((size_t)p, rs);
-    unsigned char *rep_in = malloc((size_t)p * rs), *dec = calloc(1, gs);
-    unsigned char *all = malloc((size_t)p * gs), *keys = calloc(m, slot);
-    struct cand *cands = malloc((size_t)p * sizeof *cands);
-    const int ok = lo && hi && less && less_eq && open && rep_out && rep_in && dec && all && keys &&
-                   cands && rs <= (size_t)INT_MAX && gs <= (size_t)INT_MAX;
+    struct win w = {0};
+    w.m = m;
+    w.slot = 8 + (size_t)mx[0];
+    w.rs = R_KEYS + 2 * w.slot;
+    w.gs = 1 + w.slot;
+    const int ok = win_alloc(&w, p, m, w.slot);
     int any_fail = 0, fail = !ok;
     MPI_Allreduce(&fail, &any_fail, 1, MPI_INT, MPI_LOR, comm);
-    enum dsort_status st = DSORT_OK;
-    if (any_fail) {
+    enum dsort_status st;
+    if (any_fail)
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
-        goto done;
+    else
+        st = sel_rounds(comm, src, &w, after, tol, out, err);
+    if (!st) {
+        out->keys = w.keys;
+        out->slot = w.slot;
+        w.keys = NULL;
     }
-    uint64_t my_target = 0, tol_n = (uint64_t)(tol * (double)total / (double)p);
-    for (size_t j = 0; j < m; j++) {
-        if (j + 1 == (size_t)rank)
-            my_target = (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
-        open[j] = 1;
-        lo[j] = 0;
-        hi[j] = less[j] = less_eq[j] = n;
-        put_sel_report(src, rep_out + (j + 1) * rs, slot, 0, n, n, n);
-    }
-    sel_src = src;
-    size_t active = m;
-    const int most = max_rounds(total);
-    /* A round: every rank reports to every owner (Alltoall), the owners decide, and every rank
-     * gets every decision with its pivot (Allgather): all ranks take the same rounds. */
-    for (int first = 1; active > 0; first = 0) {
-        if (out->rounds == most) {
-            st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                           "splitter selection over the samples did not settle in %d "
-                           "rounds",
-                           most);
-            goto done;
-        }
-        out->rounds++;
-        MPI_Alltoall(rep_out, (int)rs, MPI_BYTE, rep_in, (int)rs, MPI_BYTE, comm);
-        dec[0] = SEL_NONE;
-        if (rank > 0 && open[rank - 1])
-            dec[0] = sel_decide(rep_in, p, slot, my_target, tol_n, after, first, cands, dec + 1);
-        MPI_Allgather(dec, (int)gs, MPI_BYTE, all, (int)gs, MPI_BYTE, comm);
-        for (size_t j = 0; j < m; j++) {
-            const unsigned char *g = all + (j + 1) * gs;
-            if (!open[j])
-                continue;
-            if (g[0] == SEL_DONE) {
-                /* The splitter is the pivot decided last round (every rank has it). */
-                open[j] = 0;
-                active--;
-                continue;
-            }
-            if (g[0] == SEL_LEFT)
-                hi[j] = less[j];
-            else
-                lo[j] = less_eq[j];
-            memcpy(keys + j * slot, g + 1, slot);
-            less[j] = sel_bound(src, lo[j], hi[j], keys + j * slot, 0);
-            less_eq[j] = sel_bound(src, less[j], hi[j], keys + j * slot, 1);
-            put_sel_report(src, rep_out + (j + 1) * rs, slot, lo[j], hi[j], less[j], less_eq[j]);
-        }
-    }
-    out->keys = keys;
-    out->slot = slot;
-    keys = NULL;
-done:
-    free(lo);
-    free(hi);
-    free(less);
-    free(less_eq);
-    free(open);
-    free(rep_out);
-    free(rep_in);
-    free(dec);
-    free(all);
-    free(keys);
-    free(cands);
+    win_free(&w);
     return st;
 }

@@ -243,6 +243,41 @@ static inline int ent_before(const void *ctx, size_t a, size_t b)
     return ia < ib;
 }
 
+/* The runs' cursors, with every entry checked to name a record of its rank's range [lo, hi):
+ * every index first (prefetches are loads too), then the first records of each prefetched. */
+static enum dsort_status open_runs(struct ent_merge *m, const struct dsort_sortent *const *runs,
+                                   const size_t *lens, const uint64_t *lo, const uint64_t *hi,
+                                   size_t k, size_t ahead, struct dsort_error *err)
+{
+    for (size_t i = 0; i < k; i++) {
+        m->cur[i] = runs[i];
+        m->end[i] = runs[i] + lens[i];
+        for (size_t j = 0; j < lens[i]; j++)
+            if (dsort_sortent_index(&runs[i][j]) < lo[i] ||
+                dsort_sortent_index(&runs[i][j]) >= hi[i])
+                return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                                 "entry %zu from rank %zu names record %zu, which that rank did "
+                                 "not sort (the input changed while it was being sorted, or the "
+                                 "entry was corrupted in the exchange); nothing written",
+                                 j, i, dsort_sortent_index(&runs[i][j]));
+        for (size_t j = 0; j < ahead && j < lens[i]; j++)
+            __builtin_prefetch(m->recs + dsort_sortent_index(&runs[i][j]) * m->rs);
+    }
+    return DSORT_OK;
+}
+
+/* A full sink: flush it to make room for one record of rs bytes. */
+static enum dsort_status make_room(struct dsort_sink *sink, size_t rs, struct dsort_error *err)
+{
+    if (!sink->flush)
+        return DSORT_ERR(err, DSORT_ENOMEM, 0, "merge output buffer of %zu bytes is full",
+                         sink->cap);
+    enum dsort_status st = sink->flush(sink, err);
+    if (!st && sink->len + rs > sink->cap)
+        st = DSORT_ERR(err, DSORT_EINTERNAL, 0, "a sink has no room for a %zu-byte record", rs);
+    return st;
+}
+
 enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
                                       const unsigned char *recs,
                                       const struct dsort_sortent *const *runs, const size_t *lens,
@@ -260,22 +295,8 @@ enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const stru
     if (!m.cur || !m.end)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
     const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
-    for (size_t i = 0; !st && i < k; i++) {
-        m.cur[i] = runs[i];
-        m.end[i] = runs[i] + lens[i];
-        for (size_t j = 0; j < lens[i]; j++) /* every index first: prefetches are loads too */
-            if (dsort_sortent_index(&runs[i][j]) < lo[i] ||
-                dsort_sortent_index(&runs[i][j]) >= hi[i]) {
-                st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                               "entry %zu from rank %zu names record %zu, which that rank did "
-                               "not sort (the input changed while it was being sorted, or the "
-                               "entry was corrupted in the exchange); nothing written",
-                               j, i, dsort_sortent_index(&runs[i][j]));
-                break;
-            }
-        for (size_t j = 0; !st && j < ahead && j < lens[i]; j++)
-            __builtin_prefetch(recs + dsort_sortent_index(&runs[i][j]) * rs);
-    }
+    if (!st)
+        st = open_runs(&m, runs, lens, lo, hi, k, ahead, err);
     struct dsort_sortent prev = {0, 0};
     if (!st && k)
         st = dsort_losertree_init(&lt, k, ent_before, &m, err);
@@ -284,16 +305,8 @@ enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const stru
         const struct dsort_sortent *e = m.cur[w];
         if (e == m.end[w])
             break; /* the winner is exhausted, so all are */
-        if (sink->len + rs > sink->cap) {
-            if (!sink->flush)
-                st = DSORT_ERR(err, DSORT_ENOMEM, 0, "merge output buffer of %zu bytes is full",
-                               sink->cap);
-            else if (!(st = sink->flush(sink, err)) && sink->len + rs > sink->cap)
-                st = DSORT_ERR(err, DSORT_EINTERNAL, 0, "a sink has no room for a %zu-byte record",
-                               rs);
-            if (st)
-                break;
-        }
+        if (sink->len + rs > sink->cap && (st = make_room(sink, rs, err)))
+            break;
         if (e + ahead < m.end[w])
             __builtin_prefetch(recs + dsort_sortent_index(e + ahead) * rs);
         const unsigned char *rec = recs + dsort_sortent_index(e) * rs;

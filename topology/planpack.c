@@ -168,22 +168,9 @@ static void sanitize(struct dsort_blockdev *d)
     d->reason[sizeof d->reason - 1] = '\0';
 }
 
-static enum dsort_status unpack(struct rbuf *b, struct dsort_plan_node *node)
+/* The devices, each with its members. */
+static enum dsort_status unpack_devices(struct rbuf *b, struct dsort_plan_node *node)
 {
-    uint32_t head[2];
-    get(b, head, sizeof head);
-    if (b->bad || head[0] != PLAN_MAGIC || head[1] != PLAN_VERSION)
-        return DSORT_EFORMAT;
-    node->hostname = get_str(b);
-    get(b, &node->policy, sizeof node->policy);
-    uint32_t hw[3];
-    get(b, hw, sizeof hw);
-    node->cores = hw[0];
-    node->pus = hw[1];
-    node->numa_nodes = hw[2];
-    if (b->bad || !node->hostname)
-        return b->bad ? DSORT_EFORMAT : DSORT_ENOMEM;
-
     size_t n = get_count(b, sizeof(struct dsort_plan_device));
     if (!(node->devices = calloc(n ? n : 1, sizeof *node->devices)))
         return DSORT_ENOMEM;
@@ -203,7 +190,13 @@ static enum dsort_status unpack(struct rbuf *b, struct dsort_plan_node *node)
         for (size_t i = 0; i < m; i++)
             sanitize(&d->members[i]);
     }
-    n = get_count(b, sizeof(struct dsort_plan_read));
+    return DSORT_OK;
+}
+
+/* The reads, each with its file's name, then the temp dirs, each with its path. */
+static enum dsort_status unpack_reads_temps(struct rbuf *b, struct dsort_plan_node *node)
+{
+    size_t n = get_count(b, sizeof(struct dsort_plan_read));
     if (!(node->reads = calloc(n ? n : 1, sizeof *node->reads)))
         return DSORT_ENOMEM;
     while (node->nreads < n && !b->bad) {
@@ -223,7 +216,13 @@ static enum dsort_status unpack(struct rbuf *b, struct dsort_plan_node *node)
         if (!(t->path = get_str(b)))
             return b->bad ? DSORT_EFORMAT : DSORT_ENOMEM;
     }
-    n = get_count(b, sizeof(struct dsort_plan_rank));
+    return DSORT_OK;
+}
+
+/* The ranks, each with its groups and temp dirs. */
+static enum dsort_status unpack_ranks(struct rbuf *b, struct dsort_plan_node *node)
+{
+    size_t n = get_count(b, sizeof(struct dsort_plan_rank));
     if (!(node->ranks = calloc(n ? n : 1, sizeof *node->ranks)))
         return DSORT_ENOMEM;
     while (node->nranks < n && !b->bad) {
@@ -245,9 +244,12 @@ static enum dsort_status unpack(struct rbuf *b, struct dsort_plan_node *node)
         rk->ngroups = ng;
         rk->ntemp_dirs = nt;
     }
-    if (b->bad || b->at != b->len)
-        return DSORT_EFORMAT;
-    /* Indexes must point inside the arrays, whatever the blob said. */
+    return DSORT_OK;
+}
+
+/* Indexes must point inside the arrays, whatever the blob said. */
+static enum dsort_status check_indexes(const struct dsort_plan_node *node)
+{
     for (size_t i = 0; i < node->nreads; i++)
         if (node->reads[i].device >= node->ndevices)
             return DSORT_EFORMAT;
@@ -266,6 +268,30 @@ static enum dsort_status unpack(struct rbuf *b, struct dsort_plan_node *node)
                 return DSORT_EFORMAT;
     }
     return DSORT_OK;
+}
+
+static enum dsort_status unpack(struct rbuf *b, struct dsort_plan_node *node)
+{
+    uint32_t head[2];
+    get(b, head, sizeof head);
+    if (b->bad || head[0] != PLAN_MAGIC || head[1] != PLAN_VERSION)
+        return DSORT_EFORMAT;
+    node->hostname = get_str(b);
+    get(b, &node->policy, sizeof node->policy);
+    uint32_t hw[3];
+    get(b, hw, sizeof hw);
+    node->cores = hw[0];
+    node->pus = hw[1];
+    node->numa_nodes = hw[2];
+    if (b->bad || !node->hostname)
+        return b->bad ? DSORT_EFORMAT : DSORT_ENOMEM;
+    enum dsort_status st;
+    if ((st = unpack_devices(b, node)) || (st = unpack_reads_temps(b, node)) ||
+        (st = unpack_ranks(b, node)))
+        return st;
+    if (b->bad || b->at != b->len)
+        return DSORT_EFORMAT;
+    return check_indexes(node);
 }
 
 enum dsort_status dsort_plan_unpack(const void *blob, size_t len, struct dsort_plan_node **out,

@@ -142,10 +142,18 @@ static int operands(const struct dsort_comm *c, int argc, char **argv, const cha
     return 0;
 }
 
-int main(int argc, char **argv)
+/* The options of the command line. */
+struct gen_args {
+    int ascii, skew, sum, verbose, local;
+    uint64_t start;
+    const char *parts;
+    struct typed_args typed;
+};
+
+/* Parse the options into a: -1 to go on, else the exit status (0 after --help or --version,
+ * 2 after a usage error). */
+static int parse_options(const struct dsort_comm *c, int argc, char **argv, struct gen_args *a)
 {
-    struct dsort_comm c;
-    dsort_cli_start(&argc, &argv, &c, "dsort-gen");
     static const struct option opts[] = {{"parts", required_argument, NULL, OPT_PARTS},
                                          {"local-output", no_argument, NULL, OPT_LOCAL},
                                          {"format", required_argument, NULL, OPT_FORMAT},
@@ -155,66 +163,94 @@ int main(int argc, char **argv)
                                          {"help", no_argument, NULL, OPT_HELP},
                                          {"version", no_argument, NULL, OPT_VERSION},
                                          {NULL, 0, NULL, 0}};
-    int ascii = 0, skew = 0, sum = 0, verbose = 0, local = 0, ch;
-    uint64_t start = 0, count = 0;
-    const char *parts = NULL;
-    struct typed_args targs = {0};
+    int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":asb:cv", opts, NULL)) != -1) {
-        int tr = typed_option(&c, ch, &targs);
+        int tr = typed_option(c, ch, &a->typed);
         if (tr > 0)
-            return dsort_cli_finish(tr);
+            return tr;
         if (tr == 0)
             continue;
         switch (ch) {
         case 'a':
-            ascii = 1;
+            a->ascii = 1;
             break;
         case 's':
-            skew = 1;
+            a->skew = 1;
             break;
         case 'c':
-            sum = 1;
+            a->sum = 1;
             break;
         case 'v':
-            verbose = 1;
+            a->verbose = 1;
             break;
         case 'b':
-            if (dsort_cli_parse_u64(optarg, &start))
-                return dsort_cli_finish(
-                    dsort_cli_usage_error(&c, "invalid starting record '%s'", optarg));
+            if (dsort_cli_parse_u64(optarg, &a->start))
+                return dsort_cli_usage_error(c, "invalid starting record '%s'", optarg);
             break;
         case OPT_PARTS:
-            parts = optarg;
+            a->parts = optarg;
             break;
         case OPT_LOCAL:
-            local = 1;
+            a->local = 1;
             break;
         case OPT_HELP:
-            if (c.rank == 0)
+            if (c->rank == 0)
                 usage();
-            return dsort_cli_finish(0);
+            return 0;
         case OPT_VERSION:
-            if (c.rank == 0)
+            if (c->rank == 0)
                 printf("dsort-gen %s\n", DSORT_VERSION);
-            return dsort_cli_finish(0);
+            return 0;
         case ':':
-            return dsort_cli_finish(
-                dsort_cli_usage_error(&c, "option '%s' requires an argument", argv[optind - 1]));
+            return dsort_cli_usage_error(c, "option '%s' requires an argument", argv[optind - 1]);
         default:
-            return dsort_cli_finish(
-                dsort_cli_usage_error(&c, "unrecognized option '%s'", argv[optind - 1]));
+            return dsort_cli_usage_error(c, "unrecognized option '%s'", argv[optind - 1]);
         }
     }
-    if (local && !parts)
+    return -1;
+}
+
+/* Rank 0 prints what -c and -v ask for, from every rank's checksum (gathered: collective). */
+static void report(const struct dsort_comm *c, const struct gen_args *a,
+                   const struct dsort_part_info *info, uint64_t count, double t0)
+{
+    void *got = NULL;
+    dsort_agree_gather(c, &info->checksum, sizeof info->checksum, &got, NULL);
+    struct dsort_sum128 *all = got; /* (NULL on every rank when rank 0 has no room for it) */
+    if (c->rank == 0 && all) {
+        struct dsort_sum128 total = {0, 0};
+        for (int r = 0; r < c->size; r++)
+            dsort_sum128_merge(&total, &all[r]);
+        char hex[33];
+        dsort_sum128_hex(&total, hex);
+        if (a->sum)
+            fprintf(stderr, "%s\n", hex);
+        if (a->verbose)
+            fprintf(stderr, "dsort-gen: %" PRIu64 " records in %.3f s on %d ranks\n", count,
+                    dsort_clock_now() - t0, c->size);
+    }
+    free(all);
+}
+
+int main(int argc, char **argv)
+{
+    struct dsort_comm c;
+    dsort_cli_start(&argc, &argv, &c, "dsort-gen");
+    struct gen_args a = {0};
+    uint64_t count = 0;
+    int pr = parse_options(&c, argc, argv, &a);
+    if (pr >= 0)
+        return dsort_cli_finish(pr);
+    if (a.local && !a.parts)
         return dsort_cli_finish(dsort_cli_usage_error(&c, "--local-output goes with --parts"));
     static struct dsort_typedgen tg;
     struct dsort_error err = {0};
-    if (typed_setup(&c, &targs, ascii || skew, &tg, &err))
+    if (typed_setup(&c, &a.typed, a.ascii || a.skew, &tg, &err))
         return dsort_cli_finish(2);
-    const size_t rs = targs.format ? tg.rec_size : DSORT_GENSORT_REC_SIZE;
+    const size_t rs = a.typed.format ? tg.rec_size : DSORT_GENSORT_REC_SIZE;
     const char *target = NULL;
-    if (operands(&c, argc, argv, parts, start, &count, &target))
+    if (operands(&c, argc, argv, a.parts, a.start, &count, &target))
         return dsort_cli_finish(2);
 
     double t0 = dsort_clock_now();
@@ -222,37 +258,22 @@ int main(int argc, char **argv)
     dsort_io_split(count, c.rank, c.size, &first, &n);
     struct dsort_output out;
     enum dsort_status st = dsort_output_open(&c, &out,
-                                             !parts  ? DSORT_OUTPUT_FILE
-                                             : local ? DSORT_OUTPUT_LOCAL_DIR
-                                                     : DSORT_OUTPUT_DIR,
+                                             !a.parts  ? DSORT_OUTPUT_FILE
+                                             : a.local ? DSORT_OUTPUT_LOCAL_DIR
+                                                       : DSORT_OUTPUT_DIR,
                                              target, n * rs, 0, &err);
     if (st)
         return dsort_cli_finish(2);
     struct dsort_part_info info = {n, n * rs, {0, 0}, ""};
-    st = generate(&out, ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, skew,
-                  targs.format ? &tg : NULL, start + first, n, sum || parts ? &info.checksum : NULL,
-                  &err);
+    st = generate(&out, a.ascii ? DSORT_GENSORT_ASCII : DSORT_GENSORT_BINARY, a.skew,
+                  a.typed.format ? &tg : NULL, a.start + first, n,
+                  a.sum || a.parts ? &info.checksum : NULL, &err);
     if ((st = dsort_comm_agree(&c, st, &err))) {
         dsort_output_abandon(&out);
         return dsort_cli_finish(2);
     }
     if (dsort_output_commit(&c, &out, &info, &err))
         return dsort_cli_finish(2);
-    void *got = NULL;
-    dsort_agree_gather(&c, &info.checksum, sizeof info.checksum, &got, NULL);
-    struct dsort_sum128 *all = got; /* (NULL on every rank when rank 0 has no room for it) */
-    if (c.rank == 0 && all) {
-        struct dsort_sum128 total = {0, 0};
-        for (int r = 0; r < c.size; r++)
-            dsort_sum128_merge(&total, &all[r]);
-        char hex[33];
-        dsort_sum128_hex(&total, hex);
-        if (sum)
-            fprintf(stderr, "%s\n", hex);
-        if (verbose)
-            fprintf(stderr, "dsort-gen: %" PRIu64 " records in %.3f s on %d ranks\n", count,
-                    dsort_clock_now() - t0, c.size);
-    }
-    free(all);
+    report(&c, &a, &info, count, t0);
     return dsort_cli_finish(0);
 }

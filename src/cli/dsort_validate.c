@@ -221,10 +221,60 @@ static int lines_keys(const struct dsort_comm *c, int local, const struct dsort_
     return -1;
 }
 
-int main(int argc, char **argv)
+/* The options of the command line. */
+struct val_args {
+    struct dsort_format fmt;
+    struct dsort_order ord;
+    int local, lines, key_opts, stable, no_manifest;
+    struct dsort_keys *keys;
+    struct dsort_cli_typed *typed; /* -k OFF:TYPE (zeroed: none) */
+    unsigned char eol;
+};
+
+/* One option of those that are not keys: -1 to go on, else the exit status (0 after --help or
+ * --version, 2 after a usage error). */
+static int plain_option(const struct dsort_comm *c, int ch, char **argv, struct val_args *a)
 {
-    struct dsort_comm c;
-    dsort_cli_start(&argc, &argv, &c, "dsort-validate");
+    struct dsort_error err = {0};
+    switch (ch) {
+    case OPT_FORMAT:
+        a->lines = strcmp(optarg, "lines") == 0;
+        if (dsort_format_parse(a->lines ? "fixed:1:0:1" : optarg, &a->fmt, &err))
+            return dsort_cli_usage_error(c, "%s", err.msg);
+        return -1;
+    case 's':
+        a->stable = 1;
+        return -1;
+    case 'r':
+        a->ord.reverse = 1;
+        return -1;
+    case 'u':
+        a->ord.unique = 1;
+        return -1;
+    case OPT_LOCAL:
+        a->local = 1;
+        return -1;
+    case OPT_NO_MANIFEST:
+        a->no_manifest = 1;
+        return -1;
+    case OPT_HELP:
+        if (c->rank == 0)
+            usage();
+        return 0;
+    case OPT_VERSION:
+        if (c->rank == 0)
+            printf("dsort-validate %s\n", DSORT_VERSION);
+        return 0;
+    case ':':
+        return dsort_cli_usage_error(c, "option '%s' requires an argument", argv[optind - 1]);
+    default:
+        return dsort_cli_usage_error(c, "unrecognized option '%s'", argv[optind - 1]);
+    }
+}
+
+/* Parse the options into a and check how they go together: -1 to go on, else the exit status. */
+static int parse_options(const struct dsort_comm *c, int argc, char **argv, struct val_args *a)
+{
     static const struct option opts[] = {{"format", required_argument, NULL, OPT_FORMAT},
                                          {"local-inputs", no_argument, NULL, OPT_LOCAL},
                                          {"no-manifest", no_argument, NULL, OPT_NO_MANIFEST},
@@ -235,78 +285,57 @@ int main(int argc, char **argv)
                                          {"help", no_argument, NULL, OPT_HELP},
                                          {"version", no_argument, NULL, OPT_VERSION},
                                          {NULL, 0, NULL, 0}};
-    struct dsort_format fmt;
-    struct dsort_order ord = {0, 0, 0};
-    struct dsort_error err = {0};
-    dsort_format_gensort(&fmt);
-    int ch, local = 0, lines = 0, key_opts = 0, stable = 0, no_manifest = 0;
-    static struct dsort_keys keys;
-    dsort_keys_init(&keys);
-    static struct dsort_cli_typed typed; /* -k OFF:TYPE (zeroed: none) */
-    unsigned char eol = '\n';
+    int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":rus" DSORT_CLI_KEY_LETTERS, opts, NULL)) != -1) {
-        if (dsort_cli_typed_option(&typed, ch, optarg))
+        if (dsort_cli_typed_option(a->typed, ch, optarg))
             continue;
-        int kr = dsort_cli_key_option(&c, &keys, ch, optarg, &eol);
+        int kr = dsort_cli_key_option(c, a->keys, ch, optarg, &a->eol);
         if (kr < 0)
-            return dsort_cli_finish(2);
+            return 2;
         if (kr > 0) {
-            key_opts = 1;
+            a->key_opts = 1;
             continue;
         }
-        switch (ch) {
-        case OPT_FORMAT:
-            lines = strcmp(optarg, "lines") == 0;
-            if (dsort_format_parse(lines ? "fixed:1:0:1" : optarg, &fmt, &err))
-                return dsort_cli_finish(dsort_cli_usage_error(&c, "%s", err.msg));
-            break;
-        case 's':
-            stable = 1;
-            break;
-        case 'r':
-            ord.reverse = 1;
-            break;
-        case 'u':
-            ord.unique = 1;
-            break;
-        case OPT_LOCAL:
-            local = 1;
-            break;
-        case OPT_NO_MANIFEST:
-            no_manifest = 1;
-            break;
-        case OPT_HELP:
-            if (c.rank == 0)
-                usage();
-            return dsort_cli_finish(0);
-        case OPT_VERSION:
-            if (c.rank == 0)
-                printf("dsort-validate %s\n", DSORT_VERSION);
-            return dsort_cli_finish(0);
-        case ':':
-            return dsort_cli_finish(
-                dsort_cli_usage_error(&c, "option '%s' requires an argument", argv[optind - 1]));
-        default:
-            return dsort_cli_finish(
-                dsort_cli_usage_error(&c, "unrecognized option '%s'", argv[optind - 1]));
-        }
+        int pr = plain_option(c, ch, argv, a);
+        if (pr >= 0)
+            return pr;
     }
     if (optind == argc)
-        return dsort_cli_finish(dsort_cli_usage_error(&c, "no input"));
-    int tcode = dsort_cli_typed_setup(&c, &typed, lines || key_opts, &fmt);
+        return dsort_cli_usage_error(c, "no input");
+    int tcode = dsort_cli_typed_setup(c, a->typed, a->lines || a->key_opts, &a->fmt);
     if (tcode >= 0)
-        return dsort_cli_finish(tcode);
-    if (!lines && (key_opts || stable))
-        return dsort_cli_finish(
-            dsort_cli_usage_error(&c, "-s, -k, -t, -z and -bdfghiMnV go with --format lines"));
-    int lcode = lines ? lines_keys(&c, local, &ord, stable, &keys) : -1;
-    if (lcode >= 0)
-        return dsort_cli_finish(lcode);
+        return tcode;
+    if (!a->lines && (a->key_opts || a->stable))
+        return dsort_cli_usage_error(c, "-s, -k, -t, -z and -bdfghiMnV go with --format lines");
+    return a->lines ? lines_keys(c, a->local, &a->ord, a->stable, a->keys) : -1;
+}
+
+static void free_manifests(struct dsort_manifest *man, int *man_ok, size_t nargs)
+{
+    for (size_t i = 0; man && i < nargs; i++)
+        dsort_manifest_free(&man[i]);
+    free(man);
+    free(man_ok);
+}
+
+int main(int argc, char **argv)
+{
+    struct dsort_comm c;
+    dsort_cli_start(&argc, &argv, &c, "dsort-validate");
+    static struct dsort_keys keys;
+    static struct dsort_cli_typed typed;
+    struct val_args a = {.ord = {0, 0, 0}, .keys = &keys, .typed = &typed, .eol = '\n'};
+    struct dsort_error err = {0};
+    dsort_format_gensort(&a.fmt);
+    dsort_keys_init(&keys);
+    int pcode = parse_options(&c, argc, argv, &a);
+    if (pcode >= 0)
+        return dsort_cli_finish(pcode);
     enum dsort_status st = DSORT_OK;
-    if (local)
+    if (a.local)
         return dsort_cli_finish(
-            validate_local(&c, argv + optind, (size_t)(argc - optind), &fmt, &ord));
+            validate_local(&c, argv + optind, (size_t)(argc - optind), &a.fmt, &a.ord));
     /* A directory stands for its part-* files in name order (the output of dsort -O), and must
      * be a complete output: its _SUCCESS manifest lists every part with its bytes, records and
      * checksum. Names and sizes are compared first; a part cut short would not be read. */
@@ -316,22 +345,16 @@ int main(int argc, char **argv)
     long bad = 0;
     st = !man || !man_ok ? DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory") : DSORT_OK;
     if (!(st = dsort_comm_agree(&c, st, &err)))
-        st = read_manifests(&c, argv + optind, nargs, no_manifest, man, man_ok, &bad, &err);
+        st = read_manifests(&c, argv + optind, nargs, a.no_manifest, man, man_ok, &bad, &err);
     if (st || bad) {
         if (!st && c.rank == 0)
             printf("ERROR - the parts differ from the manifest _SUCCESS (%ld found)\n", bad);
-        for (size_t i = 0; man && i < nargs; i++)
-            dsort_manifest_free(&man[i]);
-        free(man);
-        free(man_ok);
+        free_manifests(man, man_ok, nargs);
         return dsort_cli_finish(st ? 2 : 1);
     }
-    int code =
-        validate_inputs(&c, argv + optind, nargs, &fmt, &ord, lines, &keys, eol, man, man_ok);
-    for (size_t i = 0; i < nargs; i++)
-        dsort_manifest_free(&man[i]);
-    free(man);
-    free(man_ok);
+    int code = validate_inputs(&c, argv + optind, nargs, &a.fmt, &a.ord, a.lines, &keys, a.eol, man,
+                               man_ok);
+    free_manifests(man, man_ok, nargs);
     return dsort_cli_finish(code);
 }
 

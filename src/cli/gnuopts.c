@@ -75,6 +75,68 @@ int dsort_gnuopts_batch_size(const struct dsort_comm *c, const char *arg)
     return 0;
 }
 
+/* Rank 0: read F (from, "-" for standard input) whole into *buf (of *cap bytes); hdr[0] 1 after
+ * an error (said in GNU's words), hdr[1] the length read. */
+static void files0_read(const struct dsort_comm *c, const char *from, char **buf, size_t *cap,
+                        uint64_t *hdr)
+{
+    FILE *f = strcmp(from, "-") ? fopen(from, "r") : stdin; /* rank 0 has stdin */
+    size_t len = 0;
+    if (!f) {
+        fprintf(stderr, "%s: open failed: %s: %s\n", c->prog, from, strerror(errno));
+        hdr[0] = 1;
+    }
+    while (f) {
+        if (len == *cap) {
+            char *nb = *cap < ((size_t)1 << 40) ? realloc(*buf, *cap ? 2 * *cap : 65536) : NULL;
+            if (!nb) {
+                fprintf(stderr, "%s: memory exhausted reading '%s'\n", c->prog, from);
+                hdr[0] = 1;
+                break;
+            }
+            *buf = nb;
+            *cap = *cap ? 2 * *cap : 65536;
+        }
+        size_t got = fread(*buf + len, 1, *cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (f && !hdr[0] && ferror(f)) {
+        fprintf(stderr, "%s: cannot read file names from '%s'\n", c->prog, from);
+        hdr[0] = 1;
+    }
+    if (f && f != stdin)
+        fclose(f);
+    hdr[1] = len;
+}
+
+/* The n names read from F (from): -1 if GNU takes them, else 2 (rank 0 says why). */
+static int files0_check(const struct dsort_comm *c, const char *from, char *const *names, size_t n)
+{
+    if (n == 0) {
+        if (c->rank == 0)
+            fprintf(stderr, "%s: no input from '%s'\n", c->prog, from);
+        return 2;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(names[i], "-")) { /* GNU's words (coreutils 9.1 says them for a file too) */
+            if (c->rank == 0)
+                fprintf(stderr,
+                        "%s: when reading file names from stdin, no file name of '-' allowed\n",
+                        c->prog);
+            return 2;
+        }
+        if (!names[i][0]) {
+            if (c->rank == 0)
+                fprintf(stderr, "%s: %s:%zu: invalid zero-length file name\n", c->prog, from,
+                        i + 1);
+            return 2;
+        }
+    }
+    return -1;
+}
+
 /* Collective. --files0-from=F: rank 0 reads F whole and sends it to the other ranks, so that
  * every rank has the same names (and F is read once, not once per rank); every rank then splits
  * it at NULs as GNU's readtokens0 does (a last name without its NUL counts). GNU's errors:
@@ -89,37 +151,8 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
     uint64_t hdr[2] = {0, 0}; /* failed, length */
     char *buf = NULL;
     size_t cap = 0;
-    if (c->rank == 0) {
-        FILE *f = strcmp(from, "-") ? fopen(from, "r") : stdin; /* rank 0 has stdin */
-        size_t len = 0;
-        if (!f) {
-            fprintf(stderr, "%s: open failed: %s: %s\n", c->prog, from, strerror(errno));
-            hdr[0] = 1;
-        }
-        while (f) {
-            if (len == cap) {
-                char *nb = cap < ((size_t)1 << 40) ? realloc(buf, cap ? 2 * cap : 65536) : NULL;
-                if (!nb) {
-                    fprintf(stderr, "%s: memory exhausted reading '%s'\n", c->prog, from);
-                    hdr[0] = 1;
-                    break;
-                }
-                buf = nb;
-                cap = cap ? 2 * cap : 65536;
-            }
-            size_t got = fread(buf + len, 1, cap - len, f);
-            len += got;
-            if (got == 0)
-                break;
-        }
-        if (f && !hdr[0] && ferror(f)) {
-            fprintf(stderr, "%s: cannot read file names from '%s'\n", c->prog, from);
-            hdr[0] = 1;
-        }
-        if (f && f != stdin)
-            fclose(f);
-        hdr[1] = len;
-    }
+    if (c->rank == 0)
+        files0_read(c, from, &buf, &cap, hdr);
     dsort_agree_bcast(c, hdr, sizeof hdr, "sharing the --files0-from names (MPI_Bcast)");
     if (hdr[0]) {
         free(buf);
@@ -157,28 +190,10 @@ int dsort_gnuopts_files0(const struct dsort_comm *c, struct dsort_gnuopts *x, si
         names[i] = buf + off;
         off += strlen(names[i]) + 1;
     }
-    if (n == 0) {
-        if (c->rank == 0)
-            fprintf(stderr, "%s: no input from '%s'\n", c->prog, from);
-        return 2;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!strcmp(names[i], "-")) { /* GNU's words (coreutils 9.1 says them for a file too) */
-            if (c->rank == 0)
-                fprintf(stderr,
-                        "%s: when reading file names from stdin, no file name of '-' allowed\n",
-                        c->prog);
-            return 2;
-        }
-        if (!names[i][0]) {
-            if (c->rank == 0)
-                fprintf(stderr, "%s: %s:%zu: invalid zero-length file name\n", c->prog, from,
-                        i + 1);
-            return 2;
-        }
-    }
-    *count = n;
-    return -1;
+    int code = files0_check(c, from, names, n);
+    if (code < 0)
+        *count = n;
+    return code;
 }
 
 /* Rank 0: the 16 bytes of R keys' seed into seed[0..15], from source (GNU's --random-source:

@@ -199,6 +199,128 @@ static void disorder(const struct dsort_comm *c, const struct dsort_inputs *in,
 
 enum { V_LINES, V_UNORD, V_FIRST, V_DUPS, V_LO, V_HI, V_FFILE, V_BFILE, V_BLINE, V_N };
 
+/* What rank 0 gathers from every rank: the summaries (V_N each), the first, last and first
+ * unordered lines (texts and offsets), and the lines of each file that each rank saw. */
+struct gathered {
+    uint64_t *all, *fls;
+    unsigned char *fl, *ll, *bl;
+    size_t *foff, *loff, *boff;
+};
+
+/* Every rank enters every gather (the last two only with check); a failed allocation of one is
+ * returned after them all, for the caller to agree on. */
+static enum dsort_status gather_all(const struct dsort_comm *c, const struct dsort_inputs *in,
+                                    const struct lsum *s, int check, struct gathered *g,
+                                    struct dsort_error *err)
+{
+    uint64_t mine[V_N] = {s->lines,  s->unordered,  s->first_unordered, s->duplicates, s->sum.lo,
+                          s->sum.hi, s->first_file, s->bad_file,        s->bad_line};
+    void *got = NULL, *got_fls = NULL;
+    enum dsort_status st = DSORT_OK;
+    enum dsort_status r[] = {
+        dsort_agree_gather(c, mine, sizeof mine, &got, err),
+        gather_lines(c, s->first, s->first_len, &g->fl, &g->foff, err),
+        gather_lines(c, s->last, s->last_len, &g->ll, &g->loff, err),
+        check ? gather_lines(c, s->bad, s->bad_len, &g->bl, &g->boff, err) : DSORT_OK,
+        check
+            ? dsort_agree_gather(c, s->file_lines, in->count * sizeof *s->file_lines, &got_fls, err)
+            : DSORT_OK};
+    for (size_t i = 0; i < sizeof r / sizeof *r && !st; i++)
+        st = r[i];
+    g->all = got;
+    g->fls = got_fls;
+    return st;
+}
+
+static void free_gathered(struct gathered *g)
+{
+    free(g->all);
+    free(g->fl);
+    free(g->ll);
+    free(g->bl);
+    free(g->foff);
+    free(g->loff);
+    free(g->boff);
+    free(g->fls);
+}
+
+static void free_lsum(struct lsum *s)
+{
+    free(s->first);
+    free(s->last);
+    free(s->bad);
+    free(s->file_lines);
+}
+
+/* The ranks' summaries joined in rank order, with the edges between ranks judged. */
+struct joined {
+    uint64_t lines, unordered, first_bad, dups;
+    struct dsort_sum128 sum;
+    int bad_rank, bad_edge; /* the rank of the first line out of order; 1: its first line */
+};
+
+static void join_ranks(const struct dsort_comm *c, const struct dsort_keys *k,
+                       const struct gathered *g, struct joined *j)
+{
+    memset(j, 0, sizeof *j);
+    j->bad_rank = -1;
+    int prev = -1;
+    for (int r = 0; r < c->size; r++) {
+        const uint64_t *v = g->all + V_N * r;
+        if (!v[V_LINES])
+            continue;
+        if (prev >= 0) {
+            int bad, dup;
+            judge(k, g->ll + g->loff[prev], g->loff[prev + 1] - g->loff[prev], g->fl + g->foff[r],
+                  g->foff[r + 1] - g->foff[r], &bad, &dup);
+            if (bad && !j->unordered++) {
+                j->first_bad = j->lines;
+                j->bad_rank = r;
+                j->bad_edge = 1; /* rank r's first line */
+            }
+            j->dups += (uint64_t)dup;
+        }
+        if (v[V_UNORD] && !j->unordered) {
+            j->first_bad = j->lines + v[V_FIRST];
+            j->bad_rank = r;
+        }
+        j->unordered += v[V_UNORD];
+        j->dups += v[V_DUPS];
+        struct dsort_sum128 t = {v[V_LO], v[V_HI]};
+        dsort_sum128_merge(&j->sum, &t);
+        j->lines += v[V_LINES];
+        prev = r;
+    }
+}
+
+/* Rank 0: join, print sort -c's message (check 'c'), fill fig; the exit status, 0 or 1. */
+static int rank0_result(const struct dsort_comm *c, const struct dsort_inputs *in,
+                        const struct dsort_keys *k, unsigned char eol, int check,
+                        char *const *shown, const struct gathered *g,
+                        struct dsort_lines_figures *fig)
+{
+    struct joined j;
+    join_ranks(c, k, g, &j);
+    if (check == 'c' && j.unordered) {
+        const int br = j.bad_rank;
+        const uint64_t *v = g->all + V_N * br;
+        if (j.bad_edge)
+            disorder(c, in, g->fls, br, (size_t)v[V_FFILE], 0, g->fl + g->foff[br],
+                     g->foff[br + 1] - g->foff[br], eol, shown);
+        else
+            disorder(c, in, g->fls, br, (size_t)v[V_BFILE], v[V_BLINE], g->bl + g->boff[br],
+                     g->boff[br + 1] - g->boff[br], eol, shown);
+    }
+    if (fig) {
+        fig->records = j.lines;
+        fig->unordered = j.unordered;
+        fig->first_unordered = j.first_bad;
+        fig->duplicates = j.dups;
+        fig->checksum = j.sum;
+    }
+    return j.unordered ? 1 : 0;
+}
+
 /* The collective check behind dsort_lines_validate (check 0: valsort's figures into fig, and
  * each file's into files) and dsort_lines_check (check 'c': sort -c's message, 'C': silent). */
 static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in,
@@ -217,96 +339,22 @@ static int lines_check(const struct dsort_comm *c, const struct dsort_inputs *in
     enum dsort_status st = s.file_lines ? check_range(in, first, n, k, eol, &s, &err)
                                         : DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
     if ((st = dsort_comm_agree(c, st, &err))) {
-        free(s.first);
-        free(s.last);
-        free(s.bad);
-        free(s.file_lines);
+        free_lsum(&s);
         return 2;
     }
     /* rank 0: join the summaries in rank order */
-    uint64_t mine[V_N] = {s.lines,  s.unordered,  s.first_unordered, s.duplicates, s.sum.lo,
-                          s.sum.hi, s.first_file, s.bad_file,        s.bad_line};
-    void *got = NULL, *got_fls = NULL;
-    unsigned char *fl = NULL, *ll = NULL, *bl = NULL;
-    size_t *foff = NULL, *loff = NULL, *boff = NULL;
-    /* every rank enters every gather; a failed allocation of one is agreed on after them all */
-    enum dsort_status g[] = {
-        dsort_agree_gather(c, mine, sizeof mine, &got, &err),
-        gather_lines(c, s.first, s.first_len, &fl, &foff, &err),
-        gather_lines(c, s.last, s.last_len, &ll, &loff, &err),
-        check ? gather_lines(c, s.bad, s.bad_len, &bl, &boff, &err) : DSORT_OK,
-        check
-            ? dsort_agree_gather(c, s.file_lines, in->count * sizeof *s.file_lines, &got_fls, &err)
-            : DSORT_OK};
-    for (size_t i = 0; i < sizeof g / sizeof *g && !st; i++)
-        st = g[i];
-    uint64_t *all = got, *fls = got_fls;
+    struct gathered g = {0};
+    st = gather_all(c, in, &s, check, &g, &err);
     int code = dsort_comm_agree(c, st, &err) ? 2 : 0;
-    if (c->rank == 0 && !code) {
-        uint64_t lines = 0, unordered = 0, first_bad = 0, dups = 0;
-        struct dsort_sum128 sum = {0, 0};
-        int prev = -1, bad_rank = -1, bad_edge = 0;
-        for (int r = 0; r < c->size; r++) {
-            uint64_t *v = all + V_N * r;
-            if (!v[V_LINES])
-                continue;
-            if (prev >= 0) {
-                int bad, dup;
-                judge(k, ll + loff[prev], loff[prev + 1] - loff[prev], fl + foff[r],
-                      foff[r + 1] - foff[r], &bad, &dup);
-                if (bad && !unordered++) {
-                    first_bad = lines;
-                    bad_rank = r;
-                    bad_edge = 1; /* rank r's first line */
-                }
-                dups += (uint64_t)dup;
-            }
-            if (v[V_UNORD] && !unordered) {
-                first_bad = lines + v[V_FIRST];
-                bad_rank = r;
-            }
-            unordered += v[V_UNORD];
-            dups += v[V_DUPS];
-            struct dsort_sum128 t = {v[V_LO], v[V_HI]};
-            dsort_sum128_merge(&sum, &t);
-            lines += v[V_LINES];
-            prev = r;
-        }
-        code = unordered ? 1 : 0;
-        if (check == 'c' && unordered) {
-            const uint64_t *v = all + V_N * bad_rank;
-            if (bad_edge)
-                disorder(c, in, fls, bad_rank, (size_t)v[V_FFILE], 0, fl + foff[bad_rank],
-                         foff[bad_rank + 1] - foff[bad_rank], eol, shown);
-            else
-                disorder(c, in, fls, bad_rank, (size_t)v[V_BFILE], v[V_BLINE], bl + boff[bad_rank],
-                         boff[bad_rank + 1] - boff[bad_rank], eol, shown);
-        }
-        if (fig) {
-            fig->records = lines;
-            fig->unordered = unordered;
-            fig->first_unordered = first_bad;
-            fig->duplicates = dups;
-            fig->checksum = sum;
-        }
-    }
+    if (c->rank == 0 && !code)
+        code = rank0_result(c, in, k, eol, check, shown, &g, fig);
     code = dsort_agree_code(c, code);
     if (fig)
         dsort_agree_bcast(c, fig, sizeof *fig, "sharing the check's figures (MPI_Bcast)");
     if (files)
         dsort_check_sum_files(c, files, in->count);
-    free(all);
-    free(fl);
-    free(ll);
-    free(bl);
-    free(foff);
-    free(loff);
-    free(boff);
-    free(s.first);
-    free(s.last);
-    free(s.bad);
-    free(s.file_lines);
-    free(fls);
+    free_gathered(&g);
+    free_lsum(&s);
     return code;
 }
 

@@ -277,6 +277,82 @@ static const char *const once[] = {"job",      "shape",  "rank",       "size",  
                                    "next_run", "sum_in", "con_in",     "splitters"};
 #define N_ONCE (sizeof once / sizeof once[0])
 
+/* input SIZE INO DEV MTIME_S MTIME_NS PATH [CTIME_S CTIME_NS] into k->inputs (*icap entries). 0
+ * if it does not parse. */
+static int parse_input(struct dsort_ckpt *k, char **w, int nw, size_t *icap)
+{
+    struct dsort_ckpt_input c = {0};
+    uint64_t ms, mns, cs = 0, cns = 0;
+    /* version 2 adds the ctime after the path */
+    if ((nw != 7 && nw != 9) || !get_u64(w[1], &c.size) || !get_u64(w[2], &c.ino) ||
+        !get_u64(w[3], &c.dev) || !get_u64(w[4], &ms) || !get_u64(w[5], &mns) ||
+        (nw == 9 && (!get_u64(w[7], &cs) || !get_u64(w[8], &cns))) || !(c.path = get_text(w[6])))
+        return 0;
+    c.mtime_s = (int64_t)ms;
+    c.mtime_ns = (int64_t)mns;
+    c.ctime_s = (int64_t)cs;
+    c.ctime_ns = (int64_t)cns;
+    c.has_ctime = nw == 9;
+    if (k->ninputs == *icap) {
+        *icap = *icap ? 2 * *icap : 16;
+        void *m = realloc(k->inputs, *icap * sizeof *k->inputs);
+        if (!m) {
+            free(c.path);
+            return 0;
+        }
+        k->inputs = m;
+    }
+    k->inputs[k->ninputs++] = c;
+    return 1;
+}
+
+/* sample FROM TO CRCS, at most once (version 2; none in version 1). 0 if it does not parse. */
+static int parse_sample(struct dsort_ckpt *k, char **w, int nw)
+{
+    size_t n;
+    unsigned char *b;
+    if (nw != 4 || k->nsample || !get_u64(w[1], &k->sample_from) || !get_u64(w[2], &k->sample_to) ||
+        !(b = get_hex(w[3], &n)))
+        return 0;
+    int ok = n && n % 4 == 0 && n / 4 <= DSORT_CKPT_SAMPLES;
+    for (size_t i = 0; ok && i < n / 4; i++)
+        k->sample[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 |
+                       (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+    k->nsample = ok ? n / 4 : 0;
+    free(b);
+    return ok;
+}
+
+/* run RECORDS BYTES, then SIZE PATH for each of the run's files (1 or the stripes), into k->runs
+ * and k->run_sizes (*scap runs). 0 if it does not parse. */
+static int parse_run(struct dsort_ckpt *k, char **w, int nw, size_t *scap)
+{
+    uint64_t records, bytes, fsize[DSORT_RUN_MAX_STRIPES];
+    char *p[DSORT_RUN_MAX_STRIPES] = {0};
+    size_t nf = nw >= 5 && (nw - 3) % 2 == 0 ? (size_t)(nw - 3) / 2 : 0;
+    int ok =
+        nf >= 1 && nf <= DSORT_RUN_MAX_STRIPES && get_u64(w[1], &records) && get_u64(w[2], &bytes);
+    for (size_t j = 0; ok && j < nf; j++)
+        ok = get_u64(w[3 + 2 * j], &fsize[j]) && (p[j] = get_text(w[4 + 2 * j])) != NULL &&
+             strlen(p[j]) < sizeof k->runs.runs[0].path;
+    if (ok && k->runs.n == *scap) {
+        *scap = *scap ? 2 * *scap : 16;
+        void *m = realloc(k->run_sizes, *scap * DSORT_RUN_MAX_STRIPES * sizeof *k->run_sizes);
+        ok = m != NULL;
+        if (ok)
+            k->run_sizes = m;
+    }
+    struct dsort_error e2;
+    if (ok) {
+        for (size_t j = 0; j < nf; j++)
+            k->run_sizes[k->runs.n * DSORT_RUN_MAX_STRIPES + j] = fsize[j];
+        ok = !dsort_runset_add_striped(&k->runs, (const char *const *)p, nf, records, bytes, &e2);
+    }
+    for (size_t j = 0; j < nf; j++)
+        free(p[j]);
+    return ok;
+}
+
 /* One line of a manifest (its first word is key) into k. 0 if it does not parse. */
 static int parse_line(struct dsort_ckpt *k, const char *key, char **w, int nw, size_t *icap,
                       size_t *scap)
@@ -304,74 +380,12 @@ static int parse_line(struct dsort_ckpt *k, const char *key, char **w, int nw, s
     for (size_t i = 4; i < sizeof num / sizeof num[0]; i++)
         if (!strcmp(key, once[i]))
             return nw == 2 && get_u64(w[1], num[i]);
-    if (!strcmp(key, "input")) {
-        struct dsort_ckpt_input c = {0};
-        uint64_t ms, mns, cs = 0, cns = 0;
-        /* version 2 adds the ctime after the path */
-        if ((nw != 7 && nw != 9) || !get_u64(w[1], &c.size) || !get_u64(w[2], &c.ino) ||
-            !get_u64(w[3], &c.dev) || !get_u64(w[4], &ms) || !get_u64(w[5], &mns) ||
-            (nw == 9 && (!get_u64(w[7], &cs) || !get_u64(w[8], &cns))) ||
-            !(c.path = get_text(w[6])))
-            return 0;
-        c.mtime_s = (int64_t)ms;
-        c.mtime_ns = (int64_t)mns;
-        c.ctime_s = (int64_t)cs;
-        c.ctime_ns = (int64_t)cns;
-        c.has_ctime = nw == 9;
-        if (k->ninputs == *icap) {
-            *icap = *icap ? 2 * *icap : 16;
-            void *m = realloc(k->inputs, *icap * sizeof *k->inputs);
-            if (!m) {
-                free(c.path);
-                return 0;
-            }
-            k->inputs = m;
-        }
-        k->inputs[k->ninputs++] = c;
-        return 1;
-    }
-    if (!strcmp(key, "sample")) { /* at most once (version 2; none in version 1) */
-        size_t n;
-        unsigned char *b;
-        if (nw != 4 || k->nsample || !get_u64(w[1], &k->sample_from) ||
-            !get_u64(w[2], &k->sample_to) || !(b = get_hex(w[3], &n)))
-            return 0;
-        int ok = n && n % 4 == 0 && n / 4 <= DSORT_CKPT_SAMPLES;
-        for (size_t i = 0; ok && i < n / 4; i++)
-            k->sample[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 |
-                           (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
-        k->nsample = ok ? n / 4 : 0;
-        free(b);
-        return ok;
-    }
-    if (!strcmp(key, "run")) {
-        /* run RECORDS BYTES, then SIZE PATH for each of the run's files (1 or the stripes) */
-        uint64_t records, bytes, fsize[DSORT_RUN_MAX_STRIPES];
-        char *p[DSORT_RUN_MAX_STRIPES] = {0};
-        size_t nf = nw >= 5 && (nw - 3) % 2 == 0 ? (size_t)(nw - 3) / 2 : 0;
-        int ok = nf >= 1 && nf <= DSORT_RUN_MAX_STRIPES && get_u64(w[1], &records) &&
-                 get_u64(w[2], &bytes);
-        for (size_t j = 0; ok && j < nf; j++)
-            ok = get_u64(w[3 + 2 * j], &fsize[j]) && (p[j] = get_text(w[4 + 2 * j])) != NULL &&
-                 strlen(p[j]) < sizeof k->runs.runs[0].path;
-        if (ok && k->runs.n == *scap) {
-            *scap = *scap ? 2 * *scap : 16;
-            void *m = realloc(k->run_sizes, *scap * DSORT_RUN_MAX_STRIPES * sizeof *k->run_sizes);
-            ok = m != NULL;
-            if (ok)
-                k->run_sizes = m;
-        }
-        struct dsort_error e2;
-        if (ok) {
-            for (size_t j = 0; j < nf; j++)
-                k->run_sizes[k->runs.n * DSORT_RUN_MAX_STRIPES + j] = fsize[j];
-            ok = !dsort_runset_add_striped(&k->runs, (const char *const *)p, nf, records, bytes,
-                                           &e2);
-        }
-        for (size_t j = 0; j < nf; j++)
-            free(p[j]);
-        return ok;
-    }
+    if (!strcmp(key, "input"))
+        return parse_input(k, w, nw, icap);
+    if (!strcmp(key, "sample"))
+        return parse_sample(k, w, nw);
+    if (!strcmp(key, "run"))
+        return parse_run(k, w, nw, scap);
     return 0;
 }
 

@@ -25,8 +25,6 @@
 #include "job_space.h"
 #include "job_topo.h"
 #include "phase.h"
-#include "runfile.h"
-#include "tempdir.h"
 #include "hwtopo.h"
 #include "plan.h"
 #include "planjson.h"
@@ -111,38 +109,12 @@ static void watch_disks(const struct dsort_plan_node *node, const struct dsort_j
     dsort_job_watch_disks(names, n);
 }
 
-enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
-                                        const struct dsort_job_options *o,
-                                        const struct dsort_inputs *in, struct dsort_job_topo **out,
-                                        struct dsort_error *err)
+/* Every node rank's reads into reads: its share is a function of the sizes (see
+ * dsort_job_share). Returns how many. */
+static size_t node_reads(const struct dsort_comm *c, const struct dsort_job_options *o,
+                         const struct dsort_inputs *in, const int32_t *ranks,
+                         struct dsort_plan_read_in *reads)
 {
-    *out = NULL;
-    struct dsort_job_topo *t = calloc(1, sizeof *t);
-    struct dsort_plan_read_in *reads =
-        calloc((in->count + 1) * (size_t)c->node_size, sizeof *reads);
-    struct dsort_plan_temp_in *temps = calloc(o->ntemp + 1, sizeof *temps);
-    enum dsort_status st = DSORT_OK;
-    if (!t || !reads || !temps)
-        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    int32_t mine = c->rank, *ranks = NULL;
-    /* Every rank of the node takes part, whatever happened above; the node's ranks, or NULL on
-     * all of them when one failed (a rank that did not goes on to the caller's agreement). */
-    void *all = NULL;
-    enum dsort_status ast =
-        dsort_agree_allgather(c, c->node, st ? NULL : &mine, sizeof mine, &all, err);
-    ranks = all;
-    if (!st)
-        st = ast;
-    if (st || !ranks) {
-        dsort_job_topo_destroy(t);
-        t = NULL;
-        goto out;
-    }
-    struct dsort_error herr = {0};
-    if (dsort_hwtopo_create(&t->hw, NULL, &herr))
-        snprintf(t->note, sizeof t->note, "no hwloc topology (%s); NUMA locality unknown",
-                 herr.msg);
-    /* Every node rank's reads: its share is a function of the sizes (see dsort_job_share). */
     struct reads_ctx rc = {reads, 0, 0};
     for (int k = 0; k < c->node_size; k++) {
         uint64_t first, n;
@@ -156,7 +128,12 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
         rc.rank = ranks[k];
         dsort_inputs_segments(in, first, n, add_read, &rc);
     }
-    size_t nreads = rc.n;
+    return rc.n;
+}
+
+/* The temp dirs with their devices (0:0 for one that cannot be stat'ed). */
+static void node_temps(const struct dsort_job_options *o, struct dsort_plan_temp_in *temps)
+{
     for (size_t i = 0; i < o->ntemp; i++) {
         struct stat sb;
         temps[i].path = o->temp_dirs[i];
@@ -165,27 +142,18 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
             temps[i].minor = minor(sb.st_dev);
         }
     }
-    struct dsort_plan_input pin = {.hostname = c->host,
-                                   .ranks = ranks,
-                                   .nranks = (size_t)c->node_size,
-                                   .reads = reads,
-                                   .nreads = nreads,
-                                   .temps = temps,
-                                   .ntemps = o->ntemp,
-                                   .hw = t->hw,
-                                   .policy = {o->streams_per_device, 0}};
-    if ((st = dsort_plan_build(&pin, &t->node, err)))
-        goto out;
-    t->me = dsort_plan_rank_find(t->node, c->rank);
-    t->nfiles = in->count;
-    t->one_stream = o->one_stream;
+}
+
+/* After the plan: each input file's device key, the per-device figures' arrays, and the note
+ * of a device of unknown kind. */
+static enum dsort_status map_files(struct dsort_job_topo *t, const struct dsort_inputs *in,
+                                   struct dsort_error *err)
+{
     t->file_key = calloc(in->count + 1, sizeof *t->file_key);
     t->dev_seconds = calloc(t->node->ndevices + 1, sizeof *t->dev_seconds);
     t->dev_bytes = calloc(t->node->ndevices + 1, sizeof *t->dev_bytes);
-    if (!t->file_key || !t->dev_seconds || !t->dev_bytes) {
-        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-        goto out;
-    }
+    if (!t->file_key || !t->dev_seconds || !t->dev_bytes)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     /* Each input file's device: the plan device that holds its st_dev. */
     for (size_t i = 0; i < in->count; i++) {
         uint32_t ma = major(in->files[i].dev), mi = minor(in->files[i].dev);
@@ -202,6 +170,59 @@ enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
         if (t->node->devices[d].dev.kind == DSORT_BLOCKDEV_UNKNOWN && !t->note[0])
             snprintf(t->note, sizeof t->note, "device %s: %s; one device per st_dev assumed",
                      t->node->devices[d].dev.key, t->node->devices[d].dev.reason);
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_job_topo_create(const struct dsort_comm *c,
+                                        const struct dsort_job_options *o,
+                                        const struct dsort_inputs *in, struct dsort_job_topo **out,
+                                        struct dsort_error *err)
+{
+    *out = NULL;
+    struct dsort_job_topo *t = calloc(1, sizeof *t);
+    struct dsort_plan_read_in *reads =
+        calloc((in->count + 1) * (size_t)c->node_size, sizeof *reads);
+    struct dsort_plan_temp_in *temps = calloc(o->ntemp + 1, sizeof *temps);
+    enum dsort_status st = DSORT_OK;
+    if (!t || !reads || !temps)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    int32_t mine = c->rank, *ranks = NULL;
+    /* Every rank of the node takes part, whatever happened above; the node's ranks, or NULL on
+     * all of them when one failed (a rank that did not goes on to the caller's agreement).
+     * This is the only collective here: what follows is local to the rank. */
+    void *all = NULL;
+    enum dsort_status ast =
+        dsort_agree_allgather(c, c->node, st ? NULL : &mine, sizeof mine, &all, err);
+    ranks = all;
+    if (!st)
+        st = ast;
+    if (st || !ranks) {
+        dsort_job_topo_destroy(t);
+        t = NULL;
+        goto out;
+    }
+    struct dsort_error herr = {0};
+    if (dsort_hwtopo_create(&t->hw, NULL, &herr))
+        snprintf(t->note, sizeof t->note, "no hwloc topology (%s); NUMA locality unknown",
+                 herr.msg);
+    size_t nreads = node_reads(c, o, in, ranks, reads);
+    node_temps(o, temps);
+    struct dsort_plan_input pin = {.hostname = c->host,
+                                   .ranks = ranks,
+                                   .nranks = (size_t)c->node_size,
+                                   .reads = reads,
+                                   .nreads = nreads,
+                                   .temps = temps,
+                                   .ntemps = o->ntemp,
+                                   .hw = t->hw,
+                                   .policy = {o->streams_per_device, 0}};
+    if ((st = dsort_plan_build(&pin, &t->node, err)))
+        goto out;
+    t->me = dsort_plan_rank_find(t->node, c->rank);
+    t->nfiles = in->count;
+    t->one_stream = o->one_stream;
+    if ((st = map_files(t, in, err)))
+        goto out;
     watch_disks(t->node, o);
 out:
     free(ranks);
@@ -518,75 +539,4 @@ void dsort_job_topo_write_stats(const struct dsort_comm *c, struct dsort_job_top
     if (c->rank == 0 && f)
         dsort_planjson_write(f, (const struct dsort_plan_node *const *)nodes, n, NULL);
     free_plans(nodes, n);
-}
-
-/* Does temps[i] name the same directory as an earlier entry (the same path given twice, or a
- * link to it)? GNU sort takes "-T /tmp -T /tmp"; two per-job directories of one name cannot
- * both be made, so the later one is dropped. */
-static int temp_seen(char **temps, size_t i)
-{
-    struct stat a, b;
-    if (stat(temps[i], &a))
-        return 0; /* creating it will say why it cannot be used */
-    for (size_t j = 0; j < i; j++)
-        if (!strcmp(temps[j], temps[i]) ||
-            (!stat(temps[j], &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
-            return 1;
-    return 0;
-}
-
-char **dsort_job_temp_order(const struct dsort_job_options *o, size_t *n)
-{
-    char **temps = calloc(o->ntemp + 1, sizeof *temps);
-    *n = 0;
-    if (!temps)
-        return NULL;
-    /* spill to a device this rank does not read, where the node has one */
-    dsort_job_topo_temp_dirs(o->topo, o, temps, n);
-    size_t kept = 0;
-    for (size_t i = 0; i < *n; i++)
-        if (!temp_seen(temps, i))
-            temps[kept++] = temps[i];
-    /* (temp_seen looks at temps[0..i): each is a kept entry or the same directory as one) */
-    *n = kept;
-    return temps;
-}
-
-enum dsort_status dsort_job_tempdirs(const struct dsort_job_options *o, const char *job, int rank,
-                                     struct dsort_tempdirs *td, struct dsort_error *err)
-{
-    size_t ntemps = 0;
-    char **temps = dsort_job_temp_order(o, &ntemps);
-    if (!temps)
-        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    enum dsort_status st = dsort_tempdirs_create(td, temps, ntemps, job, rank, err);
-    if (!st)
-        dsort_job_regroup_temps(o, temps, ntemps, td);
-    free(temps);
-    return st;
-}
-
-void dsort_job_regroup_temps(const struct dsort_job_options *o, char *const *temps, size_t n,
-                             struct dsort_tempdirs *td)
-{
-    uint64_t *devs = calloc(n ? n : 1, sizeof *devs);
-    if (devs && dsort_job_topo_temp_devices(o->topo, temps, n, devs))
-        dsort_tempdirs_regroup(td, devs);
-    free(devs); /* (no memory: the st_dev grouping stays, which is correct, only coarser) */
-}
-
-size_t dsort_job_temp_disks(const struct dsort_job_options *o)
-{
-    size_t n = 0, ndev = 1;
-    char **temps = dsort_job_temp_order(o, &n);
-    uint64_t *devs = calloc(n ? n : 1, sizeof *devs);
-    size_t *of = calloc(n ? n : 1, sizeof *of);
-    if (temps && devs && of)
-        ndev = dsort_job_topo_temp_devices(o->topo, temps, n, devs)
-                   ? dsort_tempdirs_group(devs, n, of)
-                   : dsort_tempdirs_count_devices(temps, n);
-    free(temps);
-    free(devs);
-    free(of);
-    return ndev < 1 ? 1 : ndev > DSORT_RUN_MAX_STRIPES ? DSORT_RUN_MAX_STRIPES : ndev;
 }
