@@ -112,6 +112,11 @@ static size_t format_line(const struct dsort_comm *c, char *line, size_t cap, co
     if ((size_t)n < cap - 1)
         vsnprintf(line + n, cap - 1 - (size_t)n, fmt, ap);
     size_t len = strlen(line);
+    /* One line, whatever the names in it hold: a control character (a file name with a
+     * newline, say) is shown as '?', as ls shows it on a terminal. */
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = '?';
     line[len++] = '\n';
     line[len] = '\0';
     return len;

@@ -121,4 +121,12 @@ for name in /dev/stdout "$T/o/to-stdout"; do
     contains "--stats $name: the error says why" "$T/stderr" "names an open file descriptor.*give --stats a file name"
 done
 
+# ---- a file name with a newline in an error --------------------------------------------------
+# Every error is one line naming the rank: a control character in a name is shown as '?'.
+expect_rc 2 "$N" "$DSORT" -o "$T/nl.out" "$T/in/no
+such"
+eq "a name with a newline: one line of dsort's" 1 "$(grep -c '^dsort: ' "$T/stderr")"
+eq "a name with a newline: no line that is a piece of it" 0 "$(grep -c '^such' "$T/stderr")"
+contains "a name with a newline: shown with '?'" "$T/stderr" "^dsort: rank 0/$N \([^)]+\): cannot open '.*/in/no\?such'"
+
 suite_finish
