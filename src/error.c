@@ -6,6 +6,23 @@
 #include <string.h>
 #include <sys/resource.h>
 
+/* Append " (the address-space limit of this process is N KiB: ulimit -v N)" to msg for the
+ * tighter of RLIMIT_AS and RLIMIT_DATA that is set; nothing when neither is. */
+static void add_memory_limit(char *msg, size_t cap)
+{
+    struct rlimit as, data;
+    int has_as = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+    int has_data = getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY;
+    if (!has_as && !has_data)
+        return;
+    const int is_as = has_as && (!has_data || as.rlim_cur <= data.rlim_cur);
+    const unsigned long long kib = (unsigned long long)(is_as ? as.rlim_cur : data.rlim_cur) / 1024;
+    size_t n = strlen(msg);
+    if (n < cap)
+        snprintf(msg + n, cap - n, " (the %s limit of this process is %llu KiB: ulimit -%c %llu)",
+                 is_as ? "address-space" : "data", kib, is_as ? 'v' : 'd', kib);
+}
+
 enum dsort_status dsort_error_set(struct dsort_error *err, enum dsort_status status, int errnum,
                                   const char *file, int line, const char *fmt, ...)
 {
@@ -31,6 +48,10 @@ enum dsort_status dsort_error_set(struct dsort_error *err, enum dsort_status sta
         snprintf(err->msg + n, sizeof err->msg - (size_t)n,
                  " (the file size limit of this process is %llu bytes: ulimit -f %llu)",
                  (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_cur / 1024);
+    /* Out of memory under an address-space or data limit (ulimit -v, -d: a batch system's
+     * memory limit) is most often that limit, which strerror does not name either. */
+    if (status == DSORT_ENOMEM && !strstr(err->msg, "ulimit"))
+        add_memory_limit(err->msg, sizeof err->msg);
     return status;
 }
 

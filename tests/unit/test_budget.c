@@ -9,14 +9,18 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "budget.h"
+#include "error.h"
 #include "fixture.h"
 
 #define GiB ((uint64_t)1 << 30)
@@ -338,6 +342,44 @@ static void test_real_machine(void **state)
         assert_true(b.bytes <= cg);
 }
 
+/* An out-of-memory error names the address-space limit when one is set (error.c): in a child,
+ * so that the limit (64 GiB: far above this test's use, so nothing fails) stays there. The
+ * message says it once, and not when the message names a ulimit already. */
+static void test_enomem_names_limit(void **state)
+{
+    (void)state;
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    DSORT_ERR(&err, DSORT_ENOMEM, ENOMEM, "out of memory for %d keys", 4096);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY &&
+        getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
+        assert_null(strstr(err.msg, "ulimit"));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit lim = {(rlim_t)64 << 30, (rlim_t)64 << 30};
+        if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_max < lim.rlim_max || setrlimit(RLIMIT_AS, &lim))
+            _exit(77);
+        struct dsort_error e;
+        DSORT_ERR(&e, DSORT_ENOMEM, ENOMEM, "out of memory for %d keys", 4096);
+        int ok = !strcmp(e.msg, "out of memory for 4096 keys: Cannot allocate memory (the "
+                                "address-space limit of this process is 67108864 KiB: "
+                                "ulimit -v 67108864)");
+        DSORT_ERR(&e, DSORT_ENOMEM, 0, "cannot start a thread (ulimit -v 5)");
+        ok = ok && !strcmp(e.msg, "cannot start a thread (ulimit -v 5)");
+        DSORT_ERR(&e, DSORT_EIO, ENOMEM, "not a memory error");
+        ok = ok && !strstr(e.msg, "ulimit");
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        skip();
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +402,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resolve_rlimits, dsort_test_dir_setup,
                                         dsort_test_dir_teardown),
         cmocka_unit_test(test_real_machine),
+        cmocka_unit_test(test_enomem_names_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
