@@ -3,8 +3,8 @@
  * (composite keys, checksums, the output, the job's name). The program parses options, chooses
  * a pipeline and reports; the pipelines do the rest. Collective unless marked local; every
  * pipeline returns the exit code after agreeing, and prints only through dsort_comm_agree.
- * Pipelines: job_mem.c (in memory), job_map.c (in memory over a mapped input), job_ext.c (out
- * of core), job_lines.c (text lines). Beside this header: phase.h (the phase clock and the
+ * Pipelines: job_mem.c (in memory), job_map.c (in memory over a mapped input), ooc_fixed.c (out
+ * of core), ooc_lines.c (text lines). Beside this header: phase.h (the phase clock and the
  * per-rank figures), job_end.h (the checks before the commit and the commit), job_ckpt.h
  * (stop and resume), job_topo.h (the node's plan and the temp dirs), runset.h (no MPI).
  */
@@ -130,7 +130,7 @@ int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_o
                             const struct dsort_inputs *in, const struct dsort_share *sh,
                             struct dsort_job_stats *stats);
 
-/* Text lines (job_lines.c): sample, then rounds of read, sort, exchange and spill; merge.
+/* Text lines (ooc_lines.c): sample, then rounds of read, sort, exchange and spill; merge.
  * Collective; returns the exit code. */
 int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_options *o,
                          const struct dsort_inputs *in, const struct dsort_share *sh,

@@ -1,4 +1,4 @@
-/* lines_job.h - the text-line pipeline's state and its reading side, shared by job_lines.c
+/* lines_job.h - the text-line pipeline's state and its reading side, shared by ooc_lines.c
  * (rounds, runs, merge, commit) and lines_read.c (reading whole lines of the share into the
  * arena; sampling and choosing the splitter lines). Internal to src/pipeline/. Local unless
  * marked collective.
@@ -94,7 +94,7 @@ size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size
                                  int d);
 
 /* The same over sorted entries e of lines of the one input file, mapped at file (offsets
- * into the file: the mapped path of job_lines.c). */
+ * into the file: the mapped path, lines_map.c). */
 size_t dsort_lines_job_cut_after_file(const struct lx *x, const struct dsort_line_ent *e,
                                       const unsigned char *file, size_t lo, size_t n, int d);
 

@@ -417,7 +417,7 @@ static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const 
     return r ? r : pos_cmp(dsort_job_get_be64(a + alen - 8), dsort_job_get_be64(b + blen - 8));
 }
 
-/* Tolerance of the selection, as a fraction of a bucket's sample lines (see job_ext.c). */
+/* Tolerance of the selection, as a fraction of a bucket's sample lines (see ooc_fixed.c). */
 #define SAMPLE_TOL 0.002
 
 enum dsort_status dsort_lines_job_splitters(struct lx *x)

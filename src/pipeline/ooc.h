@@ -1,5 +1,5 @@
 /* ooc.h - the out-of-core skeleton's shared state and steps, the same for every record format
- * (ooc_job.c). Each format's pipeline (job_ext.c for fixed records, job_lines.c for text
+ * (ooc_job.c). Each format's pipeline (ooc_fixed.c for fixed records, ooc_lines.c for text
  * lines) embeds a struct dsort_ooc as its member j and calls these steps for what does not
  * depend on the records' shape: spilling a merge into a run, the extra merge passes, the
  * checkpoint at a round's end and after a pass, and the tail (the end-of-job checkpoint kept

@@ -1,7 +1,7 @@
 /* The checkpoint's parts that are the same for every record format (ooc.h): the blob is the
  * splitters in the format's encoding (recfmt.h's blob ops); rounds, bytes read and the input's
  * sums are the skeleton's. What a format adds is its position in the share and its run block:
- * fixed records' in job_ext.c, text lines' here. */
+ * fixed records' in ooc_fixed.c, text lines' here. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* The out-of-core pipeline: some rank's share does not fit its memory budget.
+/* ooc_fixed.c - the out-of-core pipeline for fixed records: some rank's share does not fit
+ * its memory budget.
  *
  *   sample: every rank preads a few thousand records at evenly spaced positions of its
  *           share and keeps them; the p-1 splitters (composite keys, so that equal keys are
@@ -12,7 +13,8 @@
  *           is split into waves, each of which makes its own run.
  *   merge:  the runs are merged with the largest fan-in that the open-file limit and the
  *           budget allow; only when there are more runs than that are the smallest merged
- *           first (an extra pass over just those). The final merge writes the output (ooc_merge.c).
+ *           first (an extra pass over just those). The final merge writes the output
+ *           (ooc_merge.c).
  * I/O: read input, write runs, read runs, write output: 2 reads + 2 writes of the data.
  * With -u the deduplicated output goes through one more temp run, because its size (and so
  * every rank's offset in -o FILE) is known only after the final merge.
@@ -33,15 +35,39 @@
 #include <unistd.h>
 
 #include "agree.h"
-#include "ext_job.h"
-#include "job_typed.h"
 #include "checkpoint.h"
+#include "job.h"
+#include "job_typed.h"
+#include "keysort.h"
 #include "mem.h"
 #include "memplan.h"
+#include "merge.h"
+#include "ooc.h"
 #include "ooc_round.h"
 #include "progress.h"
 #include "runfile.h"
 #include "splitters.h"
+
+/* The pipeline's state. */
+struct ext {
+    struct dsort_ooc j; /* the skeleton's state (ooc.h) */
+    size_t rs, irs;     /* record size in the input and in flight (irs = rs + 8 when tagged) */
+    int tagged;
+    struct dsort_cmp cmp; /* on in-flight records */
+    size_t ks;            /* composite key bytes */
+    uint64_t budget;      /* the smallest memory budget of all ranks (the plan's, memplan.h) */
+    unsigned char *splitters;
+    uint64_t first, n; /* this rank's share of the inputs it opened */
+    uint64_t g0;       /* global position of its first record */
+    uint64_t chunk;    /* records per chunk */
+    size_t block;
+    size_t abytes, bbytes, ebytes; /* A also receives: 1/16 more than a chunk */
+    unsigned char *a, *b;
+    struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
+    /* stop and resume (job_ckpt.c) */
+    uint64_t consumed; /* records of the share read by earlier runs of a resumed job */
+    uint64_t ck_upto;  /* --checkpoint: the records of the share the checkpoint has consumed */
+};
 
 #define SAMPLES_PER_RANK 4096
 #define SAMPLE_BYTES ((uint64_t)4 << 20) /* a rank's own samples (they stay on the rank) */

@@ -1,4 +1,5 @@
-/* The pipeline for text lines (--format lines): variable-length records in GNU sort's order.
+/* ooc_lines.c - the pipeline for text lines (--format lines): variable-length records in GNU
+ * sort's order.
  *
  *   sample: lines from evenly spaced windows of every rank's share -> p-1 splitter lines
  *   per round (every rank, until all are done): read a chunk of whole lines -> index + sort
