@@ -1,7 +1,8 @@
 /* lines_job.h - the text-line pipeline's state and its reading side, shared by ooc_lines.c
- * (rounds, runs, merge, commit) and lines_read.c (reading whole lines of the share into the
- * arena; sampling and choosing the splitter lines). Internal to src/pipeline/. Local unless
- * marked collective.
+ * (its part of the out-of-core skeleton: setup, rounds, runs, final merge), lines_read.c
+ * (reading whole lines of the share into the arena; sampling and choosing the splitter lines),
+ * lines_map.c (the mapped path) and ooc_ckpt.c (the checkpoint). Internal to src/pipeline/.
+ * Local unless marked collective.
  */
 #ifndef DSORT_LINES_JOB_H
 #define DSORT_LINES_JOB_H
@@ -37,7 +38,7 @@ struct lx {
      * travel with the lines; otherwise lines that compare equal are equal bytes, and any cut of
      * them gives the same output. */
     int by_pos;
-    int have_td;
+    int direct; /* the job sorts in memory (one round, no spill), as planned after the sample */
     double avg_line;   /* bytes a line (with its eol) in the samples of all ranks */
     size_t run_block;  /* bytes of a run file's checksummed blocks (the plan's or resumed) */
     int grow_share;    /* in memory (one round): the arena may grow up to a third */
@@ -79,7 +80,7 @@ uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, ui
  * jobs without a topology are read with one stream (dsort_inputs_read). */
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
 /* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
-enum dsort_status dsort_lines_job_splitters(struct lx *x);
+enum dsort_status dsort_lines_job_splitters(void *x);
 /* Stop and resume (ooc_ckpt.c): ooc.h's fill, the lines' checkpoint (runs, position,
  * splitters, figures) after `rounds` rounds. */
 struct dsort_ckpt;
