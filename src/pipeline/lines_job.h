@@ -19,6 +19,26 @@
 #include "runset.h"
 #include "tempdir.h"
 
+/* A chunk: lines at the front of an arena, their index entries at the back (growing down).
+ * segs map data offsets to input positions (data is contiguous input but for the eols added at
+ * files' ends). */
+struct seg {
+    uint64_t off, pos;
+};
+struct chunk {
+    unsigned char *a;
+    uint64_t size;
+    uint64_t used; /* data bytes */
+    size_t n;      /* lines indexed */
+    struct seg *segs;
+    size_t nsegs, segcap;
+};
+
+static inline struct dsort_line_ent *chunk_ents(const struct chunk *k)
+{
+    return (struct dsort_line_ent *)(void *)(k->a + k->size) - k->n;
+}
+
 struct lx {
     struct dsort_ooc j; /* the skeleton's state (ooc.h) */
     struct dsort_share sh;
@@ -45,31 +65,14 @@ struct lx {
     uint64_t longest;  /* the longest line (with its eol) this rank read */
     uint64_t max_line; /* the longest line of all ranks (set before run files are read) */
     int noted_long;    /* -v: the note about a line held past the budget was printed */
+    /* The sample, while the splitters are chosen: its lines (smp.a) and their entries. */
+    struct chunk smp;
+    struct dsort_line_ent *smp_ents, *smp_tmp;
     /* Device-parallel reading (with a topology): per input file, whether its last byte was
      * looked at (known) and whether its last line lacks an eol (pad: 1 byte to add after it).
      * One allocation of 2 * in->count bytes (pad, then known), freed with the job. */
     unsigned char *pad, *known;
 };
-
-/* A chunk: lines at the front of an arena, their index entries at the back (growing down).
- * segs map data offsets to input positions (data is contiguous input but for the eols added at
- * files' ends). */
-struct seg {
-    uint64_t off, pos;
-};
-struct chunk {
-    unsigned char *a;
-    uint64_t size;
-    uint64_t used; /* data bytes */
-    size_t n;      /* lines indexed */
-    struct seg *segs;
-    size_t nsegs, segcap;
-};
-
-static inline struct dsort_line_ent *chunk_ents(const struct chunk *k)
-{
-    return (struct dsort_line_ent *)(void *)(k->a + k->size) - k->n;
-}
 
 /* The job-wide input position (for ties under -s and -u) of data offset off of the chunk. */
 uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, uint64_t off);
@@ -79,8 +82,12 @@ uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, ui
  * arena holds a call, one thread per device; the end of the last line, past the share, and
  * jobs without a topology are read with one stream (dsort_inputs_read). */
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
-/* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
-enum dsort_status dsort_lines_job_splitters(void *x);
+/* The splitters (ooc.h's sample, select, sample_free): local, sample this rank's share (x->smp,
+ * sorted by select); collective, choose the p-1 splitter lines (x->split) over every rank's
+ * sample; local, free the sample. */
+enum dsort_status dsort_lines_job_sample(void *x);
+enum dsort_status dsort_lines_job_select(void *x, int *rounds);
+void dsort_lines_job_sample_free(void *x);
 /* Stop and resume (ooc_ckpt.c): ooc.h's fill, the lines' checkpoint (runs, position,
  * splitters, figures) after `rounds` rounds. */
 struct dsort_ckpt;

@@ -437,37 +437,42 @@ static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const 
 /* Tolerance of the selection, as a fraction of a bucket's sample lines (see ooc_fixed.c). */
 #define SAMPLE_TOL 0.002
 
-enum dsort_status dsort_lines_job_splitters(void *ctx)
+enum dsort_status dsort_lines_job_sample(void *ctx)
 {
     struct lx *x = ctx;
-    const struct dsort_comm *c = x->j.c;
-    struct chunk smp;
-    memset(&smp, 0, sizeof smp);
+    const int p = x->j.c->size;
     x->by_pos = !x->j.o->keys->unique;
-    enum dsort_status st = sample(x, &smp, &x->j.err);
-    const unsigned char *mine = smp.a;
-    const size_t mlen = (size_t)smp.used;
-    struct dsort_line_ent *ents = NULL, *tmp = NULL;
-    struct dsort_sampled sel = {0};
+    enum dsort_status st = sample(x, &x->smp, &x->j.err);
+    const unsigned char *mine = x->smp.a;
+    const size_t mlen = (size_t)x->smp.used;
     size_t lines = 1; /* sample() keeps whole lines: one entry per eol */
     for (const unsigned char *at = mine; !st && at && at < mine + mlen; lines++) {
         at = memchr(at, x->ord.eol, (size_t)(mine + mlen - at));
         at = at ? at + 1 : NULL;
     }
-    if (!st) {
-        ents = malloc(lines * sizeof *ents);
-        tmp = malloc(lines * sizeof *tmp);
-        x->split = calloc((size_t)c->size, sizeof *x->split);
-        x->split_len = calloc((size_t)c->size, sizeof *x->split_len);
-        if (!ents || !tmp || !x->split || !x->split_len)
-            st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    }
-    if ((st = dsort_comm_agree(c, st, &x->j.err)))
-        goto out;
+    if (st)
+        return st;
+    x->smp_ents = malloc(lines * sizeof *x->smp_ents);
+    x->smp_tmp = malloc(lines * sizeof *x->smp_tmp);
+    x->split = calloc((size_t)p, sizeof *x->split);
+    x->split_len = calloc((size_t)p, sizeof *x->split_len);
+    if (!x->smp_ents || !x->smp_tmp || !x->split || !x->split_len)
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_lines_job_select(void *ctx, int *rounds)
+{
+    struct lx *x = ctx;
+    const struct dsort_comm *c = x->j.c;
+    const unsigned char *mine = x->smp.a;
+    const size_t mlen = (size_t)x->smp.used;
+    struct dsort_line_ent *ents = x->smp_ents;
+    struct dsort_sampled sel = {0};
     /* The sample stays on this rank, sorted; the splitters are selected over all ranks'
      * samples (dsort_splitters_select: O(p) bytes a rank a round, no rank gathers them). */
     size_t n = dsort_lines_index(&x->ord, mine, mlen, ents), longest = 0;
-    dsort_lines_sort(&x->ord, mine, ents, n, tmp);
+    dsort_lines_sort(&x->ord, mine, ents, n, x->smp_tmp);
     for (size_t i = 0; i < n; i++) {
         size_t l = dsort_line_len(&ents[i], mine, x->ord.eol);
         longest = l > longest ? l : longest;
@@ -475,32 +480,37 @@ enum dsort_status dsort_lines_job_splitters(void *ctx)
     uint64_t here[2] = {mlen, n}, all[2] = {0, 0};
     dsort_agree_reduce(c, c->comm, here, all, 2, MPI_UINT64_T, MPI_SUM, -1, "the samples' sizes");
     x->avg_line = all[1] ? (double)all[0] / (double)all[1] : 100.0;
-    struct sample_items si = {&x->ord, mine, ents, x->by_pos, x, &smp};
+    struct sample_items si = {&x->ord, mine, ents, x->by_pos, x, &x->smp};
     struct dsort_sample_items it = {
         n, longest + (x->by_pos ? 8 : 0), item_key_at, item_cmp_at, item_cmp, &si};
     /* Lines that go to rank d are those up to and including split[d] (cut_after). */
-    st = dsort_comm_agree(c, dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->j.err),
-                          &x->j.err);
-    x->j.stats->splitter_rounds = sel.rounds;
-    if (st)
-        goto out;
+    enum dsort_status st = dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->j.err);
+    *rounds = sel.rounds;
     /* No lines anywhere: everything (nothing) goes to rank 0 (split[d] stays NULL). */
-    for (int d = 0; d + 1 < c->size && sel.keys; d++) {
+    for (int d = 0; !st && d + 1 < c->size && sel.keys; d++) {
         const unsigned char *k = sel.keys + (size_t)d * sel.slot;
         uint64_t l;
         memcpy(&l, k, 8);
         x->split[d] = k + 8;
         x->split_len[d] = (size_t)l;
     }
-    x->spl = sel.keys; /* the splitters point into it; freed with the job */
-    sel.keys = NULL;
-out:
+    if (!st) {
+        x->spl = sel.keys; /* the splitters point into it; freed with the job */
+        sel.keys = NULL;
+    }
     dsort_sampled_free(&sel);
-    free(smp.a);
-    free(smp.segs);
-    free(ents);
-    free(tmp);
     return st;
+}
+
+void dsort_lines_job_sample_free(void *ctx)
+{
+    struct lx *x = ctx;
+    free(x->smp.a);
+    free(x->smp.segs);
+    free(x->smp_ents);
+    free(x->smp_tmp);
+    memset(&x->smp, 0, sizeof x->smp);
+    x->smp_ents = x->smp_tmp = NULL;
 }
 
 /* Number of the sorted entries e[lo, n) of lines in buf that belong at or before splitter d;

@@ -193,8 +193,13 @@ struct dsort_ooc_pipeline {
     /* Collective, may be NULL: first in the sample phase (lines: where the share's first line
      * starts). Agrees. */
     enum dsort_status (*position)(void *x);
-    /* Collective: the splitters from a sample of every rank's share (not on --resume). Agrees. */
-    enum dsort_status (*splitters)(void *x);
+    /* The splitters (not on --resume; the skeleton agrees after each step): local, this rank's
+     * sample of its share (kept in x); collective, the splitters selected over every rank's
+     * sample, which stays on its rank (mpi/splitters.h; *rounds: the selection's rounds);
+     * local, the sample freed (after an error too). */
+    enum dsort_status (*sample)(void *x);
+    enum dsort_status (*select)(void *x, int *rounds);
+    void (*sample_free)(void *x);
     /* Local, on --resume: dsort_job_resume's take (the checkpoint's splitters, position, run
      * block; dsort_ooc_resume_take). */
     enum dsort_status (*resume)(void *x, struct dsort_ckpt *k);

@@ -58,6 +58,8 @@ struct ext {
     size_t ks;            /* composite key bytes */
     uint64_t budget;      /* the smallest memory budget of all ranks (the plan's, memplan.h) */
     unsigned char *splitters;
+    unsigned char *sample; /* nsample composite keys, while the splitters are chosen */
+    uint64_t nsample;
     uint64_t first, n; /* this rank's share of the inputs it opened */
     uint64_t g0;       /* global position of its first record */
     uint64_t chunk;    /* records per chunk */
@@ -92,34 +94,43 @@ static void composite(const struct ext *x, const unsigned char *rec, uint64_t g,
     dsort_job_put_be64(out, g);
 }
 
-/* The pipeline's splitters, from a sample of every rank's share (not on --resume).
- * Collective; agrees. */
-static enum dsort_status fixed_splitters(void *ctx)
+/* The pipeline's sample (not on --resume): a few thousand records at evenly spaced positions
+ * of the share, as composite keys; every rank holds its own (SAMPLE_BYTES at most, outside the
+ * budget). Local. */
+static enum dsort_status fixed_sample(void *ctx)
 {
     struct ext *x = ctx;
-    const struct dsort_comm *c = x->j.c;
-    /* Every rank holds its own samples: SAMPLE_BYTES at most (outside the budget). */
-    uint64_t s = dsort_splitters_sample_count(x->n, 1, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
-    unsigned char *mine = malloc(s * x->ks + 1), *rec = malloc(x->rs);
-    x->splitters = calloc((size_t)c->size, x->ks);
+    x->nsample = dsort_splitters_sample_count(x->n, 1, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
+    unsigned char *rec = malloc(x->rs);
+    x->sample = malloc(x->nsample * x->ks + 1);
+    x->splitters = calloc((size_t)x->j.c->size, x->ks);
     enum dsort_status st = DSORT_OK;
-    if (!mine || !rec || !x->splitters)
+    if (!x->sample || !rec || !x->splitters)
         st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    for (uint64_t k = 0; !st && k < s; k++) {
-        uint64_t i = (k * x->n + x->n / 2) / s; /* evenly spaced, centred */
+    for (uint64_t k = 0; !st && k < x->nsample; k++) {
+        uint64_t i = (k * x->n + x->n / 2) / x->nsample; /* evenly spaced, centred */
         st = dsort_job_read_one(x->j.o, x->j.in, x->first + i, rec, &x->j.err);
         if (!st)
-            composite(x, rec, x->g0 + i, mine + k * x->ks);
+            composite(x, rec, x->g0 + i, x->sample + k * x->ks);
     }
-    if (!(st = dsort_comm_agree(c, st, &x->j.err)))
-        st = dsort_comm_agree(c,
-                              dsort_splitters_sample(c->comm, mine, s, x->ks, SAMPLE_TOL,
-                                                     x->splitters, &x->j.stats->splitter_rounds,
-                                                     &x->j.err),
-                              &x->j.err);
-    free(mine);
     free(rec);
     return st;
+}
+
+/* The pipeline's selection: the p-1 splitters over all ranks' samples
+ * (dsort_splitters_sample). Collective. */
+static enum dsort_status fixed_select(void *ctx, int *rounds)
+{
+    struct ext *x = ctx;
+    return dsort_splitters_sample(x->j.c->comm, x->sample, x->nsample, x->ks, SAMPLE_TOL,
+                                  x->splitters, rounds, &x->j.err);
+}
+
+static void fixed_sample_free(void *ctx)
+{
+    struct ext *x = ctx;
+    free(x->sample);
+    x->sample = NULL;
 }
 
 /* First index in the sorted chunk whose composite key is >= key. */
@@ -464,7 +475,9 @@ const struct dsort_ooc_pipeline dsort_ooc_fixed = {.fmt = &dsort_recfmt_fixed,
                                                    .fill = fill_ckpt,
                                                    .setup = fixed_setup,
                                                    .prepare = fixed_prepare,
-                                                   .splitters = fixed_splitters,
+                                                   .sample = fixed_sample,
+                                                   .select = fixed_select,
+                                                   .sample_free = fixed_sample_free,
                                                    .resume = resume_state,
                                                    .runs = fixed_runs,
                                                    .rounds = fixed_rounds,

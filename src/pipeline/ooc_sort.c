@@ -30,6 +30,21 @@ static const struct dsort_ooc_pipeline *pipeline_of(const struct dsort_recfmt *f
     return NULL;
 }
 
+/* Collective: the splitters from a sample of every rank's share: each rank's own sample (the
+ * format's), then the splitters selected over all ranks' samples; the selection's rounds in
+ * the stats. Agrees. */
+static enum dsort_status splitters(const struct dsort_ooc_pipeline *pl, struct dsort_ooc *j,
+                                   void *x)
+{
+    int rounds = 0;
+    enum dsort_status st = dsort_comm_agree(j->c, pl->sample(x), &j->err);
+    if (!st)
+        st = dsort_comm_agree(j->c, pl->select(x, &rounds), &j->err);
+    j->stats->splitter_rounds = rounds;
+    pl->sample_free(x);
+    return st;
+}
+
 /* Collective: the format's buffers; the checkpoint taken (--resume) or, in a new job, the temp
  * directories (unless lazy) and the splitters; the run files' merge set up. Agrees. */
 static enum dsort_status start(const struct dsort_ooc_pipeline *pl, struct dsort_ooc *j, void *x)
@@ -53,7 +68,7 @@ static enum dsort_status start(const struct dsort_ooc_pipeline *pl, struct dsort
                               &j->err);
         j->have_td = !st;
     } else if (!st) {
-        st = pl->splitters(x);
+        st = splitters(pl, j, x);
     }
     dsort_job_phase_end(j->stats, PH_SAMPLE, &pc);
     if (st)
