@@ -1,7 +1,7 @@
 /* lines_job.h - the text-line pipeline's state and its reading side, shared by ooc_lines.c
  * (its part of the out-of-core skeleton: setup, rounds, runs, final merge), lines_read.c
  * (reading whole lines of the share into the arena; sampling and choosing the splitter lines),
- * lines_map.c (the mapped path) and ooc_ckpt.c (the checkpoint). Internal to src/pipeline/.
+ * and lines_map.c (the mapped path). Internal to src/pipeline/.
  * Local unless marked collective.
  */
 #ifndef DSORT_LINES_JOB_H
@@ -88,15 +88,6 @@ enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dso
 enum dsort_status dsort_lines_job_sample(void *x);
 enum dsort_status dsort_lines_job_select(void *x, int *rounds);
 void dsort_lines_job_sample_free(void *x);
-/* Stop and resume (ooc_ckpt.c): ooc.h's fill, the lines' checkpoint (runs, position,
- * splitters, figures) after `rounds` rounds. */
-struct dsort_ckpt;
-enum dsort_status dsort_lines_job_fill_ckpt(void *x, uint64_t rounds, struct dsort_ckpt *k,
-                                            struct dsort_error *err);
-/* Local: a resumed job takes the checkpoint's splitters, runs, run block, position and figures
- * (x->pos must be the share's start: the checkpoint's position may not be before it). */
-enum dsort_status dsort_lines_job_resume_state(void *x, struct dsort_ckpt *k);
-
 /* Number of the chunk's sorted entries [lo, n) that belong at or before splitter d. */
 size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
                                  int d);

@@ -28,8 +28,8 @@
  * thread. In the merge phase A and B hold the read buffers.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -16,16 +16,19 @@
  * Memory (src/engine/memplan.h): thirds of the budget (the smallest of all ranks'): the chunk
  * (lines and their 16-byte index entries), the framed send buffer, the receive buffer; the
  * sort's scratch entries are allocated while the send buffer is not.
- * Reading whole lines and choosing the splitters are in lines_read.c (lines_job.h).
+ * Reading whole lines and choosing the splitters are in lines_read.c (lines_job.h); this file
+ * is the lines' part of the out-of-core skeleton (ooc.h's pipeline table, dsort_ooc_lines):
+ * setup, position, the run block, the mapped shortcut, rounds, final merge, checkpoint.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agree.h"
+#include "checkpoint.h"
 #include "lines_job.h"
 #include "mem.h"
 #include "memplan.h"
@@ -444,6 +447,62 @@ static void lines_release(void *ctx)
     x->split_len = NULL;
 }
 
+/* ---- the checkpoint: the lines' position in the share is a byte offset, saved with the run
+ * block, the lines read and the longest line; the splitters are lines (fmt_lines.c's blob) ---- */
+
+/* Fill k with the job's state after `rounds` rounds (the splitters are copied into k). */
+static enum dsort_status fill_ckpt(void *ctx, uint64_t rounds, struct dsort_ckpt *k,
+                                   struct dsort_error *err)
+{
+    const struct lx *x = ctx;
+    const struct dsort_recfmt_splits s = {.n = (size_t)(x->j.c->size - 1),
+                                          .line = x->split,
+                                          .len = x->split_len,
+                                          .by_pos = x->by_pos,
+                                          .avg_line = x->avg_line};
+    enum dsort_status st = dsort_ooc_ckpt_fill(&x->j, &dsort_recfmt_lines, rounds, &s, k, err);
+    k->consumed = x->pos;
+    k->block = x->run_block;
+    k->lines_in = x->j.stats->records_in;
+    k->longest = x->longest;
+    k->sample_from = x->sh.first; /* the share's bytes read so far */
+    k->sample_to = x->pos;
+    return st;
+}
+
+/* A resumed job takes the checkpoint's splitters, runs, run block, position and figures
+ * (x->pos must be the share's start: the checkpoint's position may not be before it). */
+static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
+{
+    struct lx *x = ctx;
+    const int p = x->j.c->size;
+    /* A share's first line may start past its end (a long line of the rank before covers the
+     * whole range): then nothing is read and the position stays at that start. */
+    const uint64_t last = x->pos > x->end ? x->pos : x->end;
+    int ok = k->consumed >= x->pos && k->consumed <= last + k->longest && k->block >= 4096;
+    x->split = calloc((size_t)p, sizeof *x->split);
+    x->split_len = calloc((size_t)p, sizeof *x->split_len);
+    if (!x->split || !x->split_len || !(x->spl = malloc(k->blob_len + 1)))
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    memcpy(x->spl, k->blob, k->blob_len);
+    struct dsort_recfmt_splits s = {.line = x->split, .len = x->split_len};
+    struct dsort_ckpt copy = *k; /* the splitters point into x->spl, which the job keeps */
+    copy.blob = x->spl;
+    if (!ok || !dsort_ooc_ckpt_splits(&x->j, &dsort_recfmt_lines, &copy, &s))
+        return DSORT_ERR(&x->j.err, DSORT_EFORMAT, 0,
+                         "the checkpoint of rank %d does not fit this job (splitters of %zu "
+                         "bytes, position %" PRIu64 ", run block %" PRIu64 "); not resuming "
+                         "from it",
+                         x->j.c->rank, k->blob_len, k->consumed, k->block);
+    x->by_pos = s.by_pos;
+    x->avg_line = s.avg_line;
+    x->pos = k->consumed;
+    x->run_block = (size_t)k->block;
+    x->j.stats->records_in = k->lines_in;
+    x->longest = k->longest;
+    return dsort_ooc_resume_take(&x->j, k);
+}
+
 /* The pipeline's setup: the order, the budget (the smallest of all ranks: docs/design.md, "One
  * budget for every rank") and its plan, the share. Collective. */
 static void lines_setup(void *ctx, const struct dsort_share *sh)
@@ -508,7 +567,7 @@ static uint64_t lines_bytes_out(const void *ctx)
 const struct dsort_ooc_pipeline dsort_ooc_lines = {.fmt = &dsort_recfmt_lines,
                                                    .size = sizeof(struct lx),
                                                    .j_off = offsetof(struct lx, j),
-                                                   .fill = dsort_lines_job_fill_ckpt,
+                                                   .fill = fill_ckpt,
                                                    .setup = lines_setup,
                                                    .prepare = NULL,
                                                    .lazy_tempdirs = 1,
@@ -516,7 +575,7 @@ const struct dsort_ooc_pipeline dsort_ooc_lines = {.fmt = &dsort_recfmt_lines,
                                                    .sample = dsort_lines_job_sample,
                                                    .select = dsort_lines_job_select,
                                                    .sample_free = dsort_lines_job_sample_free,
-                                                   .resume = dsort_lines_job_resume_state,
+                                                   .resume = resume_state,
                                                    .runs = lines_runs,
                                                    .direct = lines_direct,
                                                    .rounds = lines_rounds,
