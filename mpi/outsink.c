@@ -14,7 +14,7 @@ static enum dsort_status sink_flush(struct dsort_sink *s, struct dsort_error *er
     if (s->len == o->carried)
         return DSORT_OK;
     if (o->narrow) { /* typed keys: the new records, widened, become the user's */
-        size_t n = (s->len - o->carried) / (o->narrow->norm_len + o->narrow->rec_size);
+        size_t n = (s->len - o->carried) / (o->narrow->wide_prefix + o->narrow->rec_size);
         dsort_typedkey_narrow_inplace(o->narrow, s->buf + o->carried, n);
         s->len = o->carried + n * o->narrow->rec_size;
     }

@@ -87,7 +87,7 @@ static enum dsort_status create(struct dsort_awriter **out, int fd, const char *
         dsort_mem_free(w->buf[0], buf_len);
         dsort_mem_free(w->buf[1], buf_len);
         free(w);
-        return DSORT_ERR(err, DSORT_ENOMEM, rc, "cannot start a writer thread");
+        return dsort_cleanup_thread_error(err, rc, "a writer thread");
     }
     *out = w;
     return DSORT_OK;

@@ -1,6 +1,7 @@
 #include "cleanup.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -34,6 +35,7 @@ static volatile sig_atomic_t usr1_speaker, usr1_said;
 /* keep mode: the directories a signal leaves as they are (nkeep 0: none) */
 static char keep[DSORT_CLEANUP_KEEP_MAX][DSORT_CLEANUP_PATH_MAX];
 static volatile sig_atomic_t nkeep;
+static volatile sig_atomic_t committed; /* the output is published (set_committed) */
 
 static void block(sigset_t *old)
 {
@@ -223,7 +225,7 @@ static void on_signal(int sig)
         return;
     }
     caught = sig;
-    const int keeping = nkeep > 0;
+    const int keeping = nkeep > 0 && !committed; /* a committed job has nothing to resume */
     run_cleanup(keeping);
     if (prefix[0]) {
         /* One write(2) of the whole line, so that lines of ranks sharing a terminal or a
@@ -234,12 +236,18 @@ static void on_signal(int sig)
         append(line, sizeof line, &n, "stopped by ");
         append(line, sizeof line, &n, signame(sig));
         append_limit(line, sizeof line, &n, sig);
-        append(line, sizeof line, &n, " in the ");
-        append(line, sizeof line, &n, phase);
-        append(line, sizeof line, &n,
-               keeping ? " phase; the checkpoint is kept (run the same command with --resume to "
-                         "finish), no output written\n"
-                       : " phase; temp files removed, no output written\n");
+        if (committed) {
+            append(line, sizeof line, &n,
+                   " after the output was committed; the output is complete (temp files "
+                   "removed; --stats may be missing)\n");
+        } else {
+            append(line, sizeof line, &n, " in the ");
+            append(line, sizeof line, &n, phase);
+            append(line, sizeof line, &n,
+                   keeping ? " phase; the checkpoint is kept (run the same command with --resume "
+                             "to finish), no output written\n"
+                           : " phase; temp files removed, no output written\n");
+        }
         ssize_t w = write(2, line, n);
         (void)w;
         /* mpirun SIGKILLs every rank as soon as the first one dies: give the other ranks a
@@ -334,12 +342,45 @@ int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg, 
     /* The new thread inherits the creator's mask: block the handled signals around the
      * create, so that only the threads that never block them (main) run the handler. */
     sigset_t old;
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc)
+        return rc;
+    /* The default stack is RLIMIT_STACK's soft limit (8 MiB, or unlimited: then 2 MiB+) of
+     * address space a thread; under ulimit -v that alone can refuse the thread. The helper
+     * threads keep a few KiB on their stacks. */
+    size_t stack = DSORT_CLEANUP_THREAD_STACK;
+    if (stack < (size_t)PTHREAD_STACK_MIN)
+        stack = (size_t)PTHREAD_STACK_MIN;
+    pthread_attr_setstacksize(&attr, stack);
     block(&old);
-    int rc = pthread_create(tid, NULL, fn, arg);
+    rc = pthread_create(tid, &attr, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
     if (!rc && name)
         pthread_setname_np(*tid, name); /* shows in /proc/PID/task/TID/comm, top -H, gdb */
     return rc;
+}
+
+enum dsort_status dsort_cleanup_thread_error(struct dsort_error *err, int rc, const char *what)
+{
+    if (rc != EAGAIN && rc != ENOMEM)
+        return DSORT_ERR(err, DSORT_ENOMEM, rc, "cannot start %s", what);
+    /* strerror(EAGAIN) says "Resource temporarily unavailable": name the limits it means. */
+    char as[64] = "unlimited", np[64] = "unlimited";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(as, sizeof as, "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+    if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(np, sizeof np, "%llu", (unsigned long long)rl.rlim_cur);
+    DSORT_ERR(err, DSORT_ENOMEM, 0,
+              "cannot start %s: %s (a thread needs %d KiB of address space: the likely cause is "
+              "this process's address-space limit, ulimit -v, now %s, or the user's limit of "
+              "processes and threads, ulimit -u, now %s)",
+              what, strerror(rc), DSORT_CLEANUP_THREAD_STACK / 1024, as, np);
+    if (err)
+        err->errnum = rc;
+    return DSORT_ENOMEM;
 }
 
 /* Fill a free slot (signals blocked meanwhile, so the handler never sees half a slot). */
@@ -492,6 +533,11 @@ void dsort_cleanup_set_prefix(const char *p)
     block(&old);
     snprintf(prefix, sizeof prefix, "%s", p ? p : "");
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void dsort_cleanup_set_committed(void)
+{
+    committed = 1;
 }
 
 void dsort_cleanup_set_phase(const char *p)

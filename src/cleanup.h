@@ -40,6 +40,15 @@ void dsort_cleanup_remember_ignored(void);
  * the tests. Returns pthread_create's result. */
 int dsort_cleanup_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg, const char *name);
 
+/* The stack each thread of dsort_cleanup_thread_create gets: small, so that a tight
+ * address-space limit (ulimit -v) still has room for the threads. */
+#define DSORT_CLEANUP_THREAD_STACK (1024 * 1024)
+
+/* Record in err (DSORT_ENOMEM) that the thread what ("a writer thread") could not be started,
+ * rc being dsort_cleanup_thread_create's result; for EAGAIN and ENOMEM the message names the
+ * likely cause, the limits ulimit -v and ulimit -u, and their values. Returns DSORT_ENOMEM. */
+enum dsort_status dsort_cleanup_thread_error(struct dsort_error *err, int rc, const char *what);
+
 /* What a registered path is: removed in this order: files, markers, directories. */
 #define DSORT_CLEANUP_FILE 0
 #define DSORT_CLEANUP_DIR 1    /* empty by the time it is removed */
@@ -107,5 +116,10 @@ int dsort_cleanup_signal(void);
  * prints nothing. */
 void dsort_cleanup_set_prefix(const char *prefix);
 void dsort_cleanup_set_phase(const char *phase);
+
+/* The output is committed (published, complete): from now on the handler says "<prefix>
+ * stopped by SIGTERM after the output was committed; the output is complete" instead of
+ * claiming that nothing was written, and still ends the process by the signal. */
+void dsort_cleanup_set_committed(void);
 
 #endif

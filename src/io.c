@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/vfs.h>
@@ -177,12 +178,15 @@ static enum dsort_status check_one(struct dsort_input *f, const char *path,
     close(fd);
     if (S_ISDIR(sb.st_mode))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is a directory, not an input file", path);
-    if (!S_ISREG(sb.st_mode))
+    /* /dev/null (the null device, 1:3, whatever its name) is an empty input, as GNU sort
+     * takes it (coreutils' create-empty case: sort -o FILE /dev/null). */
+    const int null_dev = S_ISCHR(sb.st_mode) && sb.st_rdev == makedev(1, 3);
+    if (!S_ISREG(sb.st_mode) && !null_dev)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "'%s' is not a regular file", path);
-    uint64_t size = (uint64_t)sb.st_size;
+    uint64_t size = null_dev ? 0 : (uint64_t)sb.st_size;
     /* Records are found by the size: a file that holds other than its size says would be
      * sorted as empty or cut short. */
-    if (unsized)
+    if (unsized && !null_dev)
         return DSORT_ERR(err, DSORT_EINVAL, 0,
                          "'%s': its size (%" PRIu64 " bytes by stat) is not what it holds (a "
                          "/proc, /sys, FUSE or network file): copy it to a regular file first",

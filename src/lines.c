@@ -59,15 +59,40 @@ static void insertion_sort(const struct dsort_lines_order *o, const unsigned cha
     }
 }
 
-/* Stable bottom-up merge sort of a[0, n) with scratch t (n entries). */
+/* dsort_lines_set_progress's hook (NULL: off). */
+static void (*tick_fn)(void *, double);
+static void *tick_arg;
+
+void dsort_lines_set_progress(void (*fn)(void *arg, double frac), void *arg)
+{
+    tick_fn = fn;
+    tick_arg = arg;
+}
+
+static void tick(double frac)
+{
+    if (tick_fn)
+        tick_fn(tick_arg, frac);
+}
+
+/* Sorts shorter than this do not tick inside (a merge sort ticks once a level). */
+#define TICK_MIN 65536
+
+/* Stable bottom-up merge sort of a[0, n) with scratch t (n entries); ticks from lo to hi. */
 static void merge_sort(const struct dsort_lines_order *o, const unsigned char *buf,
-                       struct dsort_line_ent *a, size_t n, struct dsort_line_ent *t)
+                       struct dsort_line_ent *a, size_t n, struct dsort_line_ent *t, double lo_f,
+                       double hi_f)
 {
     const size_t run = 16;
     for (size_t i = 0; i < n; i += run)
         insertion_sort(o, buf, a + i, n - i < run ? n - i : run);
+    size_t levels = 0;
+    for (size_t w = run; w < n; w *= 2)
+        levels++;
     struct dsort_line_ent *src = a, *dst = t;
-    for (size_t w = run; w < n; w *= 2) {
+    for (size_t w = run, level = 0; w < n; w *= 2, level++) {
+        if (n >= TICK_MIN)
+            tick(lo_f + (hi_f - lo_f) * (double)level / (double)levels);
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             size_t i = lo, j = mid, k = lo;
@@ -120,6 +145,8 @@ static void radix_prefix(struct dsort_line_ent *a, size_t n, struct dsort_line_e
         struct dsort_line_ent *x = src;
         src = dst;
         dst = x;
+        if (n >= TICK_MIN)
+            tick(0.4 * (b + 1) / bytes);
     }
     if (src != a)
         memcpy(a, src, n * sizeof *a);
@@ -132,24 +159,30 @@ void dsort_lines_sort(const struct dsort_lines_order *o, const unsigned char *bu
     if (n < 2)
         return;
     if (!o->has_prefix) {
-        merge_sort(o, buf, ents, n, tmp);
+        merge_sort(o, buf, ents, n, tmp, 0, 1);
         return;
     }
+    /* --progress: the radix sort is 0.4 of the sort, the groups the rest */
     radix_prefix(ents, n, tmp);
     /* Groups of equal prefixes: order them by the full comparison. (If the radix sort could
      * not run, the merge sort over everything does the whole job.) */
-    size_t i = 0;
+    size_t i = 0, next = n / 64;
     while (i < n) {
         size_t j = i + 1;
         while (j < n && ents[j].prefix == ents[i].prefix)
             j++;
         if (j - i > 1)
-            merge_sort(o, buf, ents + i, j - i, tmp);
+            merge_sort(o, buf, ents + i, j - i, tmp, 0.4 + 0.6 * (double)i / (double)n,
+                       0.4 + 0.6 * (double)j / (double)n);
         i = j;
+        if (i >= next && n >= TICK_MIN) {
+            tick(0.4 + 0.6 * (double)i / (double)n);
+            next = i + n / 64;
+        }
     }
     for (size_t k = 1; k < n; k++)
         if (ents[k - 1].prefix > ents[k].prefix) { /* the radix sort did not run */
-            merge_sort(o, buf, ents, n, tmp);
+            merge_sort(o, buf, ents, n, tmp, 0, 1);
             break;
         }
 }

@@ -139,6 +139,10 @@ static inline void dsort_line_set(struct dsort_line_ent *e, uint64_t off, size_t
 size_t dsort_lines_index(const struct dsort_lines_order *o, const unsigned char *buf, size_t size,
                          struct dsort_line_ent *ents);
 
+/* --progress's view of dsort_lines_sort (as keysort.h's): fn(arg, frac) is called on the
+ * sorting thread as a sort goes on, frac rising from 0 to 1 (a few hundred calls at most a
+ * sort). NULL: off. Process-wide: set it while no sort runs. */
+void dsort_lines_set_progress(void (*fn)(void *arg, double frac), void *arg);
 /* Sort n entries of buf's lines: stable (equal lines keep their entry order, which is input
  * order). tmp has room for n entries. */
 void dsort_lines_sort(const struct dsort_lines_order *o, const unsigned char *buf,

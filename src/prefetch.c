@@ -69,7 +69,7 @@ enum dsort_status dsort_prefetch_create(struct dsort_prefetch **out, struct dsor
     int rc = dsort_cleanup_thread_create(&pf->thread, prefetch_main, pf, "dsort-readahd");
     if (rc) {
         free(pf);
-        return DSORT_ERR(err, DSORT_ENOMEM, rc, "cannot start a read-ahead thread");
+        return dsort_cleanup_thread_error(err, rc, "a read-ahead thread");
     }
     *out = pf;
     return DSORT_OK;

@@ -26,6 +26,9 @@ void dsort_tempdirs_destroy(struct dsort_tempdirs *t)
         snprintf(p, sizeof p, "%s/checkpoint", t->dirs[i]); /* a resumed job's, done with */
         unlink(p);
         dsort_cleanup_forget(p);
+        snprintf(p, sizeof p, "%s/checkpoint.prev", t->dirs[i]); /* and the save before it */
+        unlink(p);
+        dsort_cleanup_forget(p);
         owner_path(t->dirs[i], p, sizeof p);
         unlink(p);
         dsort_cleanup_forget(p);
@@ -433,7 +436,7 @@ static void remove_entries(int fd, int (*keep)(const char *name))
 static int is_job_file(const char *name)
 {
     return !strncmp(name, "run-", 4) || !strcmp(name, "checkpoint") ||
-           !strcmp(name, "checkpoint.tmp");
+           !strcmp(name, "checkpoint.tmp") || !strcmp(name, "checkpoint.prev");
 }
 
 static void sweep_one(int bfd, const char *name, const struct dsort_owner *self, uint64_t keep,

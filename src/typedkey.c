@@ -165,6 +165,14 @@ enum dsort_status dsort_typedkey_finish(struct dsort_typedkey *tk, size_t rec_si
     }
     tk->norm_len = norm;
     tk->rec_size = rec_size;
+    int inplace = 1;
+    for (size_t i = 0; i < tk->count && inplace; i++) {
+        const struct dsort_typedkey_field *f = &tk->keys[i];
+        inplace = (f->type < DSORT_TK_F32LE || f->type == DSORT_TK_BYTES) &&
+                  f->off == tk->keys[0].off + f->norm_off;
+    }
+    tk->wide_prefix = inplace ? 0 : norm;
+    tk->wide_key_off = inplace ? tk->keys[0].off : 0;
     return DSORT_OK;
 }
 
@@ -232,6 +240,12 @@ static inline void store_be(unsigned char *p, uint64_t v, size_t n)
         p[6] = (unsigned char)(v >> 8), p[7] = (unsigned char)v;
         break;
     }
+}
+
+static inline void store_le(unsigned char *p, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) /* constant n: unrolled */
+        p[i] = (unsigned char)(v >> (8 * i));
 }
 
 /* A float's bits (n bytes, as an unsigned integer) made monotone: numpy's order, with every
@@ -337,9 +351,78 @@ void dsort_typedkey_normalize(const struct dsort_typedkey *tk, const unsigned ch
         normalize_field(&tk->keys[i], rec, out);
 }
 
+/* An integer or bytes key of rec, normalised where it lies (the key sets of wide_prefix 0),
+ * and back. */
+static inline void normalize_here(const struct dsort_typedkey_field *f, unsigned char *rec)
+{
+    if (f->type != DSORT_TK_BYTES || f->desc) /* each byte is read before it is written */
+        normalize_field(f, rec, rec + f->off - f->norm_off);
+}
+
+static inline void denormalize_here(const struct dsort_typedkey_field *f, unsigned char *rec)
+{
+    unsigned char *p = rec + f->off;
+    if (f->type == DSORT_TK_BYTES || f->len == 1) {
+        for (size_t i = 0; f->desc && i < f->len; i++)
+            p[i] = (unsigned char)~p[i];
+        if (f->type == DSORT_TK_I8)
+            p[0] ^= 0x80;
+        return;
+    }
+    const int le = f->type == DSORT_TK_U16LE || f->type == DSORT_TK_I16LE ||
+                   f->type == DSORT_TK_U32LE || f->type == DSORT_TK_I32LE ||
+                   f->type == DSORT_TK_U64LE || f->type == DSORT_TK_I64LE;
+    const int sgn = f->type == DSORT_TK_I16LE || f->type == DSORT_TK_I16BE ||
+                    f->type == DSORT_TK_I32LE || f->type == DSORT_TK_I32BE ||
+                    f->type == DSORT_TK_I64LE || f->type == DSORT_TK_I64BE;
+    const size_t n = f->len == 2 ? 2 : f->len == 4 ? 4 : 8;
+    uint64_t v = load_be(p, n);
+    if (f->desc)
+        v = ~v;
+    if (sgn)
+        v ^= SIGN(n);
+    if (le)
+        store_le(p, v, n);
+    else
+        store_be(p, v, n);
+}
+
+static void normalize_records(const struct dsort_typedkey *tk, unsigned char *recs, size_t n)
+{
+    const size_t rs = tk->rec_size;
+    if (tk->count == 1 && tk->keys[0].type == DSORT_TK_U64LE && !tk->keys[0].desc) {
+        unsigned char *p = recs + tk->keys[0].off; /* the common case, without the dispatch */
+        for (size_t i = 0; i < n; i++)
+            store_be(p + i * rs, load_le(p + i * rs, 8), 8);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < tk->count; k++)
+            normalize_here(&tk->keys[k], recs + i * rs);
+}
+
+static void denormalize_records(const struct dsort_typedkey *tk, unsigned char *recs, size_t n)
+{
+    const size_t rs = tk->rec_size;
+    if (tk->count == 1 && tk->keys[0].type == DSORT_TK_U64LE && !tk->keys[0].desc) {
+        unsigned char *p = recs + tk->keys[0].off;
+        for (size_t i = 0; i < n; i++)
+            store_le(p + i * rs, load_be(p + i * rs, 8), 8);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < tk->count; k++)
+            denormalize_here(&tk->keys[k], recs + i * rs);
+}
+
 void dsort_typedkey_widen(const struct dsort_typedkey *tk, const unsigned char *in, size_t n,
                           unsigned char *out)
 {
+    if (!tk->wide_prefix) {
+        memcpy(out, in, n * tk->rec_size);
+        normalize_records(tk, out, n);
+        return;
+    }
     const size_t rs = tk->rec_size, nl = tk->norm_len, ws = nl + rs;
     /* The common case, one little-endian u64 key, without the per-key dispatch. */
     if (tk->count == 1 && tk->keys[0].type == DSORT_TK_U64LE && !tk->keys[0].desc) {
@@ -360,6 +443,11 @@ void dsort_typedkey_narrow(const struct dsort_typedkey *tk, const unsigned char 
                            unsigned char *out)
 {
     const size_t rs = tk->rec_size, nl = tk->norm_len, ws = nl + rs;
+    if (!tk->wide_prefix) {
+        memcpy(out, in, n * rs);
+        denormalize_records(tk, out, n);
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         memcpy(out + i * rs, in + i * ws + nl, rs);
 }
@@ -371,6 +459,10 @@ void dsort_typedkey_narrow(const struct dsort_typedkey *tk, const unsigned char 
 void dsort_typedkey_widen_inplace(const struct dsort_typedkey *tk, unsigned char *buf, size_t n)
 {
     const size_t rs = tk->rec_size, nl = tk->norm_len, ws = nl + rs;
+    if (!tk->wide_prefix) {
+        normalize_records(tk, buf, n);
+        return;
+    }
     const unsigned char *src = buf + n * nl; /* record i at src + i * rs */
     size_t i = 0;
     while (i < n) {
@@ -394,6 +486,10 @@ void dsort_typedkey_widen_inplace(const struct dsort_typedkey *tk, unsigned char
 void dsort_typedkey_narrow_inplace(const struct dsort_typedkey *tk, unsigned char *buf, size_t n)
 {
     const size_t rs = tk->rec_size, nl = tk->norm_len, ws = nl + rs;
+    if (!tk->wide_prefix) {
+        denormalize_records(tk, buf, n);
+        return;
+    }
     size_t i = 0;
     while (i < n) {
         /* Records [i, i + k) narrowed end at (i + k) * rs, where widened record i starts at

@@ -24,7 +24,8 @@
  * bit flipped for positives, every bit for negatives, -0.0 as +0.0, any NaN as all ones);
  * `bytes` as they are; a descending key with all its bits inverted. Ties between equal keys
  * are then broken by the caller (the whole record, or input order with -s) as for untyped
- * keys: the pipeline sorts records widened to normkey || record (dsort_typedkey_widen).
+ * keys: the pipeline sorts records widened to normkey || record, or with their key bytes
+ * normalised in place where that is a bijection (dsort_typedkey_widen, wide_prefix).
  *
  * All functions are local and pure; a key set is a plain value (no allocation), and is not
  * changed by normalisation, so threads may share one.
@@ -74,6 +75,10 @@ struct dsort_typedkey {
     struct dsort_typedkey_field keys[DSORT_TYPEDKEY_MAX];
     size_t norm_len; /* bytes of a normalised key: the sum of the keys' lengths */
     size_t rec_size; /* 0 until dsort_typedkey_finish */
+    /* The widened records (dsort_typedkey_widen), set by dsort_typedkey_finish: wide_prefix
+     * bytes before the record (norm_len, or 0 when the keys are normalised in place) and the
+     * normalised key at wide_key_off of a widened record of wide_prefix + rec_size bytes. */
+    size_t wide_prefix, wide_key_off;
 };
 
 /* An empty set. */
@@ -95,7 +100,11 @@ enum dsort_status dsort_typedkey_add(struct dsort_typedkey *tk, const char *arg,
                                      struct dsort_error *err);
 
 /* Bind the set to records of rec_size bytes: every key must lie within the record
- * (DSORT_EINVAL naming the key otherwise, and for an empty set). Sets norm_off and norm_len. */
+ * (DSORT_EINVAL naming the key otherwise, and for an empty set). Sets norm_off, norm_len and
+ * the widened layout: in place (wide_prefix 0, wide_key_off the first key's offset) when every
+ * key is an integer or bytes and each starts where the one before it ends (then normalising
+ * is a bijection of those bytes, and the record with its key bytes normalised orders, ties
+ * included, as normkey || record does: the other bytes are the same); else normkey || record. */
 enum dsort_status dsort_typedkey_finish(struct dsort_typedkey *tk, size_t rec_size,
                                         struct dsort_error *err);
 
@@ -118,8 +127,9 @@ static inline size_t dsort_typedkey_norm_len(const struct dsort_typedkey *tk)
     return tk->norm_len;
 }
 
-/* n records (rec_size bytes each) to n widened records of norm_len + rec_size bytes each:
- * the normalised key, then the record unchanged. in and out must not overlap. */
+/* n records (rec_size bytes each) to n widened records of wide_prefix + rec_size bytes each:
+ * the normalised key, then the record unchanged; or, in place (wide_prefix 0), the record with
+ * its key bytes normalised. in and out must not overlap. */
 void dsort_typedkey_widen(const struct dsort_typedkey *tk, const unsigned char *in, size_t n,
                           unsigned char *out);
 
@@ -127,8 +137,8 @@ void dsort_typedkey_widen(const struct dsort_typedkey *tk, const unsigned char *
 void dsort_typedkey_narrow(const struct dsort_typedkey *tk, const unsigned char *in, size_t n,
                            unsigned char *out);
 
-/* In place, for a buffer sized for n widened records (n * (norm_len + rec_size) bytes): the
- * n records stored at buf + n * norm_len (the buffer's tail) become n widened records from
+/* In place, for a buffer sized for n widened records (n * (wide_prefix + rec_size) bytes): the
+ * n records stored at buf + n * wide_prefix (the buffer's tail) become n widened records from
  * buf on. The pipeline reads the user's records into the tail and widens them there, so that
  * no second buffer is needed. */
 void dsort_typedkey_widen_inplace(const struct dsort_typedkey *tk, unsigned char *buf, size_t n);

@@ -428,6 +428,7 @@ static void write_page(FILE *f, const struct report_model *m, const char *stats)
     fputs(".</p>\n", f);
     report_timeline(f, m);
     report_phase_bands(f, m);
+    report_roofline(f, m);
     report_devices(f, m);
     report_memory(f, m);
     report_network(f, m);

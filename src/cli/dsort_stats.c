@@ -283,84 +283,138 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
     return f;
 }
 
+/* The job's totals over the ranks, as -v and --stats give them. */
+struct totals {
+    uint64_t recs, outs, maxout, rd, wr, bytes;
+    double tmax[PH_COUNT], avg, balance;
+};
+
+static void sum_up(const struct dsort_comm *c, const struct dsort_job_options *o,
+                   const struct dsort_job_stats *all, struct totals *t)
+{
+    memset(t, 0, sizeof *t);
+    for (int r = 0; r < c->size; r++) {
+        t->recs += all[r].records_in;
+        t->outs += all[r].records_out;
+        t->maxout = all[r].records_out > t->maxout ? all[r].records_out : t->maxout;
+        for (int p = 0; p < PH_COUNT; p++) {
+            t->tmax[p] = all[r].t[p] > t->tmax[p] ? all[r].t[p] : t->tmax[p];
+            t->rd += all[r].io_read[p];
+            t->wr += all[r].io_write[p];
+        }
+    }
+    t->bytes = t->recs * o->fmt.rec_size;
+    if (o->lines) { /* records are lines: count the bytes read */
+        t->bytes = 0;
+        for (int r = 0; r < c->size; r++)
+            t->bytes += all[r].bytes_read;
+    }
+    t->avg = c->size ? (double)t->outs / c->size : 0;
+    t->balance = t->avg > 0 ? t->maxout / t->avg : 1.0;
+}
+
+/* -v, rank 0: the summary (the roofline comes last, after the topology's note). */
+static void print_summary(const struct dsort_comm *c, const struct dsort_job_options *o,
+                          const struct dsort_job_stats *mine, const struct dsort_job_stats *all,
+                          const struct totals *t, double total_time)
+{
+    char b1[32], b2[32];
+    fprintf(stderr, "dsort: %d ranks, format %s, %s\n", c->size, o->fmt.name,
+            mine->external ? "out of core"
+            : mine->mapped ? "in memory, input mapped (records stay in the page cache)"
+                           : "in memory");
+    fprintf(stderr, "dsort: records %" PRIu64 ", bytes %" PRIu64 " (%s)\n", t->recs, t->bytes,
+            dsort_mem_format(t->bytes, b1, sizeof b1));
+    fprintf(stderr, "dsort: memory budget per rank %s (%s); in-memory sort needs %s\n",
+            dsort_mem_format(mine->budget, b1, sizeof b1), mine->budget_why,
+            dsort_mem_format(mine->needed, b2, sizeof b2));
+    if (mine->external)
+        fprintf(stderr,
+                "dsort: rank 0 spilled %" PRIu64 " runs (%s), fan-in %d, %" PRIu64
+                " extra merge passes\n",
+                mine->runs, dsort_mem_format(mine->spill_bytes, b1, sizeof b1), mine->fan_in,
+                mine->merge_passes);
+    if (mine->merge_why[0])
+        fprintf(stderr, "dsort: rank 0 took an extra merge pass: %s\n", mine->merge_why);
+    fprintf(stderr, "dsort: phase seconds (slowest rank):");
+    for (int p = 0; p < PH_COUNT; p++)
+        if (t->tmax[p] > 0)
+            fprintf(stderr, " %s %.3f", dsort_phase_names[p], t->tmax[p]);
+    fprintf(stderr, "\ndsort: total %.3f s, %.1f MB/s; I/O %.2f x data read, %.2f x written\n",
+            total_time, total_time > 0 ? (double)t->bytes / total_time / 1e6 : 0.0,
+            t->bytes ? (double)t->rd / (double)t->bytes : 0.0,
+            t->bytes ? (double)t->wr / (double)t->bytes : 0.0);
+    fprintf(stderr, "dsort: balance max/avg %.4f (max %" PRIu64 " records, avg %.1f)\n", t->balance,
+            t->maxout, t->avg);
+    print_disks(c, all);
+}
+
+/* Rank 0: the --stats file, the plan's JSON text (NULL: null) and the roofline in it. */
+static int stats_file(const struct dsort_comm *c, const struct dsort_job_options *o,
+                      const struct dsort_job_stats *all, const struct totals *t, double total_time,
+                      const char *plan, const struct dsort_roofline *rl,
+                      const struct dsort_roofline_rates *rates)
+{
+    struct stats_file sf;
+    FILE *f = write_stats(c, o, all, t->recs, t->bytes, total_time, t->balance, &sf);
+    if (!f)
+        return 2;
+    fprintf(f, "%s", plan ? plan : "null");
+    if (rl) {
+        fprintf(f, ",\n  \"roofline\": ");
+        dsort_statsjson_roofline_write(f, rl, rates);
+    }
+    fprintf(f, "\n}\n");
+    return stats_close(c, o->stats, &sf, f);
+}
+
 /* Rank 0 prints and writes; every rank takes part (gathers). Rank 0's exit status. */
 static int report_rank0(const struct dsort_comm *c, const struct dsort_job_options *o,
                         const struct dsort_job_stats *mine, double total_time)
 {
+    int want = o->stats || o->verbose; /* the plan (cores per node) and the roofline */
     if (o->verbose && dsort_job_topo_token_note(o->topo)) /* every rank that had one */
         dsort_comm_print(c, "topology: %s", dsort_job_topo_token_note(o->topo));
     void *got = NULL;
     dsort_agree_gather(c, mine, sizeof *mine, &got, NULL);
     struct dsort_job_stats *all = got;
     if (c->rank != 0 || !all) {
-        if (o->stats) /* the plan with its figures: collective */
+        if (want) /* the plan with its figures: collective */
             dsort_job_topo_write_stats(c, o->topo, NULL);
         if (c->rank == 0 && o->stats)
             dsort_comm_print(c, "cannot write stats '%s': out of memory", o->stats);
         return c->rank == 0 && o->stats ? 2 : 0;
     }
-    uint64_t recs = 0, maxout = 0, outs = 0, rd = 0, wr = 0;
-    double tmax[PH_COUNT] = {0};
-    for (int r = 0; r < c->size; r++) {
-        recs += all[r].records_in;
-        outs += all[r].records_out;
-        maxout = all[r].records_out > maxout ? all[r].records_out : maxout;
-        for (int p = 0; p < PH_COUNT; p++) {
-            tmax[p] = all[r].t[p] > tmax[p] ? all[r].t[p] : tmax[p];
-            rd += all[r].io_read[p];
-            wr += all[r].io_write[p];
-        }
+    struct totals t;
+    sum_up(c, o, all, &t);
+    char *plan = NULL;
+    size_t plan_len = 0;
+    FILE *pf = want ? open_memstream(&plan, &plan_len) : NULL;
+    if (want)
+        dsort_job_topo_write_stats(c, o->topo, pf);
+    if (pf && fclose(pf)) {
+        free(plan);
+        plan = NULL;
     }
-    uint64_t bytes = recs * o->fmt.rec_size;
-    if (o->lines) { /* records are lines: count the bytes read */
-        bytes = 0;
-        for (int r = 0; r < c->size; r++)
-            bytes += all[r].bytes_read;
-    }
-    double avg = c->size ? (double)outs / c->size : 0, balance = avg > 0 ? maxout / avg : 1.0;
-    if (o->verbose) {
-        char b1[32], b2[32];
-        fprintf(stderr, "dsort: %d ranks, format %s, %s\n", c->size, o->fmt.name,
-                mine->external ? "out of core"
-                : mine->mapped ? "in memory, input mapped (records stay in the page cache)"
-                               : "in memory");
-        fprintf(stderr, "dsort: records %" PRIu64 ", bytes %" PRIu64 " (%s)\n", recs, bytes,
-                dsort_mem_format(bytes, b1, sizeof b1));
-        fprintf(stderr, "dsort: memory budget per rank %s (%s); in-memory sort needs %s\n",
-                dsort_mem_format(mine->budget, b1, sizeof b1), mine->budget_why,
-                dsort_mem_format(mine->needed, b2, sizeof b2));
-        if (mine->external)
-            fprintf(stderr,
-                    "dsort: rank 0 spilled %" PRIu64 " runs (%s), fan-in %d, %" PRIu64
-                    " extra merge passes\n",
-                    mine->runs, dsort_mem_format(mine->spill_bytes, b1, sizeof b1), mine->fan_in,
-                    mine->merge_passes);
-        if (mine->merge_why[0])
-            fprintf(stderr, "dsort: rank 0 took an extra merge pass: %s\n", mine->merge_why);
-        fprintf(stderr, "dsort: phase seconds (slowest rank):");
-        for (int p = 0; p < PH_COUNT; p++)
-            if (tmax[p] > 0)
-                fprintf(stderr, " %s %.3f", dsort_phase_names[p], tmax[p]);
-        fprintf(stderr, "\ndsort: total %.3f s, %.1f MB/s; I/O %.2f x data read, %.2f x written\n",
-                total_time, total_time > 0 ? (double)bytes / total_time / 1e6 : 0.0,
-                bytes ? (double)rd / (double)bytes : 0.0, bytes ? (double)wr / (double)bytes : 0.0);
-        fprintf(stderr, "dsort: balance max/avg %.4f (max %" PRIu64 " records, avg %.1f)\n",
-                balance, maxout, avg);
-        print_disks(c, all);
-    }
+    struct dsort_roofline rl;
+    struct dsort_roofline_rates rates;
+    char warn[DSORT_ERROR_MSG_MAX + 64];
+    int have_rl = want && !dsort_statsjson_roofline(all, c->size, total_time, plan, plan_len, &rl,
+                                                    &rates, warn, sizeof warn);
+    if (want && warn[0])
+        dsort_comm_print(c, "%s", warn);
+    if (o->verbose)
+        print_summary(c, o, mine, all, &t, total_time);
     if (o->verbose && dsort_job_topo_note(o->topo))
         fprintf(stderr, "dsort: topology: %s\n", dsort_job_topo_note(o->topo));
+    if (o->verbose && have_rl)
+        dsort_roofline_print(stderr, "dsort: ", &rl);
     int code = 0;
-    if (o->stats) {
-        struct stats_file sf;
-        FILE *f = write_stats(c, o, all, recs, bytes, total_time, balance, &sf);
-        dsort_job_topo_write_stats(c, o->topo, f);
-        code = 2;
-        if (f) {
-            fprintf(f, "\n}\n");
-            code = stats_close(c, o->stats, &sf, f);
-        }
-    }
+    if (o->stats)
+        code = stats_file(c, o, all, &t, total_time, plan, have_rl ? &rl : NULL, &rates);
+    if (have_rl)
+        dsort_roofline_free(&rl);
+    free(plan);
     free(all);
     return code;
 }

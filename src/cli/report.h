@@ -2,7 +2,7 @@
  * MPI). dsort_report.c reads and checks the file (report_load) and writes the page; report_time.c
  * draws where the time went (the timeline of the phases per rank, the phases across ranks);
  * report_res.c the devices; report_ranks.c the figures per rank (memory, network, balance),
- * throughput and out of core.
+ * throughput and out of core; report_roof.c the roofline.
  *
  * Every figure on the page is written by report_num or report_bytes, which wrap it in an element
  * whose data-j attribute is the JSON expression it shows (a path such as
@@ -97,5 +97,7 @@ void report_network(FILE *f, const struct report_model *m);
 void report_balance(FILE *f, const struct report_model *m);
 void report_throughput(FILE *f, const struct report_model *m);
 void report_out_of_core(FILE *f, const struct report_model *m);
+/* report_roof.c: the "roofline" object (a note when the file has none). */
+void report_roofline(FILE *f, const struct report_model *m);
 
 #endif

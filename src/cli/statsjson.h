@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "phase.h"
+#include "roofline.h"
 
 /* The earliest start (real-time clock, Unix seconds) of the n ranks in all. */
 double dsort_statsjson_start(const struct dsort_job_stats *all, int n);
@@ -26,5 +27,19 @@ void dsort_statsjson_times(FILE *f, const struct dsort_job_stats *s, double star
 
 /* ", \"job_read_bytes\": ..., \"job_seconds\": S" for watched disk i of s. */
 void dsort_statsjson_disk_totals(FILE *f, const struct dsort_job_stats *s, int i);
+
+/* Rank 0: the roofline of the job (n ranks' figures all, seconds long) into *rl, with the
+ * rates of DSORT_ROOFLINE_RATES and DSORT_ROOFLINE_SHARED into *r (a bad value: that variable
+ * is ignored, and why, to print, in warn[0..wn); else warn is ""); the cores of each node
+ * from plan (the --stats plan's JSON text, plan_len bytes; NULL: each node's ranks). Returns
+ * DSORT_OK, or DSORT_ENOMEM (*rl empty). Free *rl with dsort_roofline_free. */
+enum dsort_status dsort_statsjson_roofline(const struct dsort_job_stats *all, int n, double seconds,
+                                           const char *plan, size_t plan_len,
+                                           struct dsort_roofline *rl,
+                                           struct dsort_roofline_rates *r, char *warn, size_t wn);
+
+/* The "roofline" object's value (see above), indented by two spaces. */
+void dsort_statsjson_roofline_write(FILE *f, const struct dsort_roofline *rl,
+                                    const struct dsort_roofline_rates *r);
 
 #endif

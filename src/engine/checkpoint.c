@@ -377,9 +377,15 @@ static int parse_line(struct dsort_ckpt *k, const char *key, char **w, int nw, s
 
 enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct dsort_error *err)
 {
-    memset(k, 0, sizeof *k);
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, DSORT_CKPT_FILE);
+    return dsort_ckpt_read_file(path, k, err);
+}
+
+enum dsort_status dsort_ckpt_read_file(const char *path, struct dsort_ckpt *k,
+                                       struct dsort_error *err)
+{
+    memset(k, 0, sizeof *k);
     FILE *f = fopen(path, "re");
     if (!f)
         return DSORT_ERR(err, DSORT_EIO, errno, "cannot read the checkpoint '%s'", path);

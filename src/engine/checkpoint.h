@@ -31,6 +31,9 @@
 #include "runset.h"
 
 #define DSORT_CKPT_FILE "checkpoint"
+/* The manifest of the save before (a hard link to what DSORT_CKPT_FILE was), kept by the
+ * pipeline (job_ckpt.c) so that a save torn between the ranks can resume from the one before. */
+#define DSORT_CKPT_PREV "checkpoint.prev"
 
 struct dsort_ckpt_input {
     char *path;
@@ -79,6 +82,9 @@ enum dsort_status dsort_ckpt_write(const char *dir, const struct dsort_ckpt *k, 
                                    struct dsort_error *err);
 /* Read dir/checkpoint into k (zeroed first). DSORT_EIO with errno ENOENT when there is none. */
 enum dsort_status dsort_ckpt_read(const char *dir, struct dsort_ckpt *k, struct dsort_error *err);
+/* Read the manifest file path (e.g. dir/checkpoint.prev) into k, as dsort_ckpt_read does. */
+enum dsort_status dsort_ckpt_read_file(const char *path, struct dsort_ckpt *k,
+                                       struct dsort_error *err);
 /* Does the checkpoint belong to this job? 0 if it does; else 1 with why (of len bytes) naming
  * the first difference: the options, the rank count, an input (added, gone, changed). */
 int dsort_ckpt_differs(const struct dsort_ckpt *k, const char *shape, int size,

@@ -142,6 +142,9 @@ enum dsort_status dsort_inmem_mapped(struct dsort_inmem *m, enum dsort_status st
     m->rcount = m->scount + p;
     m->lo = m->scount + 2 * p;
     m->hi = m->scount + 3 * p;
+    /* --progress: where the read and the sort lie in this rank's work */
+    dsort_progress_window("read", 0, m->mark[0], m->f->read_reports ? 0.4 : 1);
+    dsort_progress_window("sort", m->mark[0], m->mark[m->f->exchange_step ? 1 : 2], 0);
     if ((st = read_share(m, st, taken)) || !*taken)
         goto out;
     step(m, 0);

@@ -58,6 +58,10 @@ struct dsort_inmem_fmt {
      * agreed. */
     enum dsort_status (*write)(struct dsort_inmem *m);
     int exchange_step; /* --progress: a step at the exchange (mark[1]) */
+    /* --progress: the read's steps say how far they are (dsort_progress_within: the mapping
+     * faulted in is the first 0.4 of the read, the watcher's; count and index the rest); 0:
+     * the watcher's bytes read measure all of the read. */
+    int read_reports;
 };
 
 struct dsort_inmem {
@@ -68,7 +72,9 @@ struct dsort_inmem {
     struct dsort_job_stats *stats;
     struct dsort_error *err;
     struct dsort_output *out;
-    uint64_t mark[3]; /* --progress: the work done at the sort, the exchange and the merge */
+    /* --progress: this rank's work done at the sort, the exchange and the merge steps; the read
+     * runs from 0 to mark[0], the sort from mark[0] to the next step's mark (progress.h) */
+    uint64_t mark[3];
     /* Set by dsort_inmem_mapped for the steps. */
     struct dsort_input_map map;
     uint64_t start, end; /* this rank's bytes of the file */

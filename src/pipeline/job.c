@@ -106,11 +106,12 @@ enum dsort_status dsort_job_alloc_error(struct dsort_error *err, int errnum, con
     if (!lim[0])
         return DSORT_ERR(err, DSORT_ENOMEM, errnum, "cannot allocate %" PRIu64 " bytes of %s",
                          bytes, what);
-    /* The budget was sized to fit the limit when it was resolved; something else took the
-     * room since (the MPI library, threads). */
+    /* The budget was sized to fit the limit when it was resolved (the default leaves room
+     * for threads and the MPI library, but a limit just above the start-up use leaves too
+     * little for any budget); something else took the room since. */
     return DSORT_ERR(err, DSORT_ENOMEM, 0,
-                     "cannot allocate %" PRIu64 " bytes of %s: %s; give a smaller -S, or none "
-                     "(the default fits the limit)",
+                     "cannot allocate %" PRIu64 " bytes of %s: %s; raise the limit, or give "
+                     "a smaller -S",
                      bytes, what, lim);
 }
 

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,218 +25,129 @@
 #include "cleanup.h"
 #include "job.h"
 
-/* The words of a shape (job_shape in dsort.c: words separated by spaces, a space or backslash
- * inside a word escaped by a backslash), as pointers into a copy in *buf. NULL: no memory. */
-static char **shape_words(const char *shape, char **buf, size_t *n)
+/* This rank's manifest: in its first directory of job (in the temps) that has one (every one
+ * has); the directory into dir. */
+static enum dsort_status own_dir(const struct dsort_comm *c, char **temps, size_t n,
+                                 const char *job, char *dir, size_t len, struct dsort_error *err)
 {
-    size_t len = strlen(shape);
-    *n = 0;
-    *buf = malloc(len + 1);
-    char **w = calloc(len / 2 + 2, sizeof *w);
-    if (!*buf || !w) {
-        free(*buf);
-        free(w);
-        return NULL;
-    }
-    char *q = *buf;
-    for (const char *p = shape; *p;) {
-        w[(*n)++] = q;
-        for (; *p && *p != ' '; p++) {
-            if (*p == '\\' && p[1])
-                p++;
-            *q++ = *p;
-        }
-        *q++ = '\0';
-        if (*p == ' ')
-            p++;
-    }
-    return w;
-}
-
-/* Do a and b name the same file: the same inode, or (for a file that does not exist, such as
- * an output) the same name in the same directory? */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (!stat(a, &sa) && !stat(b, &sb))
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
-    if (strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b))
-        return 0;
-    char da[4200], db[4200];
-    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a + 1) : 1, ba ? a : ".");
-    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b + 1) : 1, bb ? b : ".");
-    return !stat(da, &sa) && !stat(db, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* How the options of a checkpoint (then) differ from this command's (now): the words only one
- * of them has, and a pair of them that name the same file spelled differently, into why (len
- * bytes). Returns how many words differ (the smaller, the nearer the checkpoint). */
-static size_t shape_diff(const char *then, const char *now, char *why, size_t len)
-{
-    char *bt, *bn;
-    size_t nt, nn, differ = 0;
-    char **wt = shape_words(then, &bt, &nt), **wn = shape_words(now, &bn, &nn);
-    why[0] = '\0';
-    if (!wt || !wn) {
-        free(wt), free(bt), free(wn), free(bn);
-        snprintf(why, len, "its options were '%s', not '%s'", then, now);
-        return (size_t)-1;
-    }
-    /* pair equal words off (multisets): what is left differs */
-    for (size_t i = 0; i < nt; i++)
-        for (size_t j = 0; j < nn; j++)
-            if (wn[j] && wt[i] && !strcmp(wt[i], wn[j]))
-                wt[i] = wn[j] = NULL;
-    char gone[1200] = "", added[1200] = "", same[1400] = "";
-    for (size_t i = 0; i < nt; i++)
-        if (wt[i]) {
-            differ++;
-            size_t l = strlen(gone);
-            snprintf(gone + l, sizeof gone - l, "%s'%s'", l ? " " : "", wt[i]);
-        }
-    for (size_t j = 0; j < nn; j++)
-        if (wn[j]) {
-            differ++;
-            size_t l = strlen(added);
-            snprintf(added + l, sizeof added - l, "%s'%s'", l ? " " : "", wn[j]);
-            for (size_t i = 0; i < nt && !same[0]; i++)
-                if (wt[i] && same_file(wt[i], wn[j]))
-                    snprintf(same, sizeof same,
-                             "'%s' then and '%s' now are the same file spelled differently "
-                             "(give it as it was given then)",
-                             wt[i], wn[j]);
-        }
-    if (!differ) /* the same words in another order */
-        snprintf(why, len, "its options were '%s' (in another order), not '%s'", then, now);
-    else if (!added[0])
-        snprintf(why, len, "it was made with %s as well, which this command has not", gone);
-    else if (!gone[0])
-        snprintf(why, len, "this command adds %s", added);
-    else if (same[0] && differ == 2) /* the message is cut at DSORT_ERROR_MSG_MAX: this first */
-        snprintf(why, len, "%s", same);
-    else
-        snprintf(why, len, "%s%sit was made with %s where this command has %s", same,
-                 same[0] ? "; " : "", gone, added);
-    free(wt), free(bt), free(wn), free(bn);
-    return differ;
-}
-
-/* The lock that makes a resume the only one of its job (the other is refused at once): an
- * flock on rank 0's temp directory of the job, held by rank 0 until it exits. -1: none. */
-static int claim_fd = -1;
-
-/* Rank 0: lock job's directories of rank 0 in the -T dirs: the one of them with the lowest
- * (device, inode), so that two resumes that list the -T dirs in other orders contend for the
- * same lock. A file system without locks (ENOLCK, EOPNOTSUPP) leaves only the owner check. */
-static enum dsort_status claim_job(const struct dsort_job_options *o, const char *job,
-                                   struct dsort_error *err)
-{
-    int fd = -1;
-    struct stat best;
-    char path[4200], best_path[4200] = "";
-    for (size_t b = 0; b < o->ntemp; b++) {
-        snprintf(path, sizeof path, "%s/dsort-%s-r0", o->temp_dirs[b], job);
-        int d = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        struct stat sb;
-        if (d < 0 || fstat(d, &sb) ||
-            (fd >= 0 &&
-             (sb.st_dev > best.st_dev || (sb.st_dev == best.st_dev && sb.st_ino >= best.st_ino)))) {
-            if (d >= 0)
-                close(d);
-            continue;
-        }
-        if (fd >= 0)
-            close(fd);
-        fd = d;
-        best = sb;
-        snprintf(best_path, sizeof best_path, "%s", path);
-    }
-    if (fd < 0)
-        return DSORT_OK; /* then the checks that follow name what is missing */
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        int e = errno;
-        close(fd);
-        if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS)
+    for (size_t i = 0; i < n; i++) {
+        snprintf(dir, len, "%s/dsort-%s-r%d/%s", temps[i], job, c->rank, DSORT_CKPT_FILE);
+        if (!access(dir, F_OK)) {
+            dir[strlen(dir) - strlen(DSORT_CKPT_FILE) - 1] = '\0';
             return DSORT_OK;
-        if (e == EWOULDBLOCK)
-            return DSORT_ERR(err, DSORT_EINVAL, 0,
-                             "--resume: job '%s' (its checkpoint in '%s') is being resumed by "
-                             "another dsort at this moment: not resuming it twice",
-                             job, best_path);
-        return DSORT_ERR(err, DSORT_EIO, e, "cannot lock '%s'", best_path);
+        }
     }
-    claim_fd = fd;
+    dir[0] = '\0';
+    return DSORT_ERR(err, DSORT_EINVAL, 0,
+                     "--resume: the checkpoint of rank %d of job '%s' is missing from the temp "
+                     "directories (a signal between the ranks' first saves leaves none: then "
+                     "remove the job's directories dsort-%s-r* and sort again without --resume)",
+                     c->rank, job, job);
+}
+
+/* Every run k lists is there, as long as when it was kept (the blocks' CRC32C are checked as
+ * they are read). where names the manifest. */
+static enum dsort_status runs_there(const struct dsort_ckpt *k, const char *where,
+                                    struct dsort_error *err)
+{
+    for (size_t i = 0; i < k->runs.n; i++) {
+        const char *paths[DSORT_RUN_MAX_STRIPES];
+        size_t nf = dsort_run_files(&k->runs.runs[i], paths);
+        for (size_t j = 0; j < nf; j++) { /* every file of a striped run */
+            struct stat sb;
+            const uint64_t kept = k->run_sizes[i * DSORT_RUN_MAX_STRIPES + j];
+            if (lstat(paths[j], &sb))
+                return DSORT_ERR(err, DSORT_EIO, errno,
+                                 "cannot resume: run '%s' of the checkpoint in '%s' is missing",
+                                 paths[j], where);
+            if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != kept)
+                return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                                 "cannot resume: run '%s' of the checkpoint in '%s' is not the "
+                                 "file that was kept (%" PRIu64 " bytes then, %" PRIu64 " now)",
+                                 paths[j], where, kept, (uint64_t)sb.st_size);
+        }
+    }
     return DSORT_OK;
 }
 
-/* Rank 0: the job name of a checkpoint of this job (same shape and rank count) in the -T dirs,
- * claimed (claim_job); "" when there is none. A checkpoint of the same options whose inputs
- * changed is an error; so is none at all, naming the nearest checkpoint found and what
- * differs. */
-static enum dsort_status find_job(const struct dsort_comm *c, const struct dsort_job_options *o,
-                                  const struct dsort_inputs *in, char *job, size_t joblen,
-                                  struct dsort_error *err)
+/* Can this rank go on from k (read from where): its own, of these options and inputs, the
+ * input it consumed unchanged, its runs there? */
+static enum dsort_status usable(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                const struct dsort_inputs *in, const struct dsort_ckpt *k,
+                                const char *where, const char *job, struct dsort_error *err)
 {
-    job[0] = '\0';
-    enum dsort_status st = DSORT_OK;
-    char first_why[4800] = ""; /* a checkpoint of the same options that does not match */
-    char near_why[4800] = "";  /* the checkpoint of other options nearest to these */
-    size_t near = (size_t)-1;
-    for (size_t b = 0; b < o->ntemp && !job[0]; b++) {
-        DIR *d = opendir(o->temp_dirs[b]);
-        if (!d)
-            continue;
-        for (struct dirent *e; !job[0] && (e = readdir(d));) {
-            size_t len = strlen(e->d_name);
-            if (strncmp(e->d_name, "dsort-", 6) || len < 9 || strcmp(e->d_name + len - 3, "-r0"))
-                continue;
-            char dir[4200];
-            snprintf(dir, sizeof dir, "%s/%s", o->temp_dirs[b], e->d_name);
-            struct stat sb;
-            if (lstat(dir, &sb) || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid())
-                continue;
-            struct dsort_ckpt k;
-            struct dsort_error e2;
-            if (dsort_ckpt_read(dir, &k, &e2))
-                continue; /* not a checkpoint (or not readable): not this job's */
-            char why[4096];
-            if (strcmp(k.shape, o->shape)) {
-                size_t n = shape_diff(k.shape, o->shape, why, sizeof why);
-                if (n < near || near == (size_t)-1) {
-                    near = n;
-                    snprintf(near_why, sizeof near_why, "the nearest, in '%s', is not: %s", dir,
-                             why);
-                }
-                dsort_ckpt_free(&k);
-                continue;
-            }
-            if (!dsort_ckpt_differs(&k, o->shape, c->size, in, why, sizeof why))
-                snprintf(job, joblen, "%s", k.job);
-            else if (!first_why[0]) /* another may match: said only if none does */
-                snprintf(first_why, sizeof first_why, "the checkpoint in '%s': %s", dir, why);
-            dsort_ckpt_free(&k);
-        }
-        closedir(d);
+    char why[4600];
+    if (k->rank != c->rank || strcmp(k->job, job))
+        return DSORT_ERR(err, DSORT_EFORMAT, 0,
+                         "the checkpoint in '%s' is not rank %d's of job '%s'", where, c->rank,
+                         job);
+    if (dsort_ckpt_differs(k, o->shape, c->size, in, why, sizeof why))
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "cannot resume from the checkpoint in '%s': %s",
+                         where, why);
+    /* The input it consumed, where it was sampled, must be what it was (an input rewritten in
+     * place with its size and times kept would mix two files' records). */
+    int differs = dsort_ckpt_sample_differs(k, in, why, sizeof why, err);
+    if (differs < 0)
+        return err->status;
+    if (differs)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "cannot resume from the checkpoint in '%s': %s",
+                         where, why);
+    return runs_there(k, where, err);
+}
+
+/* Collective. A signal between the ranks' saves of one round (Slurm's SIGTERM reaches them a
+ * few ms apart) leaves some manifests a round ahead of the others' (torn): resumed as they
+ * are, that round's records would be lost or repeated (the conservation check failed after
+ * all the work, for ever). The ranks agree on the newest round every one of them kept (lo);
+ * a rank a round ahead goes back to its manifest of the save before (DSORT_CKPT_PREV: between
+ * two round saves runs are only added, never merged away, so its runs are still there; usable
+ * checks them). st: this rank's status so far. *back: this rank went back. */
+static enum dsort_status pick_round(const struct dsort_comm *c, const char *dir,
+                                    struct dsort_ckpt *k, int *back, enum dsort_status st,
+                                    struct dsort_error *err)
+{
+    const uint64_t lo = dsort_agree_min(c, st ? UINT64_MAX : k->rounds);
+    *back = 0;
+    if (st || k->rounds == lo)
+        return st;
+    char path[4300], why[700];
+    snprintf(path, sizeof path, "%s/%s", dir, DSORT_CKPT_PREV);
+    struct dsort_ckpt prev;
+    struct dsort_error e2;
+    if (dsort_ckpt_read_file(path, &prev, &e2)) {
+        snprintf(why, sizeof why, "%s", e2.msg);
+    } else if (prev.rounds != lo) {
+        snprintf(why, sizeof why, "'%s', the save before, is of round %" PRIu64, path, prev.rounds);
+        dsort_ckpt_free(&prev);
+    } else {
+        dsort_ckpt_free(k);
+        *k = prev;
+        *back = 1;
+        return DSORT_OK;
     }
-    if (job[0])
-        st = claim_job(o, job, err);
-    else if (first_why[0])
-        st = DSORT_ERR(err, DSORT_EINVAL, 0, "cannot resume from %s", first_why);
-    else if (near_why[0])
-        st = DSORT_ERR(err, DSORT_EINVAL, 0,
-                       "--resume: no checkpoint of this job (the same options and inputs) in "
-                       "the temp directories (-T); %s",
-                       near_why);
-    else
-        st = DSORT_ERR(err, DSORT_EINVAL, 0,
-                       "--resume: no checkpoint of this job (the same options and inputs) in "
-                       "the temp directories (-T)%s",
-                       o->ntemp > 1 ? "" : "; was it stopped with other -T dirs?");
+    return DSORT_ERR(err, DSORT_EINVAL, 0,
+                     "cannot resume: the checkpoint is torn (this rank kept round %" PRIu64
+                     ", another rank round %" PRIu64 ": a signal came between the ranks' saves "
+                     "of a round) and this rank has not kept round %" PRIu64 " (%s); remove "
+                     "the job's directories dsort-%s-r* from the -T dirs and sort again "
+                     "without --resume",
+                     k->rounds, lo, lo, why, k->job);
+}
+
+/* A rank that went back (pick_round) makes the manifest it went back to its current one in
+ * every directory, durably: the round ahead is of no use to a job whose other ranks lack it,
+ * and the next save keeps this one as the save before. */
+static enum dsort_status go_back(const struct dsort_tempdirs *td, const struct dsort_ckpt *k,
+                                 struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    for (size_t i = 0; i < td->count && !st; i++)
+        st = dsort_ckpt_write(td->dirs[i], k, 1, err);
     return st;
 }
 
-/* Find the job's checkpoint, read and check this rank's, adopt its temp dirs (agreed). */
+/* Find the job's checkpoint, read and check this rank's (of the round every rank kept), adopt
+ * its temp dirs (agreed). */
 static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_job_options *o,
                                const struct dsort_inputs *in, struct dsort_ckpt *k,
                                struct dsort_tempdirs *td, char *job, size_t joblen,
@@ -247,78 +157,26 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
     memset(td, 0, sizeof *td);
     enum dsort_status st = DSORT_OK;
     if (c->rank == 0)
-        st = find_job(c, o, in, job, joblen, err);
+        st = dsort_job_ckpt_find(c, o, in, job, joblen, err);
     if ((st = dsort_comm_agree(c, st, err)))
         return st;
     dsort_agree_bcast(c, job, joblen, "sharing the job's name (MPI_Bcast)");
-    /* This rank's manifest: in its first directory of that job that has one (every one has). */
     size_t n = 0;
     char **temps = dsort_job_temp_order(o, &n);
+    char dir[4200] = "";
     if (!temps)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    char dir[4200] = "";
-    for (size_t i = 0; !st && i < n; i++) {
-        snprintf(dir, sizeof dir, "%s/dsort-%s-r%d/%s", temps[i], job, c->rank, DSORT_CKPT_FILE);
-        if (!access(dir, F_OK)) {
-            dir[strlen(dir) - strlen(DSORT_CKPT_FILE) - 1] = '\0';
-            break;
-        }
-        dir[0] = '\0';
-    }
-    if (!st && !dir[0])
-        st = DSORT_ERR(err, DSORT_EINVAL, 0,
-                       "--resume: the checkpoint of rank %d of job '%s' is missing from the temp "
-                       "directories",
-                       c->rank, job);
-    if (!st)
-        st = dsort_ckpt_read(dir, k, err);
-    char why[4600];
-    if (!st && (k->rank != c->rank || strcmp(k->job, job)))
-        st = DSORT_ERR(err, DSORT_EFORMAT, 0, "the checkpoint in '%s' is not rank %d's of job '%s'",
-                       dir, c->rank, job);
-    if (!st && dsort_ckpt_differs(k, o->shape, c->size, in, why, sizeof why))
-        st = DSORT_ERR(err, DSORT_EINVAL, 0, "cannot resume from the checkpoint in '%s': %s", dir,
-                       why);
-    /* The input it consumed, where it was sampled, must be what it was (an input rewritten in
-     * place with its size and times kept would mix two files' records). */
-    int differs = st ? 0 : dsort_ckpt_sample_differs(k, in, why, sizeof why, err);
-    if (differs < 0)
-        st = err->status;
-    else if (differs)
-        st = DSORT_ERR(err, DSORT_EINVAL, 0, "cannot resume from the checkpoint in '%s': %s", dir,
-                       why);
-    /* Every run it lists must be there, as long as when it was kept (the blocks' CRC32C are
-     * checked as they are read). */
-    for (size_t i = 0; !st && i < k->runs.n; i++) {
-        const char *paths[DSORT_RUN_MAX_STRIPES];
-        size_t nf = dsort_run_files(&k->runs.runs[i], paths);
-        for (size_t j = 0; !st && j < nf; j++) { /* every file of a striped run */
-            struct stat sb;
-            const uint64_t kept = k->run_sizes[i * DSORT_RUN_MAX_STRIPES + j];
-            if (lstat(paths[j], &sb))
-                st = DSORT_ERR(err, DSORT_EIO, errno,
-                               "cannot resume: run '%s' of the checkpoint in '%s' is missing",
-                               paths[j], dir);
-            else if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != kept)
-                st = DSORT_ERR(err, DSORT_EFORMAT, 0,
-                               "cannot resume: run '%s' of the checkpoint in '%s' is not the file "
-                               "that was kept (%" PRIu64 " bytes then, %" PRIu64 " now)",
-                               paths[j], dir, kept, (uint64_t)sb.st_size);
-        }
-    }
-    /* A signal between the ranks' saves of one round (Slurm's SIGTERM reaches them a few ms
-     * apart) leaves some manifests a round ahead: resumed, that round's records would be
-     * lost or repeated (the conservation check failed after all the work, for ever). */
-    const uint64_t lo = dsort_agree_min(c, st ? UINT64_MAX : k->rounds);
-    if (!st && k->rounds != lo)
-        st = DSORT_ERR(err, DSORT_EINVAL, 0,
-                       "cannot resume: the checkpoint is torn (this rank kept round %" PRIu64
-                       ", another rank round %" PRIu64 ": a signal came between the ranks' saves "
-                       "of a round); remove the job's directories dsort-%s-r* from the -T dirs "
-                       "and sort again without --resume",
-                       k->rounds, lo, job);
+    st = st ? st : own_dir(c, temps, n, job, dir, sizeof dir, err);
+    st = st ? st : dsort_ckpt_read(dir, k, err);
+    int back = 0;
+    st = pick_round(c, dir, k, &back, st, err); /* collective */
+    char where[4300];
+    snprintf(where, sizeof where, "%s%s%s", dir, back ? "/" : "", back ? DSORT_CKPT_PREV : "");
+    st = st ? st : usable(c, o, in, k, where, job, err);
     if (!st) /* (puts them under keep mode first) */
         st = dsort_tempdirs_adopt(td, temps, n, job, c->rank, (unsigned)k->next_run, err);
+    if (!st && back)
+        st = go_back(td, k, err);
     if (!st)
         dsort_job_regroup_temps(o, temps, n, td);
     free(temps);
@@ -328,7 +186,28 @@ static enum dsort_status adopt(const struct dsort_comm *c, const struct dsort_jo
         dsort_ckpt_free(k);
         return st;
     }
+    if (!dsort_comm_all_ok(c, !back) && c->rank == 0)
+        fprintf(stderr,
+                "dsort: rank 0/%d (%s): note: the checkpoint was torn (a signal came between the "
+                "ranks' saves of round %" PRIu64 "): resuming from round %" PRIu64
+                ", the newest every rank kept\n",
+                c->size, c->host, k->rounds + 1, k->rounds);
     return DSORT_OK;
+}
+
+/* The manifests a rank keeps in each of its directories: this save's and the one before. */
+static const char *const manifests[] = {DSORT_CKPT_FILE, DSORT_CKPT_PREV};
+#define NMANIFESTS (sizeof manifests / sizeof manifests[0])
+
+/* Forget td's manifests in the cleanup registry (they are kept on disk, or were removed). */
+static void forget_manifests(const struct dsort_tempdirs *td)
+{
+    char path[4300];
+    for (size_t i = 0; i < td->count; i++)
+        for (size_t m = 0; m < NMANIFESTS; m++) {
+            snprintf(path, sizeof path, "%s/%s", td->dirs[i], manifests[m]);
+            dsort_cleanup_forget(path);
+        }
 }
 
 /* The resumed job accepted the checkpoint: its owner files, and the manifests go with the temp
@@ -338,18 +217,15 @@ static enum dsort_status own(const struct dsort_comm *c, struct dsort_tempdirs *
 {
     /* this process owns the directories now (the sweep judges it alive) */
     enum dsort_status st = dsort_tempdirs_claim(td, err);
-    for (size_t i = 0; i < td->count && !st; i++) {
-        char path[4300];
-        snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
-        if (!access(path, F_OK))
-            st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err);
-    }
-    if ((st = dsort_comm_agree(c, st, err)))
-        for (size_t i = 0; i < td->count; i++) { /* the caller keeps what was found */
+    for (size_t i = 0; i < td->count && !st; i++)
+        for (size_t m = 0; m < NMANIFESTS && !st; m++) {
             char path[4300];
-            snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
-            dsort_cleanup_forget(path);
+            snprintf(path, sizeof path, "%s/%s", td->dirs[i], manifests[m]);
+            if (!access(path, F_OK))
+                st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err);
         }
+    if ((st = dsort_comm_agree(c, st, err)))
+        forget_manifests(td); /* the caller keeps what was found */
     return st;
 }
 
@@ -468,7 +344,13 @@ enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
      * removes them with the runs; a signal in keep mode, or a stop, leaves them. */
     char path[4300];
     for (size_t i = 0; i < td->count && !st; i++) {
-        st = dsort_ckpt_write(td->dirs[i], k, durable, err);
+        /* the file written before it is renamed in place: a signal in between (outside keep
+         * mode: the first save) must not leave it, and with it the directory, behind */
+        snprintf(path, sizeof path, "%s/%s.tmp", td->dirs[i], DSORT_CKPT_FILE);
+        dsort_cleanup_forget(path);
+        st = dsort_cleanup_add(path, DSORT_CLEANUP_FILE, err);
+        if (!st)
+            st = dsort_ckpt_write(td->dirs[i], k, durable, err);
         snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
         dsort_cleanup_forget(path);
         if (!st)
@@ -478,13 +360,42 @@ enum dsort_status dsort_job_ckpt_write(const struct dsort_comm *c,
     return st;
 }
 
+/* Before a round's save: this rank's manifest so far becomes the save before (a hard link
+ * DSORT_CKPT_PREV), in every directory, registered as a temp file as the manifest is. None yet
+ * (the first save) is fine; so is a file system without hard links (then a torn save is
+ * refused, as it was before there was a save before). */
+static enum dsort_status keep_prev(const struct dsort_tempdirs *td, struct dsort_error *err)
+{
+    char cur[4300], prev[4300];
+    for (size_t i = 0; i < td->count; i++) {
+        snprintf(cur, sizeof cur, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
+        snprintf(prev, sizeof prev, "%s/%s", td->dirs[i], DSORT_CKPT_PREV);
+        if (unlink(prev) && errno != ENOENT)
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot remove '%s'", prev);
+        if (link(cur, prev)) {
+            if (errno == ENOENT || errno == EPERM || errno == EOPNOTSUPP || errno == EMLINK ||
+                errno == EXDEV || errno == ENOSYS)
+                continue;
+            return DSORT_ERR(err, DSORT_EIO, errno, "cannot keep the checkpoint '%s' as '%s'", cur,
+                             prev);
+        }
+        dsort_cleanup_forget(prev);
+        enum dsort_status st = dsort_cleanup_add(prev, DSORT_CLEANUP_FILE, err);
+        if (st)
+            return st;
+    }
+    return DSORT_OK;
+}
+
 enum dsort_status dsort_job_ckpt_save(const struct dsort_comm *c, const struct dsort_job_options *o,
                                       const struct dsort_inputs *in, const char *job,
                                       struct dsort_ckpt *k, const struct dsort_tempdirs *td,
                                       const struct dsort_runset *runs, int durable,
                                       struct dsort_error *err)
 {
-    enum dsort_status st = dsort_job_ckpt_write(c, o, in, job, k, td, runs, 0, durable, err);
+    enum dsort_status st = keep_prev(td, err);
+    if (!st)
+        st = dsort_job_ckpt_write(c, o, in, job, k, td, runs, 0, durable, err);
     if ((st = dsort_comm_agree(c, st, err)))
         return st; /* the caller fails; the cleanup removes the manifests with the runs */
     return dsort_job_ckpt_keep(c, td, err);
@@ -499,11 +410,7 @@ enum dsort_status dsort_job_ckpt_keep(const struct dsort_comm *c, const struct d
 void dsort_job_ckpt_stop(const struct dsort_comm *c, const struct dsort_ckpt *k,
                          struct dsort_tempdirs *td, struct dsort_runset *runs)
 {
-    char path[4300];
-    for (size_t i = 0; i < td->count; i++) {
-        snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
-        dsort_cleanup_forget(path); /* kept now */
-    }
+    forget_manifests(td); /* kept now */
     uint64_t nruns = runs->n, bytes = dsort_runset_bytes(runs);
     if (c->rank == 0)
         fprintf(stderr,
@@ -525,11 +432,7 @@ int dsort_job_ckpt_fail(const struct dsort_comm *c, struct dsort_tempdirs *td,
         return 0;
     dsort_cleanup_keep_dirs(NULL, 0, NULL);
     drop_strays(td, &k.runs); /* what the failed stretch wrote after the checkpoint */
-    char path[4300];
-    for (size_t i = 0; i < td->count; i++) {
-        snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
-        dsort_cleanup_forget(path);
-    }
+    forget_manifests(td);
     if (c->rank == 0)
         fprintf(stderr,
                 "dsort: the checkpoint of round %" PRIu64 " is kept in '%s' (and every rank's "
@@ -543,16 +446,14 @@ int dsort_job_ckpt_fail(const struct dsort_comm *c, struct dsort_tempdirs *td,
 
 void dsort_job_ckpt_end(const struct dsort_tempdirs *td, struct dsort_runset *runs)
 {
-    if (claim_fd >= 0) { /* a resume's lock: the checkpoint goes now */
-        close(claim_fd);
-        claim_fd = -1;
-    }
+    dsort_job_ckpt_unclaim(); /* a resume's lock: the checkpoint goes now */
     dsort_cleanup_keep_dirs(NULL, 0, NULL);
     char path[4300];
-    for (size_t i = 0; i < td->count; i++) {
-        snprintf(path, sizeof path, "%s/%s", td->dirs[i], DSORT_CKPT_FILE);
-        if (!unlink(path) || errno == ENOENT)
-            dsort_cleanup_forget(path);
-    }
+    for (size_t i = 0; i < td->count; i++)
+        for (size_t m = 0; m < NMANIFESTS; m++) {
+            snprintf(path, sizeof path, "%s/%s", td->dirs[i], manifests[m]);
+            if (!unlink(path) || errno == ENOENT)
+                dsort_cleanup_forget(path);
+        }
     dsort_runset_drop(runs, 0, runs->n);
 }

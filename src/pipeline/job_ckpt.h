@@ -28,6 +28,15 @@ enum dsort_status dsort_job_resume(const struct dsort_comm *c, const struct dsor
                                    struct dsort_runset *runs, char *job, size_t joblen,
                                    enum dsort_status (*take)(void *ctx, struct dsort_ckpt *k),
                                    void *ctx, struct dsort_error *err);
+/* Local, rank 0 (job_ckpt_find.c): the job name of a checkpoint of this job (same options and
+ * rank count) in the -T dirs, into job, its directory locked (flock, held until
+ * dsort_job_ckpt_unclaim or exit) so that a second resume of it is refused at once. An error
+ * when there is none, naming the nearest checkpoint found and what differs. */
+enum dsort_status dsort_job_ckpt_find(const struct dsort_comm *c, const struct dsort_job_options *o,
+                                      const struct dsort_inputs *in, char *job, size_t joblen,
+                                      struct dsort_error *err);
+/* Local: let go of the lock of dsort_job_ckpt_find (none: nothing). */
+void dsort_job_ckpt_unclaim(void);
 /* Collective, at the end of a round (after rounds_done of the job's rounds): stop now? On
  * --stop-after=N from round N on, or under --checkpoint when any rank got SIGUSR1. Every rank
  * gets the same answer; without either option 0 at once, with no communication. */

@@ -142,7 +142,7 @@ int dsort_job_finish(const struct dsort_comm *c, const struct dsort_job_options 
     dsort_job_phase_begin(&pc, PH_COMMIT);
     st = dsort_output_commit(c, out, &info, err);
     if (!st) /* the output is published: a signal now must not claim otherwise */
-        dsort_cleanup_set_prefix(NULL);
+        dsort_cleanup_set_committed();
     dsort_job_phase_end(stats, PH_COMMIT, &pc);
     return st ? 2 : 0;
 }

@@ -135,7 +135,7 @@ static enum dsort_status read_and_sort(const struct dsort_comm *c,
     enum dsort_status st = DSORT_OK;
     dsort_job_phase_begin(&pc, PH_READ);
     st = dsort_job_read(o, in, sh->first, sh->n, a, &sums->sum_in, &sums->con_in, err);
-    stats->bytes_read = bytes;
+    stats->bytes_read = sh->n * dsort_job_out_rec(o); /* the input's bytes, not widened */
     dsort_job_phase_end(stats, PH_READ, &pc);
     if ((st = dsort_comm_agree(c, st, err)))
         return st;

@@ -18,6 +18,7 @@
 
 #include "agree.h"
 #include "job.h"
+#include "job_typed.h"
 #include "jsonstr.h"
 #include "mem.h"
 #include "memplan.h"
@@ -236,7 +237,11 @@ enum dsort_status dsort_job_space_create(const struct dsort_comm *c,
     memset(sp, 0, sizeof *sp);
     const char *skip = c->rank == 0 ? getenv("DSORT_NO_SPACE_CHECK") : NULL;
     sp->skip = dsort_agree_code(c, skip && *skip && strcmp(skip, "0"));
-    decide(c, o, b, in, sh, sp);
+    /* The job as the pipelines will run it: with typed keys they hold widened records
+     * (job_typed.h) and never map the input; the output has the user's records. */
+    struct dsort_job_options wide = *o;
+    dsort_job_typed_enter(&wide);
+    decide(c, &wide, b, in, sh, sp);
     const uint64_t rs = o->lines ? 1 : in->rec_size;
     const uint64_t eols = o->lines ? in->count : 0; /* a last line without its eol gets one */
     sp->output = dsort_comm_sum(c, sh->n * rs) + eols;
@@ -247,7 +252,7 @@ enum dsort_status dsort_job_space_create(const struct dsort_comm *c,
     struct dsort_job_space_rank me = {.rank = c->rank, .budget = b->bytes, .share = sh->n * rs};
     snprintf(me.host, sizeof me.host, "%s", c->host);
     snprintf(me.why, sizeof me.why, "%s", b->why);
-    me.spill = sp->external && !o->resume ? me.share : 0;
+    me.spill = sp->external && !o->resume ? sh->n * (o->lines ? 1 : wide.fmt.rec_size) : 0;
     me.out = me.share + (c->rank == 0 ? eols : 0);
 
     const size_t nuse = 1 + o->ntemp;

@@ -11,10 +11,13 @@
  *   - the spill, out of core only (fixed records: the budget does not hold the share; text
  *     lines: the share alone does not fit a third of the budget, see memplan.h; shorter lines
  *     are known only after sampling, so the estimate may say "in memory" where the job will
- *     spill): the rank's share, plus a 32nd and 1 MiB of margin, spread over the distinct file
- *     systems of its -T dirs as the runs are striped (tempdir.h). Runs of short lines with
- *     their positions (-s with keys) may take more than the input; the write then fails as
- *     before, naming the file and ENOSPC.
+ *     spill): the rank's share as the runs hold it (typed keys: widened records, normkey ||
+ *     record, job_typed.h; the output and the share read have the user's records), plus a 32nd
+ *     and 1 MiB of margin, spread over the distinct file systems of its -T dirs as the runs are
+ *     striped (tempdir.h). In memory or out of core, and mapped or not, are decided as the
+ *     pipelines will (typed keys: by the widened records' need, never mapped). Runs of short lines
+ * with their positions (-s with keys) may take more than the input; the write then fails as before,
+ * naming the file and ENOSPC.
  *   - Needs add up per file system: the ranks of a node that share a local file system (same
  *     host and st_dev), and every rank of the job on a network file system (NFS, Lustre,
  *     GPFS, BeeGFS, CephFS, CIFS: recognised by statfs's f_type, and told apart by its type
@@ -66,7 +69,7 @@ struct dsort_job_space_rank {
     uint64_t budget; /* its own (the job plans with the smallest of all) */
     char why[200];   /* where the budget comes from: "-S 2M", "default: 75% of ...", cgroup */
     uint64_t share;  /* bytes of input it reads */
-    uint64_t spill;  /* bytes of runs it will write (0 in memory) */
+    uint64_t spill;  /* bytes of runs it will write (0 in memory; widened with typed keys) */
     uint64_t out;    /* bytes of output it will write */
 };
 

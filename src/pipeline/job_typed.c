@@ -10,8 +10,8 @@ void dsort_job_typed_enter(struct dsort_job_options *o)
     if (!tk || o->lines)
         return;
     o->typed = tk;
-    o->fmt.rec_size = tk->norm_len + tk->rec_size;
-    o->fmt.key_off = 0;
+    o->fmt.rec_size = tk->wide_prefix + tk->rec_size;
+    o->fmt.key_off = tk->wide_key_off;
     o->fmt.key_len = tk->norm_len;
     o->fmt.typed = NULL; /* the widened records' key is plain bytes */
     o->no_map = 1;
@@ -30,7 +30,7 @@ enum dsort_status dsort_job_read(const struct dsort_job_options *o, const struct
     /* With typed keys the user's records go to the buffer's tail, are summed there, and are
      * widened in place. */
     const size_t rs = dsort_job_out_rec(o);
-    unsigned char *at = o->typed ? buf + n * o->typed->norm_len : buf;
+    unsigned char *at = o->typed ? buf + n * o->typed->wide_prefix : buf;
     enum dsort_status st = dsort_job_topo_read(o->topo, in, first, n, at, err);
     if (st)
         return st;
@@ -46,9 +46,9 @@ enum dsort_status dsort_job_read_one(const struct dsort_job_options *o,
 {
     if (!o->typed)
         return dsort_inputs_read(in, i, 1, rec, err);
-    enum dsort_status st = dsort_inputs_read(in, i, 1, rec + o->typed->norm_len, err);
+    enum dsort_status st = dsort_inputs_read(in, i, 1, rec + o->typed->wide_prefix, err);
     if (!st)
-        dsort_typedkey_normalize(o->typed, rec + o->typed->norm_len, rec);
+        dsort_typedkey_widen_inplace(o->typed, rec, 1);
     return st;
 }
 

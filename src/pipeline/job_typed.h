@@ -1,6 +1,8 @@
 /* job_typed.h - typed keys in the fixed-record pipelines (docs/design.md, "Typed keys"): the
  * pipelines sort widened records, normkey || record (typedkey.h), as an ordinary fixed format
- * whose key is the normalised key; the user's records are widened as they are read and
+ * whose key is the normalised key (or, for integer and bytes keys back to back, the records
+ * themselves with their key bytes normalised in place: typedkey.h's wide_prefix 0, no bigger
+ * than the user's); the user's records are widened as they are read and
  * narrowed as they are written, so that nothing between (the radix sort, the splitters, the
  * exchange, the runs, the merges, -u, checkpoints) knows about typed keys. The checksums
  * (conservation, --verify, the -O manifest) are of the user's records, taken where they are
@@ -25,9 +27,9 @@ struct dsort_job_options;
 struct dsort_output;
 
 /* When o->fmt carries typed keys (fmt.typed, finished by the program), make the job sort by
- * them: o->typed gets the key set, o->fmt becomes the widened format (rec_size norm_len +
- * rec_size, the key the normalised key at 0; its name is kept), o->no_map is set. The caller
- * keeps the user's format to restore it after the sort. Nothing otherwise. */
+ * them: o->typed gets the key set, o->fmt becomes the widened format (rec_size wide_prefix +
+ * rec_size, the key the normalised key at wide_key_off; its name is kept), o->no_map is set. The
+ * caller keeps the user's format to restore it after the sort. Nothing otherwise. */
 void dsort_job_typed_enter(struct dsort_job_options *o);
 
 /* Bytes of a record in the output (the user's record size). */

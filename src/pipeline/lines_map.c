@@ -8,6 +8,7 @@
 
 #include "inmem.h"
 #include "lines_job.h"
+#include "progress.h"
 
 /* Collective: can the job read its one input through a mapping (dsort_job_map_usable), in one
  * round, with offsets that fit an entry? */
@@ -58,16 +59,31 @@ static void lines_count(struct dsort_inmem *m)
         const unsigned char *e = memchr(q, eol, (size_t)(qe - q));
         q = e ? e + 1 : qe;
     }
+    dsort_progress_within(0.5); /* --progress: the read's count is done (inmem.h) */
 }
 
+/* Index and checksum the lines in blocks of about 1/32 of the range, each ending after an eol,
+ * so that --progress follows (the second half of the read: 0.5 to 1). */
 static void lines_index(struct dsort_inmem *m)
 {
     struct lx *x = ((struct lines_map *)m)->x;
     struct dsort_line_ent *e = m->ents;
-    m->n = dsort_lines_index(&x->ord, file(m) + m->start, (size_t)(m->end - m->start), e);
-    for (size_t i = 0; i < m->n; i++)
-        e[i].ol += m->start << 24;
-    dsort_lines_job_sum(x, file(m), e, m->n);
+    const unsigned char *f = file(m);
+    const uint64_t len = m->end - m->start, blk = len / 32 + 1;
+    m->n = 0;
+    for (uint64_t s = m->start, t; s < m->end; s = t) {
+        t = s + blk < m->end ? s + blk : m->end;
+        if (t < m->end) { /* the range ends in an eol (lines_range) */
+            const unsigned char *q = memchr(f + t - 1, x->ord.eol, (size_t)(m->end - t + 1));
+            t = q ? (uint64_t)(q - f) + 1 : m->end;
+        }
+        size_t k = dsort_lines_index(&x->ord, f + s, (size_t)(t - s), e + m->n);
+        for (size_t i = m->n; i < m->n + k; i++)
+            e[i].ol += s << 24;
+        dsort_lines_job_sum(x, f, e + m->n, k);
+        m->n += k;
+        dsort_progress_within(0.5 + 0.5 * (double)(t - m->start) / (double)len);
+    }
 }
 
 static void lines_sort(struct dsort_inmem *m)
@@ -141,7 +157,9 @@ static const struct dsort_inmem_fmt lines_fmt = {.accepts = lines_accepts,
                                                  .cut = lines_cut,
                                                  .cut_phase = PH_SORT,
                                                  .received = lines_received,
-                                                 .write = lines_write};
+                                                 .write = lines_write,
+                                                 .exchange_step = 1,
+                                                 .read_reports = 1};
 
 enum dsort_status dsort_lines_job_sort_mapped(struct lx *x, struct dsort_output *out, int *taken)
 {
@@ -154,7 +172,7 @@ enum dsort_status dsort_lines_job_sort_mapped(struct lx *x, struct dsort_output 
                                 .stats = x->j.stats,
                                 .err = &x->j.err,
                                 .out = out,
-                                .mark = {x->sh.n / 2, 0, x->sh.n}};
+                                .mark = {x->sh.n / 2, x->sh.n / 4 * 3, x->sh.n}};
     lm.runs = calloc((size_t)c->size, sizeof *lm.runs);
     lm.lens = calloc((size_t)c->size, sizeof *lm.lens);
     enum dsort_status st = DSORT_OK;

@@ -175,7 +175,7 @@ static enum dsort_status ext_read(void *ctx, int *more)
     if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
         dsort_inputs_advise(x->j.in, x->first + at + m,
                             x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
-    x->j.stats->bytes_read += m * x->rs;
+    x->j.stats->bytes_read += m * dsort_job_out_rec(x->j.o); /* the input's, not widened */
     dsort_job_phase_end(x->j.stats, PH_READ, &pc);
     return dsort_comm_agree(x->j.c, st, &x->j.err);
 }

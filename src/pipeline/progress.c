@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "agree.h"
+#include "cleanup.h"
 #include "clock.h"
 #include "keysort.h"
+#include "lines.h"
 
 static struct {
     int on, rank0, tty;
@@ -28,6 +30,13 @@ static struct {
     /* Rank 0's own input bytes and its figure at its last step (for movement inside a pass). */
     uint64_t mine, mine_done;
 } P;
+
+/* Windows set by dsort_progress_window for the next read and the next sort. */
+static struct {
+    int set;
+    uint64_t from, to;
+    double io;
+} Win[2];
 
 /* Is stderr a terminal? mpirun forwards the ranks' output through pipes, so rank 0's stderr
  * is a terminal when its own is, or when the launcher's that started it (its parent: mpirun
@@ -92,7 +101,7 @@ static double eta(uint64_t done, double now)
     return (double)(end > done ? end - done : 0) / cur + (double)(P.total - end) / past;
 }
 
-static void show(const char *phase, uint64_t done, int final)
+static void show_line(const char *phase, uint64_t done, int final)
 {
     double now = dsort_clock_now();
     if (done > P.total)
@@ -141,9 +150,20 @@ static void show(const char *phase, uint64_t done, int final)
     fflush(stderr);
 }
 
+/* The read's watcher and the thread that reads or sorts both move the line. */
+static pthread_mutex_t show_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void show(const char *phase, uint64_t done, int final)
+{
+    pthread_mutex_lock(&show_lock);
+    show_line(phase, done, final);
+    pthread_mutex_unlock(&show_lock);
+}
+
 void dsort_progress_start(const struct dsort_comm *c, double interval, uint64_t mine, int passes)
 {
     memset(&P, 0, sizeof P);
+    memset(Win, 0, sizeof Win);
     if (interval < 0)
         return;
     P.on = 1;
@@ -181,8 +201,9 @@ void dsort_progress_local(const char *phase, uint64_t done)
 /* ---- movement inside a pass (in memory: the read, the sort) ---- */
 
 static struct {
-    int on;        /* a pass is being watched */
-    uint64_t base; /* rank 0's figure when it began */
+    int on;              /* a pass is being watched */
+    uint64_t base, span; /* rank 0's figure when it began, and the phase's part of the work */
+    double io;           /* the share of the read that the watcher measures */
     char phase[24];
     pthread_t thread; /* the read's watcher */
     int thread_on;
@@ -195,7 +216,7 @@ static void within(double frac)
 {
     if (frac > 1)
         frac = 1;
-    dsort_progress_local(W.phase, W.base + (uint64_t)(frac * (double)P.mine));
+    dsort_progress_local(W.phase, W.base + (uint64_t)(frac * (double)W.span));
 }
 
 static void sort_tick(void *arg, double frac)
@@ -226,7 +247,8 @@ static void read_counters(uint64_t *rchar, uint64_t *file)
     }
 }
 
-/* The read's watcher: 5 times a second, the bytes read since the read began. */
+/* The read's watcher: 5 times a second, the bytes read since the read began (W.io of the
+ * read; the read's own word, dsort_progress_within, may be further: the line keeps that). */
 static void *watch_read(void *arg)
 {
     (void)arg;
@@ -238,34 +260,68 @@ static void *watch_read(void *arg)
         uint64_t r, m;
         read_counters(&r, &m);
         uint64_t got = r - W.rchar0, mapped = m > W.file0 ? m - W.file0 : 0;
-        within(P.mine ? (double)(got > mapped ? got : mapped) / (double)P.mine : 0);
+        double io = P.mine ? (double)(got > mapped ? got : mapped) / (double)P.mine : 0;
+        within(W.io * (io > 1 ? 1 : io));
     }
     return NULL;
 }
 
+void dsort_progress_window(const char *phase, uint64_t from, uint64_t to, double io)
+{
+    if (!P.on || !P.rank0)
+        return;
+    int i = !strcmp(phase, "sort");
+    if (!i && strcmp(phase, "read"))
+        return;
+    Win[i].set = 1;
+    Win[i].from = from;
+    Win[i].to = to > from ? to : from;
+    Win[i].io = io;
+}
+
+void dsort_progress_within(double frac)
+{
+    if (W.on)
+        within(frac < 0 ? 0 : frac);
+}
+
 void dsort_progress_phase_begin(const char *phase)
 {
-    /* only in memory (four passes), where the read and the sort are each a pass */
-    if (!P.on || !P.rank0 || P.passes != 4 || !P.mine)
+    if (!P.on || !P.rank0 || !P.mine)
         return;
     int read = !strcmp(phase, "read"), sort = !strcmp(phase, "sort");
     if (!read && !sort)
         return;
+    /* a window the pipeline set; else, in memory (four passes), the read and the sort are each
+     * a pass; elsewhere the line moves only at the steps */
+    if (Win[sort].set) {
+        W.base = Win[sort].from;
+        W.span = Win[sort].to - Win[sort].from;
+        W.io = Win[sort].io;
+        Win[sort].set = 0;
+    } else if (P.passes == 4) {
+        W.base = P.mine_done;
+        W.span = P.mine;
+        W.io = 1;
+    } else {
+        return;
+    }
     W.on = 1;
-    W.base = P.mine_done;
     snprintf(W.phase, sizeof W.phase, "%s", phase);
     if (sort) {
         dsort_keysort_set_progress(sort_tick, NULL);
+        dsort_lines_set_progress(sort_tick, NULL);
         return;
     }
     read_counters(&W.rchar0, &W.file0);
     W.stop = 0;
-    /* the watcher takes no signals: they stay with the threads that handle them */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    W.thread_on = pthread_create(&W.thread, NULL, watch_read, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (W.io <= 0)
+        return; /* the read says itself how far it is */
+    /* the watcher takes no signals (they stay with the threads that handle them) and has a
+     * small stack, as every helper thread; without it (a tight ulimit -v or -u) the read's
+     * progress moves only between phases */
+    W.thread_on =
+        dsort_cleanup_thread_create(&W.thread, watch_read, NULL, "dsort-progress") == 0;
 }
 
 void dsort_progress_phase_end(void)
@@ -274,6 +330,7 @@ void dsort_progress_phase_end(void)
         return;
     W.on = 0;
     dsort_keysort_set_progress(NULL, NULL);
+    dsort_lines_set_progress(NULL, NULL);
     if (W.thread_on) {
         W.stop = 1;
         pthread_join(W.thread, NULL);

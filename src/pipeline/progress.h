@@ -46,9 +46,24 @@ void dsort_progress_local(const char *phase, uint64_t done);
  * records: four passes) the read and the sort are each a pass over the rank's input, and on
  * rank 0 the line moves inside them: the read by the bytes the process has read (rchar), or
  * with the input mapped faulted in (RssFile), sampled 5 times a second by a thread of its own;
- * the sort by the radix sort's own steps (keysort.h). Elsewhere they return at once. */
+ * the sort by the sort's own steps (keysort.h, lines.h). A job of other passes (text lines in
+ * memory: two) says where its read and sort lie with dsort_progress_window. Elsewhere they
+ * return at once. */
 void dsort_progress_phase_begin(const char *phase);
 void dsort_progress_phase_end(void);
+/* Local: the next phase named `phase` ("read" or "sort"; anything else is ignored) covers
+ * rank 0's figures [from, to) (bytes of work, as in step), and the line moves inside it as in
+ * the four passes in memory. io (read only): the share of the read that the watcher's bytes
+ * read measure (1: all of it; 0: no watcher, the read reports itself); the rest comes from the
+ * read's own word (dsort_progress_within). For the next such phase only; without one, a job of
+ * four passes takes each phase as a pass, and any other job does not move inside them. Call it
+ * on every rank (it returns at once except on rank 0 with --progress). */
+void dsort_progress_window(const char *phase, uint64_t from, uint64_t to, double io);
+/* Local: the phase under way (a read or a sort being watched) is frac (0..1) done by its own
+ * count (e.g. blocks indexed); the line moves at once, and keeps the further of this and the
+ * watcher's bytes read (a lock orders the two threads). Cheap enough for every block;
+ * elsewhere (not rank 0, no --progress, no phase watched) it returns at once. */
+void dsort_progress_within(double frac);
 /* Local: the job is over. ok: rank 0 prints 100% and the time taken; failed: a line redrawn
  * on a terminal is ended, so that the error starts a line of its own. */
 void dsort_progress_finish(int ok);

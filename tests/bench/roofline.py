@@ -3,6 +3,10 @@
 
     roofline.py STATS.json [--rate KEY=MB/s ...] [--shared-disk DISK ...] [--json]
 
+dsort computes the same table itself (src/roofline.c: -v prints it, --stats holds it as
+"roofline", dsort-report shows it); this script is its oracle (tests/e2e/roofline_cmp.py) and
+recomputes a file's roofline under other rates.
+
 For each phase group (and the whole job) it names the busiest resource - a disk's reads, its
 writes, the network, the CPU - and that resource's floor: the bytes the group moved on it
 divided by its rate. The group's time (slowest rank, as -v prints phases) is then given as a
@@ -36,12 +40,13 @@ itself achieved would make every ratio 1.
 Network bytes are the bytes each rank sent and received; with several ranks on a node the
 part that crossed to other nodes is estimated as if keys were uniform (exact with one rank a
 node). Disk bytes are the block layer's, per node (ranks of one node see the same counters:
-the lowest rank's view is used). --shared-disk DISK: DISK is one device that every node sees
+the lowest rank's view is used). --shared-disk DISK (or $DSORT_ROOFLINE_SHARED): DISK is one device that every node sees
 (the simulated nodes of tests/cluster share this machine's disk), counted once, as the lowest
 rank sees it. A group whose largest floor is under a millisecond has no busiest resource (it
 moved next to nothing on any modelled resource: reading from the page cache, for one).
 """
 import json
+import math
 import os
 import sys
 
@@ -67,8 +72,8 @@ def parse_rates(items):
                 rates[k] = float(v) * MB
             except ValueError:
                 raise SystemExit(f"roofline: bad rate '{tok}' (KEY=MB/s)")
-            if rates[k] <= 0:
-                raise SystemExit(f"roofline: rate '{tok}' must be positive")
+            if not math.isfinite(rates[k]) or rates[k] <= 0 or rates[k] > 1e12 * MB or "_" in v:
+                raise SystemExit(f"roofline: rate '{tok}' must be a positive number (MB/s)")
     return rates
 
 
@@ -168,6 +173,8 @@ def roofline(stats, rates, shared=()):
         if times[g] <= 0 and best is None:
             continue
         row = {"group": g, "seconds": times[g], "busiest": best[0] if best else None,
+               "busiest_rate_MBps": res[best[0]]["rate"] / MB if best else None,
+               "busiest_rate_source": res[best[0]]["how"] if best else None,
                "floor_seconds": best[1] if best else None,
                "ratio": times[g] / best[1] if best else None}
         serial += best[1] if best else 0.0
@@ -210,7 +217,7 @@ def print_text(rl):
 def main(argv):
     args = [a for a in argv if a != "--json"]
     items = [os.environ.get("DSORT_ROOFLINE_RATES", "")]
-    shared = []
+    shared = os.environ.get("DSORT_ROOFLINE_SHARED", "").replace(",", " ").split()
     path = None
     i = 0
     while i < len(args):

@@ -8,7 +8,11 @@
  *   normalize u64le  dsort_typedkey_normalize of "-k 0:u64le" into the same array
  *   normalize 3 keys "-k 8:f64le -k 16:i32be:r -k 0:u64le" (20-byte normalised keys)
  *   record memcpy    each record to a 40-byte slot (the floor of widening)
- *   widen u64le      dsort_typedkey_widen "-k 0:u64le": normkey || record, 40 bytes
+ *   widen f64le      dsort_typedkey_widen "-k 0:f64le": normkey || record, 40 bytes
+ *   widen u64le      dsort_typedkey_widen "-k 0:u64le": an integer key is normalised in
+ *                    place (wide_prefix 0): the records copied, 32 bytes, their keys swapped
+ *   in place u64le   dsort_typedkey_widen_inplace "-k 0:u64le" over records in a buffer (what
+ *                    the pipeline's reader does after its read: no copy)
  * Speed is printed, never asserted.
  */
 #include <stdint.h>
@@ -30,7 +34,7 @@ static double now(void)
 
 static uint64_t sink;
 
-enum what { KEY_MEMCPY, NORMALIZE, RECORD_MEMCPY, WIDEN };
+enum what { KEY_MEMCPY, NORMALIZE, RECORD_MEMCPY, WIDEN, INPLACE };
 
 static double pass(enum what w, const struct dsort_typedkey *tk, const unsigned char *in, size_t n,
                    unsigned char *out)
@@ -52,6 +56,9 @@ static double pass(enum what w, const struct dsort_typedkey *tk, const unsigned 
         break;
     case WIDEN:
         dsort_typedkey_widen(tk, in, n, out);
+        break;
+    case INPLACE:
+        dsort_typedkey_widen_inplace(tk, out, n);
         break;
     }
     double t = now() - t0;
@@ -90,19 +97,20 @@ int main(int argc, char **argv)
         memcpy(in + i, &x, 8);
     }
     memset(out, 0, n * (REC + 8)); /* fault the pages in before timing */
-    static const char *one[] = {"0:u64le"}, *three[] = {"8:f64le", "16:i32be:r", "0:u64le"};
-    struct dsort_typedkey tk1, tk3;
+    static const char *one[] = {"0:u64le"}, *three[] = {"8:f64le", "16:i32be:r", "0:u64le"},
+                      *fl[] = {"0:f64le"};
+    struct dsort_typedkey tk1, tk3, tkf;
     key_set(&tk1, one, 1);
     key_set(&tk3, three, 3);
+    key_set(&tkf, fl, 1);
     const struct {
         const char *name;
         enum what w;
         const struct dsort_typedkey *tk;
-    } runs[] = {{"key memcpy", KEY_MEMCPY, &tk1},
-                {"normalize u64le", NORMALIZE, &tk1},
-                {"normalize 3 keys", NORMALIZE, &tk3},
-                {"record memcpy", RECORD_MEMCPY, &tk1},
-                {"widen u64le", WIDEN, &tk1}};
+    } runs[] = {{"key memcpy", KEY_MEMCPY, &tk1},      {"normalize u64le", NORMALIZE, &tk1},
+                {"normalize 3 keys", NORMALIZE, &tk3}, {"record memcpy", RECORD_MEMCPY, &tk1},
+                {"widen f64le", WIDEN, &tkf},          {"widen u64le", WIDEN, &tk1},
+                {"in place u64le", INPLACE, &tk1}};
     printf("%zu records of %d bytes (%zu MB), best of %d\n", n, REC, mb, reps);
     for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
         double best = 1e30;

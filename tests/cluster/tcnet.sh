@@ -5,7 +5,8 @@
 # sort) writes, byte for byte, and dsort-validate finds it sorted with the generator's checksum;
 # the roofline of the run (tests/bench/roofline.py on --stats) names the network as the
 # exchange's busiest resource, with the bytes that crossed, and the exchange took at least
-# about its floor (a floor that the run beat would mean the shaping or the roofline is wrong).
+# about its floor (a floor that the run beat would mean the shaping or the roofline is wrong);
+# dsort's own roofline in --stats (src/roofline.c) is roofline.py's (tests/e2e/roofline_cmp.py).
 # The floor allows for tbf's bucket: after an idle link one bucket passes at line rate, so each
 # exchange round may carry one bucket free (out of core, -S 4M, there are about 7 rounds; with
 # the benchmark's 1 MB bucket they carried nearly all 6.7 MB and beat the plain floor, 0.67x).
@@ -76,17 +77,24 @@ PY
 )
     eq "$what: roofline (exchange against the shaped network)" ok "$got"
     sed -n 's/^roofline: job/  job/p' "$S/.roof"
+    # dsort's own roofline (--stats "roofline", src/roofline.c; the rate from rank 0's
+    # DSORT_ROOFLINE_RATES) is roofline.py's, on a real run of several nodes.
+    LAST_CMD="python3 $CL_TOP/tests/e2e/roofline_cmp.py $stats net=$MBPS ''"
+    python3 "$CL_TOP/tests/e2e/roofline_cmp.py" "$stats" "net=$MBPS" "" >"$S/.cmp" 2>&1
+    check $? "$what: dsort's roofline differs from roofline.py's: $(cat "$S/.cmp")"
+    sed 's/^.*: roofline agrees/  dsort: roofline agrees/' "$S/.cmp"
 }
 
 # In memory: the copying path (the ranks are on three nodes).
-mpi_ok -n 3 --map-by node "$DSORT" -T "$LT" --stats "$S/mem.json" "$S/in" -o "$S/out.mem"
+export DSORT_ROOFLINE_RATES="net=$MBPS" # for dsort's own roofline, passed to rank 0 by -x
+mpi_ok -n 3 --map-by node -x DSORT_ROOFLINE_RATES "$DSORT" -T "$LT" --stats "$S/mem.json" "$S/in" -o "$S/out.mem"
 cmp -s "$S/expect" "$S/out.mem"
 check $? "in memory: the output differs from the oracle's sort"
 validated "in memory" "$sum" "$S/out.mem"
 roof_ok "in memory" "$S/mem.json"
 
 # Out of core, spilling to each node's own disk, several rounds of exchange.
-mpi_ok -n 3 --map-by node "$DSORT" -T "$LT" -S 4M --out-of-core --stats "$S/ext.json" "$S/in" -o "$S/out.ext"
+mpi_ok -n 3 --map-by node -x DSORT_ROOFLINE_RATES "$DSORT" -T "$LT" -S 4M --out-of-core --stats "$S/ext.json" "$S/in" -o "$S/out.ext"
 cmp -s "$S/expect" "$S/out.ext"
 check $? "out of core: the output differs from the oracle's sort"
 validated "out of core" "$sum" "$S/out.ext"

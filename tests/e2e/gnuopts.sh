@@ -14,6 +14,7 @@
 #  - --files0-from=F: 1200 inputs, names with a space, no final NUL, keys; GNU's errors for
 #    operands with it, an empty name, an empty or missing F; --files0-from=- reads the list
 #    from standard input; "-" as a name is refused in GNU's words;
+#  - /dev/null is an empty input; another device is refused;
 #  - --batch-size=N, --compress-program=PROG: accepted and ignored (said under -v); GNU's
 #    errors for a bad N and for two different programs.
 # Exit statuses differ from GNU's in one place, on purpose: GNU exits 1 for a bad --sort or
@@ -33,6 +34,14 @@ eq "-o a -o a: GNU sort's exit status" 0 "$GRC"
 rm -f "$T/o/d.out"
 ok "$N" "$DSORT" "${L[@]}" -o "$T/o/d.out" -o "$T/o/d.out" "$IN1" &&
     same "-o a -o a (the same name twice)" "$T/o/gnu.same" "$T/o/d.out"
+
+echo "== /dev/null as an input (empty, as GNU takes it; coreutils' create-empty)"
+agree "/dev/null alone" /dev/null -- /dev/null
+agree "/dev/null among inputs, out of core" --out-of-core /dev/null "$IN1" /dev/null -- /dev/null "$IN1" /dev/null
+rm -f "$T/o/r.out"
+expect_rc 2 "$N" "$DSORT" "${L[@]}" -o "$T/o/r.out" "$IN1" /dev/zero
+cond "/dev/zero: refused by name" "$(grep -c "^dsort: rank .*'/dev/zero' is not a regular file" "$T/stderr") >= 1"
+eq "/dev/zero: nothing written" no "$([ -e "$T/o/r.out" ] && echo yes || echo no)"
 
 echo "== --parallel"
 agree "--parallel=+4 -n" --parallel=+4 -n "$IN1" -- --parallel=+4 -n "$IN1"

@@ -9,8 +9,9 @@
 #    leaves one rank's manifest a round behind the others' (seen with gdb holding rank 0 in
 #    dsort_ckpt_write). --resume did all the remaining work, then failed the conservation
 #    check, then kept the checkpoint and asked for another --resume, which failed the same way
-#    for ever. Made here by putting back one rank's manifest of the round before; the resume is
-#    now refused at once, naming the tear, and leaves the checkpoint as it was.
+#    for ever. Made here by putting back one rank's manifest of the round before; the resume now
+#    goes back to the round every rank kept (the other's save before) and finishes right; with
+#    no save before it is refused at once, naming the tear, and leaves the checkpoint as it was.
 #  - -o /dev/stdout (or /dev/fd/1) of a dsort run without mpirun, its standard output a file:
 #    the commit renamed a new file over the one the shell opened, so what the log held before
 #    was lost, and what the script printed after went to a deleted file. Now refused (leave out
@@ -60,21 +61,37 @@ eq "dsort-report -o /dev/stdout onto a log file: what the log holds" "before rc=
 contains "dsort-report -o /dev/stdout: the error says why" "$T/stderr" "names an open file descriptor"
 
 # ---- a torn checkpoint ---------------------------------------------------------------------
+# Made by putting back rank 0's manifest of round 2 while rank 1 keeps round 3 (its save before,
+# checkpoint.prev, is round 2's). --resume goes back to round 2 on rank 1, says so, and sorts
+# right (the python oracle). Without rank 1's save before, it is refused at once, naming the
+# tear, and leaves the checkpoint as it was. (tests/faults/resume.sh makes the tear with a real
+# signal between the ranks' saves.)
 if [ "$N" -ge 2 ]; then
     mkdir "$T/ck"
     gen "$N" 100000 "$T/in/b.dat" # 10 MB: about 7 rounds at -S 2M
+    py sort "$T/b.ref" 100 0 10 - "$T/in/b.dat" || die "python oracle failed"
     ck=(-S 2M --checkpoint -T "$T/ck" -o "$T/torn.out" "$T/in/b.dat")
     expect_rc 3 "$N" "$DSORT" "${ck[@]}" --stop-after=2
     cp "$T"/ck/dsort-*-r0/checkpoint "$T/r0.round2"
     expect_rc 3 "$N" "$DSORT" "${ck[@]}" --stop-after=3 --resume
     cp "$T/r0.round2" "$T"/ck/dsort-*-r0/checkpoint
+    eq "a torn checkpoint: rank 1's save before is round 2" "rounds 2" \
+        "$(grep '^rounds ' "$T"/ck/dsort-*-r1/checkpoint.prev)"
+    mv "$T"/ck/dsort-*-r1/checkpoint.prev "$T/r1.prev"
     before=$(dir_state "$T/ck")
     run "$N" "$DSORT" "${ck[@]}" --resume
-    eq "a torn checkpoint: exit status" 2 "$RC"
-    contains "a torn checkpoint: the error names the tear" "$T/stderr" \
-        "rank 1/$N .*torn.*round 3.*round 2"
-    eq "a torn checkpoint: no output" "" "$(ls "$T/torn.out" 2>/dev/null)"
-    eq "a torn checkpoint: left as it was" "$before" "$(dir_state "$T/ck")"
+    eq "a torn checkpoint, no save before: exit status" 2 "$RC"
+    contains "a torn checkpoint, no save before: the error names the tear" "$T/stderr" \
+        "rank 1/$N .*torn.*round 3.*round 2.*has not kept round 2"
+    eq "a torn checkpoint, no save before: no output" "" "$(ls "$T/torn.out" 2>/dev/null)"
+    eq "a torn checkpoint, no save before: left as it was" "$before" "$(dir_state "$T/ck")"
+    mv "$T/r1.prev" "$(echo "$T"/ck/dsort-*-r1)/checkpoint.prev"
+    run "$N" "$DSORT" "${ck[@]}" --resume
+    eq "a torn checkpoint: exit status" 0 "$RC"
+    contains "a torn checkpoint: rank 0 says it went back" "$T/stderr" \
+        "^dsort: rank 0/$N \\([^)]+\\): note: the checkpoint was torn .*resuming from round 2"
+    same_file "a torn checkpoint, resumed from round 2" 100 "$T/b.ref" "$T/torn.out"
+    eq "a torn checkpoint: the temp dir after" "" "$(ls -A "$T/ck")"
 fi
 
 # ---- -o naming the standard output ---------------------------------------------------------

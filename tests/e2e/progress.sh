@@ -5,6 +5,7 @@
 #    "100% done"; only rank 0 writes them (one line per step, not one per rank); the output
 #    is still right (python oracle; GNU sort for lines).
 #  - In memory (mapped and --no-map) the line moves inside the sort, and carries an ETA.
+#  - Text lines in memory (mapped): the line moves inside the read and inside the sort.
 #  - --progress with its default interval (5 s) on a job shorter than that: just the 100% line.
 #  - On a terminal (script(1) gives dsort a pty): the line is redrawn in place (carriage
 #    returns, no newline until the end) and ends with a newline.
@@ -90,6 +91,40 @@ for budget in "" "-S 1M --out-of-core"; do
     rising "lines ${budget:-in memory}" "$T/progress.lines"
     logline "lines ${budget:-in memory}" "$T/progress.lines"
 done
+
+# Movement inside the read and the sort of text lines in memory (issue 29 item 11; mapped: one
+# input file): 400,000 lines of 100 bytes (gensort's ASCII records, each a line), about 133,000
+# a rank at -n 3, so that rank 0's sort ticks (65,536 lines or more) and its read indexes in
+# blocks. With --progress=0 (an interval of 0 s: a line whenever the percentage moves), lines
+# must be printed inside the read and inside the sort, their done-bytes rising (the read's
+# below the sort's), and the last line says 100% of the input's bytes. The output is GNU sort's.
+gen "$N" -a 400000 "$T/asc.txt"
+sort "$T/asc.txt" >"$T/asc.gnu"
+ok "$N" "$DSORT" --format lines --progress=0 -v -o "$T/asc.out" "$T/asc.txt"
+check $? "lines in memory (movement): exit 0"
+cp "$T/stderr" "$T/progress.linesmem"
+cmp -s "$T/asc.gnu" "$T/asc.out"
+check $? "lines in memory (movement): output differs from LC_ALL=C sort"
+contains "lines in memory (movement): the mapped path" "$T/progress.linesmem" 'in memory, input mapped'
+CHECKS=$((CHECKS + 1))
+if ! python3 - "$T/progress.linesmem" <<'EOF2'; then
+import re, sys
+units = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}
+got = {"read": [], "sort": []}
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    m = re.match(r"^dsort: \[[0-9T:-]+\] +[0-9]+% (read|sort) +([0-9.]+) ([kMG]?)B of", line)
+    if m:
+        got[m.group(1)].append(float(m.group(2)) * units[m.group(3)])
+r, s = got["read"], got["sort"]
+ok = len(r) >= 2 and len(s) >= 2 and r == sorted(set(r)) and s == sorted(set(s)) and r[-1] < s[0]
+print("read done-bytes:", r, "sort done-bytes:", s)
+sys.exit(0 if ok else 1)
+EOF2
+    fail "lines in memory: want 2 or more lines inside the read and inside the sort, done-bytes rising"
+    show_output
+fi
+rising "lines in memory (movement)" "$T/progress.linesmem"
+logline "lines in memory (movement)" "$T/progress.linesmem" "40.00 MB"
 
 # Only rank 0 prints: as many lines as steps, whatever the rank count (the 100% line once).
 eq "one '100% done' line at -n $N" 1 "$(grep -Ec '^dsort: (\[[0-9T:-]+\] )?100% done' "$T/progress.external")"

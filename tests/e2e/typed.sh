@@ -160,6 +160,13 @@ B1=(0:u8 1:i8:r 44:f32le 2:u16be:r 4:i16le 6:i16be 8:u32le:r)
 B2=(48:f64be:r 12:u32be 16:i32le:r 20:u64be 28:i64le:r 36:i64be)
 B3=(0:u8:r 1:i8 44:f32le:r 2:u16be 4:i16le:r 6:i16be:r 8:u32le 48:f64be 12:u32be:r 16:i32le
     20:u64be:r 28:i64le 36:i64be:r)
+# Integer and bytes keys back to back are normalised in place of their bytes (no widening):
+# every integer type, mixed directions; and a single little-endian id.
+C1=(0:u8:r 1:i8 2:u16be:r 4:i16le 6:i16be:r 8:u32le 12:u32be:r 16:i32le 20:u64be:r 28:i64le
+    36:i64be:r)
+C2=(24:u16le:r 26:bytes:6)
+C3=(0:u64le)
+C4=(16:i32be 20:f32be:r) # a float: widened
 # (CI time: each rank count in memory and out of core, the key sets spread over them.)
 typed_case 1 "$T/in.bin" 40 s mem "${A1[@]}"
 typed_case 1 "$T/all.bin" 64 rec ooc "${B2[@]}"
@@ -171,10 +178,104 @@ typed_case 3 "$T/in.bin" 40 u ooc "${A3[@]}"
 typed_case 7 "$T/in.bin" 40 rec ooc "${A2[@]}"
 typed_case 7 "$T/all.bin" 64 s mem "${B3[@]}"
 typed_case 7 "$T/in.bin" 40 u mem "${A3[@]}"
+typed_case 1 "$T/all.bin" 64 rec mem "${C1[@]}"
+typed_case 2 "$T/all.bin" 64 s ooc "${C1[@]}"
+typed_case 3 "$T/in.bin" 40 u mem "${C2[@]}"
+typed_case 3 "$T/in.bin" 40 rec ooc "${C3[@]}"
+typed_case 7 "$T/all.bin" 64 rec ooc "${C1[@]}"
+typed_case 7 "$T/in.bin" 40 s mem "${C4[@]}"
+typed_case 7 "$T/in.bin" 40 rec mem "${C3[@]}"
 # -c checks by the same keys; a key past the record is refused before any work.
 ok "$N" "$DSORT" --format "$FMT" -k 26:bytes:6 -k 24:u16le:r -k 16:i32be -k 0:u64le:r -s \
     -c "$T/mixed4.bin"
 expect_rc 1 "$N" "$DSORT" --format "$FMT" -k 0:u64le -c "$T/in.bin"
 expect_rc 2 "$N" "$DSORT" --format "$FMT" -k 36:u64le -o "$T/x.bin" "$T/in.bin" &&
     contains "dsort: key past the record" "$T/stderr" "bad key '36:u64le'"
+# --plan and --stats of the same job agree with typed keys (a float key: the pipelines hold
+# widened records, normkey || record, 32 bytes here for 16; the output and the input are the
+# user's 16): the plan decides in memory or out of core, mapped or copied, as the job does,
+# also where the budget lies between the narrow records' need and the widened ones' (-S one
+# byte short of what the job reports it needs); its output bytes are the output's size, its
+# share the input's bytes each rank read (--stats bytes_read: the input's, not widened); its
+# spill is at least 90% of what the runs took over all ranks (their blocks add a few %; narrow
+# records would be half), no rank's runs exceed its spill and margin, and the space it asks
+# for holds the output and every run. The file sizes are the oracle.
+ok "$N" "$GEN" --format fixed:16:0:16 --field 0:u64le --field 8:f64le:nan=5 --seed "$SEED" 60000 \
+    "$T/p16.bin"
+mkdir -p "$T/tmp"
+plan_vs_stats() {
+    local tag=$1
+    shift
+    local args=(--format fixed:16:0:16 "${PVS_KEYS[@]}" -T "$T/tmp" "$@")
+    rm -f "$T/p.out" "$T/st.json"
+    ok "$N" "$DSORT" "${args[@]}" --plan --json -o "$T/p.out" "$T/p16.bin" || return
+    cp "$T/stdout" "$T/plan.json"
+    ok "$N" "$DSORT" "${args[@]}" --stats "$T/st.json" -o "$T/p.out" "$T/p16.bin" || return
+    "$NUMPY_PY" - "$T/plan.json" "$T/st.json" "$T/p16.bin" "$T/p.out" >"$T/cmp" 2>&1 <<'PY'
+import json, os, sys
+plan, st = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+isize, osize = os.path.getsize(sys.argv[3]), os.path.getsize(sys.argv[4])
+job, ranks, pr = plan["job"], plan["budgets"], st["per_rank"]
+bad = []
+def want(what, ok):
+    if not ok:
+        bad.append(what)
+want("sort %s, the job out_of_core %s" % (job["sort"], st["out_of_core"]),
+     job["sort"] == ("out_of_core" if st["out_of_core"] else "in_memory"))
+want("input %s, the job mapped %s" % (job["input"], st["mapped"]),
+     (job["input"] == "mapped") == st["mapped"])
+want("output %d bytes, the file %d" % (job["output"]["bytes"], osize), job["output"]["bytes"] == osize)
+want("input %d bytes, the output %d" % (isize, osize), isize == osize)
+want("written %d bytes" % sum(r["bytes_written"] for r in pr), sum(r["bytes_written"] for r in pr) == osize)
+want("read %d bytes" % sum(r["bytes_read"] for r in pr), sum(r["bytes_read"] for r in pr) == isize)
+spill = 0
+for p, r in zip(ranks, pr):
+    want("rank %d share %d, read %d" % (r["rank"], p["share_bytes"], r["bytes_read"]),
+         p["share_bytes"] == r["bytes_read"])
+    margin = p["spill_bytes"] // 32 + (1 << 20) if p["spill_bytes"] else 0
+    want("rank %d spill %d + margin, the runs %d" % (r["rank"], p["spill_bytes"], r["spill_bytes"]),
+         r["spill_bytes"] <= p["spill_bytes"] + margin)
+    spill += r["spill_bytes"]
+pspill = sum(p["spill_bytes"] for p in ranks)
+want("spill %d, the runs %d" % (pspill, spill), pspill >= spill * 0.9)
+need = sum(fs["need"] for fs in plan["space"])
+want("space %d for output %d + runs %d" % (need, osize, spill), need >= osize + spill)
+print("\n".join(bad) if bad else "agree")
+PY
+    contains "--plan and --stats of $tag" "$T/cmp" '^agree$'
+}
+PVS_KEYS=(-k 0:u64le -k 8:f64le)
+plan_vs_stats "the default budget"
+plan_vs_stats "out of core" --out-of-core -S 2M
+plan_vs_stats "-S 2M" -S 2M
+if [ -f "$T/st.json" ]; then
+    W=$("$NUMPY_PY" -c "import json, sys; print(max(r['memory_needed'] for r in json.load(open(sys.argv[1]))['per_rank']))" "$T/st.json")
+    plan_vs_stats "-S one byte short of the widened need" -S "$((W - 1))b"
+    plan_vs_stats "-S the widened need" -S "${W}b"
+fi
+PVS_KEYS=(-k 0:u64le) # normalised in place: the runs hold 16-byte records
+plan_vs_stats "an in-place key out of core" --out-of-core -S 2M
+
+# Balance within 1.05 under all-equal typed keys, at 2, 3, 4 and 7 ranks, in memory and out of
+# core: records equal in the key (the rest random: ties by the record) and whole records equal.
+ok "$N" "$GEN" --format fixed:32:0:32 --field 0:u64le:distinct=1 --seed "$SEED" 100000 "$T/eq.bin"
+ok "$N" "$GEN" --format fixed:32:0:32 --field 0:u64le:distinct=1 --field 8:bytes:24:distinct=1 \
+    --seed "$SEED" 100000 "$T/same.bin"
+for n in 2 3 4 7; do
+    for where in mem ooc; do
+        opts=()
+        [ "$where" = ooc ] && opts=(--out-of-core -S 2M)
+        f=$T/eq.bin
+        [ "$n" = 3 ] || [ "$n" = 7 ] && f=$T/same.bin
+        [ "$where" = ooc ] && [ "$f" = "$T/eq.bin" ] && opts+=(-s)
+        rm -f "$T/st.json"
+        ok "$n" "$DSORT" --format fixed:32:0:32 -k 0:u64le:r "${opts[@]}" --stats "$T/st.json" \
+            -o "$T/eq.out" "$f" || continue
+        B=$("$NUMPY_PY" -c "import json, sys; s = json.load(open(sys.argv[1])); r = [x['records_out'] for x in s['per_rank']]; print(max(r) * len(r) / sum(r))" "$T/st.json")
+        cond "balance $B at $n ranks $where ${opts[*]} $(basename "$f"): within 1.05" "$B <= 1.05"
+        # equal records, or -s: the output is the input
+        [ "$f" = "$T/same.bin" ] || [ "${opts[*]}" != "${opts[*]%-s}" ] &&
+            same_file "all-equal keys at $n ranks $where" 32 "$f" "$T/eq.out"
+    done
+done
 suite_finish

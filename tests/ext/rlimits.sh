@@ -7,6 +7,9 @@
 #     and for --format lines. -S 4G under that
 #     limit: a warning naming the limit ("ulimit -v") and "using -S NM", exit 0, the same
 #     output; -S NM from that warning: exit 0 and no warning.
+#   - ulimit -v swept from U + 4 MiB to U + 64 MiB (out of core, fixed records and lines): each
+#     limit sorts right (GNU sort's output) or fails cleanly (non-zero, a line naming the rank,
+#     no output, an empty temp dir; a thread that cannot start names ulimit -v).
 #   - -S beyond what the node has for each of its ranks (-S 1000G): one warning (the lowest rank
 #     of the node), the budget in --stats at most MemTotal / ranks, the output right.
 #   - SLURM_MEM_PER_NODE negative or past 64 bits: one warning, the budget from the node's
@@ -97,6 +100,53 @@ else
         fi
     fi
     rm -f "$T/big.txt" "$T/big.ref" "$OUT"
+fi
+
+# ---- a tight ulimit -v, swept: every limit either sorts right or fails cleanly
+# Just above what the ranks hold at start-up (the probe's U) the helper threads (writer,
+# read-ahead) and the buffers compete for the few MiB left. A thread takes 1 MiB of stack
+# (glibc's default, 8 MiB, was refused where the sort fitted). Each limit: exit 0 and the
+# output identical to GNU sort's, or a non-zero exit, a line naming the rank, no output file
+# and an empty temp dir; a thread that could not start names ulimit -v. Out of core, both
+# formats, so that the writer and read-ahead threads run.
+# sweep_case FMT-ARGS...: one limit ($lim) with these format arguments.
+sweep_case() {
+    rm -f "$OUT"
+    ulimit_v "$lim" "${NOSLURM[@]}" "$DSORT" "$@" --out-of-core -T "$T/spill" -o "$OUT" "$T/sweep.txt"
+    run "$N" "${ULIMIT_CMD[@]}"
+    local what="ulimit -v $lim (U + $extra MiB) $*"
+    echo "  $what: exit $RC $(grep -m1 '^dsort: ' "$T/stderr")"
+    if [ "$RC" -eq 0 ]; then
+        same_file "$what" 100 "$T/sweep.ref" "$OUT"
+    else
+        contains "$what: a line naming the rank" "$T/stderr" "^dsort: rank [0-9]+/$N \([^)]+\): "
+        eq "$what: the output file" "" "$(ls "$OUT" 2>/dev/null)"
+        if grep -q 'cannot start .* thread' "$T/stderr"; then
+            contains "$what: the thread's failure names the limit" "$T/stderr" \
+                "cannot start .* thread: .*ulimit -v, now $lim KiB"
+        fi
+    fi
+    empty_dir "$what: left in the temp dir" "$T/spill"
+}
+if ! nm "$DSORT" 2>/dev/null | grep __asan_init >/dev/null; then
+    gen "$N" -a $((N * 50000)) "$T/sweep.txt" || suite_finish
+    LC_ALL=C sort "$T/sweep.txt" >"$T/sweep.ref"
+    ulimit_v 8000000 "${NOSLURM[@]}" "$DSORT" --stats "$STATS" -T "$T/spill" -o "$OUT" "$T/sweep.txt"
+    if ok "$N" "${ULIMIT_CMD[@]}"; then
+        used=$(st "$STATS" reasons | sed -n 's/.*ulimit -v [0-9]*), \([0-9.]*\) MiB of it in use.*/\1/p' |
+            sort -n | tail -n 1)
+        used=${used:-210}
+        passed=0
+        for extra in 4 8 12 16 24 32 64; do
+            lim=$(python3 -c "print(int($used * 1024) + $extra * 1024)")
+            sweep_case
+            [ "$RC" -ne 0 ] || passed=$((passed + 1))
+            sweep_case --format lines
+        done
+        # The headroom that the larger limits leave must be enough: not every case may fail.
+        cond "ulimit -v sweep: limits that sorted ($passed of 7)" "$passed >= 1"
+    fi
+    rm -f "$T/sweep.txt" "$T/sweep.ref" "$OUT"
 fi
 
 # ---- -S beyond the node (item 18), Slurm's figure that is no size (item 23)

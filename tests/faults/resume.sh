@@ -18,6 +18,11 @@
 #  - a resume with a smaller -S than the runs' blocks need: refused before anything is touched,
 #    naming the -S that works, which then finishes it (fixed records); text lines allocate
 #    their merge buffers and finish at the smaller -S;
+#  - a save torn by SIGTERM between the ranks' manifests of round 3 (rank 1 held by the shim
+#    before it renames its manifest in place): the resume goes back to round 2 on rank 0 (its
+#    checkpoint.prev), says so, and finishes with GNU sort's output; without that file it is
+#    refused naming the tear, the checkpoint as it was;
+#  - the same at the first save: nothing is left (checkpoint.tmp included);
 #  - a refused resume names the nearest checkpoint and what differs: an input path or the
 #    output's (which does not exist yet) spelled differently (the same file), an option added.
 # Usage: resume.sh NRANKS
@@ -125,6 +130,69 @@ for pipe in ext lines; do
     case_end
 done
 
+# A save torn by a real signal: rank 1 held (the shim) right before it puts its manifest of
+# round 3 in place (the rename of checkpoint.tmp), rank 0's already there; then SIGTERM to
+# every rank, as Slurm's time limit sends it. Rank 0 keeps round 3, rank 1 round 2: --resume
+# goes back to round 2 (rank 0's checkpoint.prev), says so and finishes with GNU sort's output.
+# First, rank 0's save before taken away: refused naming the tear, the checkpoint as it was.
+for pipe in ext lines; do
+    case_begin "a save torn by SIGTERM between the ranks' manifests of round 3" "$pipe" \
+        "resume goes back to round 2 (every rank's) and finishes; without rank 0's save before: refused, kept"
+    pipeline_args "$pipe"
+    cp "${PARGS[-1]}" "$C/in.dat"
+    PARGS[-1]=$C/in.dat
+    out_setup o-new
+    ARGS_RUN=(-T "$TMP_DIR" "${OUTARGS[@]}" "${PARGS[@]}")
+    FX=(FAULT_RENAME=/checkpoint FAULT_RENAME_STOP=3 FAULT_RANK=1 "FAULT_READY=$C/ready"
+        "FAULT_LOG=$C/fault.log")
+    start_job "$N" --checkpoint "${ARGS_RUN[@]}"
+    if wait_ready 1; then
+        r0=$(echo "$TMP_DIR"/dsort-*-r0/checkpoint)
+        for _ in $(seq 1 1000); do # rank 0 saves round 3 and waits for rank 1
+            [ "$(grep '^rounds ' "$r0" 2>/dev/null)" = "rounds 3" ] && break
+            sleep 0.01
+        done
+        for p in $(dsort_procs "$C"); do kill -TERM "$p"; done
+        resume 1
+        wait_end
+        FX=()
+        cond "the torn job stopped non-zero (exit $RC)" "$RC != 0"
+        check_final
+        eq "the tear: rank 0's round, rank 1's" "rounds 3 rounds 2" \
+            "$(cat "$r0" "$TMP_DIR"/dsort-*-r1/checkpoint | grep '^rounds ' | tr '\n' ' ' | sed 's/ $//')"
+        mv "$TMP_DIR"/dsort-*-r0/checkpoint.prev "$C/r0.prev"
+        STATE=$(ckpt_state)
+        run_job "$N" --resume --checkpoint "${ARGS_RUN[@]}"
+        refused "torn \(this rank kept round 3, another rank round 2.* has not kept round 2"
+        mv "$C/r0.prev" "$(dirname "$r0")/checkpoint.prev"
+        run_job "$N" --resume --checkpoint "${ARGS_RUN[@]}"
+        contains "rank 0 says it went back" "$T/stderr" \
+            "^dsort: rank 0/$N \([^)]+\): note: the checkpoint was torn .*resuming from round 2"
+        finished
+    fi
+    case_end
+done
+
+# The same at the first save (no checkpoint yet to keep): everything removed, the manifest
+# written but not yet renamed in place (checkpoint.tmp) too, so that no directory is left.
+case_begin "SIGTERM while rank 1 puts its first manifest in place" ext \
+    "stopped non-zero, nothing left (no checkpoint.tmp, no directory); no output"
+pipeline_args ext
+out_setup o-new
+ARGS_RUN=(-T "$TMP_DIR" "${OUTARGS[@]}" "${PARGS[@]}")
+FX=(FAULT_RENAME=/checkpoint FAULT_RENAME_STOP=1 FAULT_RANK=1 "FAULT_READY=$C/ready"
+    "FAULT_LOG=$C/fault.log")
+start_job "$N" --checkpoint "${ARGS_RUN[@]}"
+if wait_ready 1; then
+    for p in $(dsort_procs "$C"); do kill -TERM "$p"; done
+    resume 1
+    wait_end
+    cond "stopped non-zero (exit $RC)" "$RC != 0"
+    check_final
+    eq "files in the temp dir" "" "$(listing "$TMP_DIR")"
+fi
+case_end
+
 case_begin "two --resume of one job at once, the first held after its claim" lines \
     "the second refused at once (exit 2), the checkpoint untouched; the first finishes"
 if need_phase_hook; then
@@ -209,6 +277,31 @@ run_job "$N" --resume -r "${ARGS_RUN[@]}"
 refused "the nearest, in '$TMP_DIR/dsort-[^']*-r0', is not: this command adds '-r'"
 run_job "$N" --resume "${ARGS_RUN[@]}"
 finished
+case_end
+
+# A signal after the commit (the output is published, --stats not yet renamed in place): the
+# rank says the output is complete, not that nothing was written, and a kept checkpoint is not
+# left to resume a finished job.
+case_begin "SIGTERM after the commit, before --stats is in place" ext \
+    "dies by the signal, says the output is complete; the output is whole, nothing left in -T"
+pipeline_args ext
+out_setup o-new
+ARGS_RUN=(-T "$TMP_DIR" "${OUTARGS[@]}" --stats "$C/stats.json" "${PARGS[@]}")
+FX=(FAULT_RENAME=stats.json FAULT_RENAME_STOP=1 FAULT_RANK=0 "FAULT_READY=$C/ready"
+    "FAULT_LOG=$C/fault.log")
+start_job "$N" --checkpoint "${ARGS_RUN[@]}"
+if wait_ready 0; then
+    for p in $(dsort_procs "$C"); do kill -TERM "$p"; done
+    resume 0
+    wait_end
+    FX=()
+    cond "ended non-zero by the signal (exit $RC)" "$RC != 0 and $RC != 3"
+    contains "rank 0 says the output is complete" "$T/stderr" \
+        "^dsort: rank 0/$N \([^)]+\): stopped by SIGTERM after the output was committed; the output is complete"
+    eq "nobody says nothing was written" "" "$(grep 'no output written' "$T/stderr")"
+    same_output
+    eq "files in the temp dir" "" "$(listing "$TMP_DIR")"
+fi
 case_end
 
 suite_finish

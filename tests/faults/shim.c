@@ -26,6 +26,9 @@
  *                   flip    (reads only) the call goes through and the last byte it delivered
  *                           is flipped: silent corruption, e.g. of MPI traffic on a socket
  *      FAULT_RENAME substring: rename/renameat/renameat2 to a new name containing it fail with EIO
+ *      FAULT_RENAME_STOP  N: with FAULT_RENAME, the Nth such rename does not fail but stops as
+ *                   FAULT_READY says (marker "PID rename"), then goes through: a kill there
+ *                   comes between writing a file and putting it in place (a checkpoint's save)
  *      FAULT_CALLOC_IN  OFF:SIZE,...: calloc called from these ranges of the executable (nm -S)
  *                   returns NULL with ENOMEM (see calloc_fails)
  *      FAULT_RANK   only in this rank (Open MPI's OMPI_COMM_WORLD_RANK, else MPICH's PMI_RANK;
@@ -624,7 +627,8 @@ PVEC2(pwritev2, OP_WRITE)
 
 /* ---- rename faults ----
  * FAULT_RENAME=SUBSTRING: rename/renameat/renameat2 whose new name contains SUBSTRING fail with
- * EIO (in FAULT_RANK only, FAULT_COUNT times at most; independent of FAULT_MODE). */
+ * EIO (in FAULT_RANK only, FAULT_COUNT times at most; independent of FAULT_MODE), or with
+ * FAULT_RENAME_STOP=N the Nth of them stops (stop_here) and then goes through. */
 static int rename_fails(const char *newpath)
 {
     configure();
@@ -635,7 +639,14 @@ static int rename_fails(const char *newpath)
     if (rk && *rk && strcmp(rk, "all") && atoi(rk) != cfg.rank)
         return 0;
     static unsigned long long n;
-    if (__atomic_add_fetch(&n, 1, __ATOMIC_ACQ_REL) > cfg.count)
+    const unsigned long long nth = __atomic_add_fetch(&n, 1, __ATOMIC_ACQ_REL);
+    const unsigned long long stop = env_ull("FAULT_RENAME_STOP", 0);
+    if (stop) { /* stop before the stop'th such rename, then let it go through */
+        if (nth == stop)
+            stop_here("rename");
+        return 0;
+    }
+    if (nth > cfg.count)
         return 0;
     log_line("fault EIO rename(-> %s) -> -1\n", newpath);
     return 1;

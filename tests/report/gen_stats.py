@@ -2,12 +2,19 @@
 """Write a synthetic dsort --stats file: gen_stats.py RANKS OUT.json [RANKS_PER_NODE].
 
 The keys and shapes of the stats dsort writes (src/cli/dsort.c, statsjson.c), with made-up
-figures from a fixed seed: an in-memory run whose phases follow one another with collectives
+figures from a fixed seed (and the roofline tests/bench/roofline.py computes from them): an in-memory run whose phases follow one another with collectives
 between them, so every rank waits for the slowest at each; three ranks are stragglers (a slow
 read, a slow sort, a slow merge), so the report has someone to name. Standard library only."""
+import importlib.util
 import json
+import os
 import random
 import sys
+
+_spec = importlib.util.spec_from_file_location(
+    "roofline", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "roofline.py"))
+ROOF = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ROOF)
 
 PHASES = ["sample", "read", "sort", "splitters", "exchange", "merge", "spill", "final_merge",
           "write", "commit"]
@@ -80,6 +87,10 @@ def main():
            "balance": round(max(outs) / (sum(outs) / nranks), 6), "out_of_core": False,
            "mapped": True, "started_unix": 1796332051.0, "per_rank": ranks,
            "plan": {"dsort_plan": 1, "nodes": nodes}}
+    # The roofline, as dsort writes it (src/roofline.c), by its oracle tests/bench/roofline.py:
+    # each node's link at 12500 MB/s (100 Gbit/s), the disks measured.
+    doc["roofline"] = {"rates": {"net": 12500}, "shared_disks": []}
+    doc["roofline"].update(ROOF.roofline(doc, ROOF.parse_rates(["net=12500"])))
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
 

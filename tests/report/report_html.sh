@@ -35,7 +35,8 @@ export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 # A real 4-rank sort with --stats.
 kto 60 "$mpiexec" "${MPI_PREFLAGS[@]}" -n 2 "$bin/dsort-gen" 200000 "$work/in.dat" || fail "dsort-gen failed"
 # shellcheck disable=SC2086
-kto 120 "$mpiexec" "${MPI_PREFLAGS[@]}" -n 4 "$bin/dsort" --stats "$work/s.json" \
+# A CPU rate (MB/s of records a core) so that the roofline has a floor whatever the disks did.
+DSORT_ROOFLINE_RATES="cpu=200" kto 120 "$mpiexec" "${MPI_PREFLAGS[@]}" -n 4 "$bin/dsort" --stats "$work/s.json" \
     -o "$work/out.dat" "$work/in.dat" || fail "dsort failed"
 [ -s "$work/s.json" ] || fail "dsort wrote no stats"
 
@@ -81,23 +82,46 @@ for r in s["per_rank"]:
     for d in r["devices"]:
         assert d["job_seconds"] > 0 and d["job_read_bytes"] >= 0, "rank %d: disk totals" % r["rank"]
 print("stats: real times and disk totals on every rank")
+# The roofline (issue 27): every group's figures on the page, by their paths in the file (their
+# values are check_page.py's to trace), the busiest resources named as the file names them.
+rl = s["roofline"]
+assert rl["groups"] and any(g["busiest"] == "cpu" for g in rl["groups"]), "no cpu floor: %r" % rl
+for i, g in enumerate(rl["groups"]):
+    for k in ("group", "seconds", "busiest", "floor_seconds", "ratio", "busiest_rate_MBps"):
+        if g[k] is not None:
+            assert 'data-j="roofline.groups[%d].%s"' % (i, k) in page, "roofline group %d %s" % (i, k)
+for k in ("seconds", "busiest", "floor_seconds", "ratio", "serial_floor_seconds", "serial_ratio"):
+    assert 'data-j="roofline.%s"' % k in page, "roofline.%s not on the page" % k
+assert "<h2>Roofline" in page
+print("roofline: %d groups on the page, busiest %s, %.2fx its floor" % (len(rl["groups"]),
+                                                                      rl["busiest"], rl["ratio"]))
 PY
 here=$(dirname "$0")
 python3 "$here/check_page.py" "$work/s.json" "$page" || fail "a number on the 4-rank page does not trace"
 # The checker fails a page that does not match its file: a figure changed, a number added.
 sed 's/\(data-j="records">\)[0-9]/\19/' "$page" >"$work/bad1.html"
 sed 's/ records (/ records 7 (/' "$page" >"$work/bad2.html"
-for b in bad1 bad2; do
+sed 's/\(data-j="roofline.ratio">\)[0-9]*/\1999/' "$page" >"$work/bad3.html"
+for b in bad1 bad2 bad3; do
     cmp -s "$page" "$work/$b.html" && fail "$b: the page was not changed"
     python3 "$here/check_page.py" "$work/s.json" "$work/$b.html" >/dev/null 2>&1 &&
         fail "check_page.py passed a page with $b"
 done
+
+# A file from a dsort before the roofline: the section says so, and the page still traces.
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); del s["roofline"]; json.dump(s, open(sys.argv[2], "w"))' \
+    "$work/s.json" "$work/old.json" || fail "old.json"
+"$bin/dsort-report" "$work/old.json" -o "$work/old.html" || fail "dsort-report on a file without a roofline"
+grep -qF "This file has no roofline" "$work/old.html" || fail "no note for a file without a roofline"
+python3 "$here/check_page.py" "$work/old.json" "$work/old.html" >/dev/null || fail "the page without a roofline does not trace"
 
 # 1,024 synthetic ranks: the stragglers are named, every number traces.
 python3 "$here/gen_stats.py" 1024 "$work/s1024.json" || fail "gen_stats.py"
 big=$work/page1024.html
 "$bin/dsort-report" "$work/s1024.json" -o "$big" || fail "dsort-report at 1024 ranks"
 python3 "$here/check_page.py" "$work/s1024.json" "$big" || fail "a number on the 1024-rank page does not trace"
+grep -qF '<span data-j="roofline.groups[2].busiest">network</span>' "$big" ||
+    fail "the 1024-rank page does not name the network as the exchange's busiest resource"
 for r in 341 512 1019; do # gen_stats.py's stragglers in read, sort and merge
     grep -qF "last: rank <tspan data-j=\"per_rank[$r].rank\">$r</tspan>" "$big" ||
         fail "the 1024-rank page does not name straggler rank $r"

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -323,6 +325,83 @@ static void test_atexit(void **state)
     assert_true(exists(kept));
 }
 
+static void *stack_size_of(void *arg)
+{
+    pthread_attr_t a;
+    size_t *size = arg;
+    *size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        pthread_attr_getstacksize(&a, size);
+        pthread_attr_destroy(&a);
+    }
+    return NULL;
+}
+
+/* KiB of address space in use (VmSize), or 0. */
+static unsigned long vm_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %lu", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* The helper threads get a small stack, so that they fit under a tight ulimit -v where the
+ * default 8 MiB stack does not; when even that fails, the message names the limit. All in a
+ * child (it lowers its own RLIMIT_AS), which starts with no stack cached by glibc. */
+static void test_thread_stack(void **state)
+{
+    (void)state;
+    pthread_t t;
+    size_t size = 0;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        unsigned long use = vm_kib();
+        /* room for a stack and half a MiB: not for glibc's default, 8 MiB (2 MiB with an
+         * unlimited ulimit -s) */
+        rlim_t lim = (use + DSORT_CLEANUP_THREAD_STACK / 1024 + 512) * 1024;
+        struct rlimit rl = {lim, lim};
+        if (!use || setrlimit(RLIMIT_AS, &rl))
+            _exit(11);
+        pthread_t d;
+        if (pthread_create(&d, NULL, stack_size_of, &size) == 0)
+            _exit(12); /* the default stack fits: the limit tests nothing */
+        if (dsort_cleanup_thread_create(&t, stack_size_of, &size, "dsort-test"))
+            _exit(13);
+        pthread_join(t, NULL);
+        if (size == 0 || size > 2 * DSORT_CLEANUP_THREAD_STACK)
+            _exit(17);
+        rl.rlim_cur = rl.rlim_max = (vm_kib() + 256) * 1024; /* less than a stack */
+        if (setrlimit(RLIMIT_AS, &rl))
+            _exit(14);
+        /* glibc keeps the joined thread's stack for reuse: threads not joined need new ones */
+        int rc = 0;
+        static size_t sizes[64];
+        for (int i = 0; i < 64 && !rc; i++)
+            rc = dsort_cleanup_thread_create(&t, stack_size_of, &sizes[i], "dsort-test");
+        if (rc != EAGAIN && rc != ENOMEM)
+            _exit(15);
+        struct dsort_error err;
+        dsort_error_clear(&err);
+        if (dsort_cleanup_thread_error(&err, rc, "a test thread") != DSORT_ENOMEM ||
+            !strstr(err.msg, "cannot start a test thread: ") ||
+            !strstr(err.msg, "ulimit -v, now ") || !strstr(err.msg, "ulimit -u") ||
+            err.errnum != rc)
+            _exit(16);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_slots),        cmocka_unit_test(test_signals),
         cmocka_unit_test(test_usr1_goes_on), cmocka_unit_test(test_no_handler),
         cmocka_unit_test(test_atexit),       cmocka_unit_test(test_series_too_deep),
+        cmocka_unit_test(test_thread_stack),
     };
     return cmocka_run_group_tests(tests, dsort_test_dir_setup, teardown_dir);
 }

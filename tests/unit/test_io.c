@@ -155,9 +155,20 @@ static void test_open_errors(void **state)
     snprintf(msg, sizeof msg, "'%s' is a directory, not an input file", dir);
     expect_open_error(p5, 1, &fmt, DSORT_EINVAL, msg);
 
-    char devnull[] = "/dev/null";
-    char *p6[] = {devnull};
-    expect_open_error(p6, 1, &fmt, DSORT_EINVAL, "'/dev/null' is not a regular file");
+    /* /dev/null is an empty input (as GNU sort takes it); any other device is refused */
+    char devnull[] = "/dev/null", devzero[] = "/dev/zero";
+    char *p6[] = {devzero};
+    expect_open_error(p6, 1, &fmt, DSORT_EINVAL, "'/dev/zero' is not a regular file");
+    char *pn[] = {devnull, devnull};
+    struct dsort_inputs in;
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    assert_int_equal(dsort_inputs_open(&in, pn, 2, &fmt, &err), DSORT_OK);
+    assert_int_equal(in.count, 2);
+    assert_int_equal(in.total_records, 0);
+    assert_int_equal(in.files[1].size, 0);
+    assert_int_equal(dsort_inputs_check_unchanged(&in, &err), DSORT_OK);
+    dsort_inputs_destroy(&in);
 
     /* an unreadable file (root reads everything, so only as another user) */
     if (geteuid() != 0) {

@@ -356,24 +356,48 @@ static void one_key(struct dsort_typedkey *tk, const char *spec, size_t rs)
     assert_int_equal(dsort_typedkey_finish(tk, rs, &err), DSORT_OK);
 }
 
-/* widen puts the normalised key before each record, narrow takes it off again; the u64le fast
- * path gives what normalize gives. */
+/* widen puts the normalised key before each record (floats, keys not back to back) or in
+ * place of the key bytes (integers and bytes back to back), narrow takes it off again; the
+ * u64le fast paths give what normalize gives. */
 static void test_widen(void **state)
 {
     (void)state;
-    static const char *sets[] = {"8:u64le", "8:u64le:r", "0:f32be", "4:i16le"};
+    static const struct {
+        const char *keys[3];
+        size_t prefix; /* wide_prefix */
+    } sets[] = {
+        {{"8:u64le"}, 0},
+        {{"8:u64le:r"}, 0},
+        {{"0:f32be"}, 4},
+        {{"4:i16le"}, 0},
+        {{"2:i8:r", "3:u16be", "5:bytes:3:r"}, 0},
+        {{"4:i32le", "8:i64be:r", "16:u32le"}, 0},
+        {{"4:u16le", "0:u16le"}, 4},
+        {{"0:u32le", "4:f32le"}, 8},
+        {{"0:i16be", "3:u8"}, 3},
+    };
     const size_t rs = 32, n = 100;
     for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
         struct dsort_typedkey tk;
-        one_key(&tk, sets[s], rs);
-        const size_t ws = tk.norm_len + rs;
-        unsigned char recs[100 * 32], wide[100 * 40], back[100 * 32], norm[8];
+        struct dsort_error err = {0};
+        dsort_typedkey_init(&tk);
+        for (size_t k = 0; k < 3 && sets[s].keys[k]; k++)
+            assert_int_equal(dsort_typedkey_add(&tk, sets[s].keys[k], &err), DSORT_OK);
+        assert_int_equal(dsort_typedkey_finish(&tk, rs, &err), DSORT_OK);
+        assert_int_equal(tk.wide_prefix, sets[s].prefix);
+        const size_t ws = tk.wide_prefix + rs, ko = tk.wide_key_off, nl = tk.norm_len;
+        unsigned char recs[100 * 32], wide[100 * 48], back[100 * 32], norm[16];
         fill_random(recs, sizeof recs);
         dsort_typedkey_widen(&tk, recs, n, wide);
         for (size_t i = 0; i < n; i++) {
             dsort_typedkey_normalize(&tk, recs + i * rs, norm);
-            assert_memory_equal(wide + i * ws, norm, tk.norm_len);
-            assert_memory_equal(wide + i * ws + tk.norm_len, recs + i * rs, rs);
+            assert_memory_equal(wide + i * ws + ko, norm, nl);
+            if (tk.wide_prefix) {
+                assert_memory_equal(wide + i * ws + nl, recs + i * rs, rs);
+            } else { /* the other bytes are the record's */
+                assert_memory_equal(wide + i * ws, recs + i * rs, ko);
+                assert_memory_equal(wide + i * ws + ko + nl, recs + i * rs + ko + nl, rs - ko - nl);
+            }
         }
         dsort_typedkey_narrow(&tk, wide, n, back);
         assert_memory_equal(back, recs, n * rs);
@@ -385,17 +409,17 @@ static void test_widen(void **state)
 static void test_inplace(void **state)
 {
     (void)state;
-    static const char *sets[] = {"8:u64le", "0:bytes:30", "2:f64be:r", "0:u8"};
+    static const char *sets[] = {"8:u64le", "0:bytes:30", "2:f64be:r", "0:u8", "1:i64le:r"};
     const size_t rs = 32;
     for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
         struct dsort_typedkey tk;
         one_key(&tk, sets[s], rs);
-        const size_t ws = tk.norm_len + rs;
+        const size_t ws = tk.wide_prefix + rs;
         for (size_t n = 1; n <= 300; n += n < 20 ? 1 : 37) {
             unsigned char recs[300 * 32], want[300 * 62], buf[300 * 62];
             fill_random(recs, n * rs);
             dsort_typedkey_widen(&tk, recs, n, want);
-            memcpy(buf + n * tk.norm_len, recs, n * rs);
+            memcpy(buf + n * tk.wide_prefix, recs, n * rs);
             dsort_typedkey_widen_inplace(&tk, buf, n);
             assert_memory_equal(buf, want, n * ws);
             dsort_typedkey_narrow_inplace(&tk, buf, n);

@@ -2,9 +2,10 @@
  *
  * typedkey_tool [-s] -R RECSIZE -k OFF:TYPE[:LEN][:r]... < in > out
  *
- * Widens each record to normalised key || record (dsort_typedkey_widen, as the pipeline is to
- * do), sorts the widened records with memcmp: the normalised key, then with -s the input
- * position, else the record's bytes; and writes the records back (dsort_typedkey_narrow).
+ * Widens each record to normalised key || record, or normalises its key bytes in place
+ * (dsort_typedkey_widen, as the pipeline does), sorts the widened records with memcmp: the
+ * normalised key, then with -s the input position, else the widened record's bytes; and writes
+ * the records back (dsort_typedkey_narrow).
  * A bad option exits 2 with the library's message.
  */
 #include <getopt.h>
@@ -15,7 +16,7 @@
 
 #include "typedkey.h"
 
-static size_t wide_size, norm_len;
+static size_t wide_size, norm_len, key_off;
 static int stable;
 
 struct item {
@@ -26,9 +27,11 @@ struct item {
 static int by_key(const void *pa, const void *pb)
 {
     const struct item *a = pa, *b = pb;
-    int c = memcmp(a->w, b->w, stable ? norm_len : wide_size);
-    if (c || !stable)
+    int c = memcmp(a->w + key_off, b->w + key_off, norm_len);
+    if (c)
         return c;
+    if (!stable)
+        return memcmp(a->w, b->w, wide_size);
     return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
@@ -84,7 +87,8 @@ int main(int argc, char **argv)
     }
     size_t n = len / rs;
     norm_len = dsort_typedkey_norm_len(&tk);
-    wide_size = norm_len + rs;
+    wide_size = tk.wide_prefix + rs;
+    key_off = tk.wide_key_off;
     unsigned char *wide = malloc(n * wide_size + 1), *out = malloc(len + 1),
                   *sorted = malloc(n * wide_size + 1);
     struct item *items = malloc((n + 1) * sizeof *items);
