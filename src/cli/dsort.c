@@ -2,7 +2,7 @@
  *
  * This file holds the checks on what dsort writes and the choice of pipeline; the command line
  * (options, --help, --version) is dsort_opts.c, the report (-v, --stats) dsort_stats.c, and the
- * pipelines are in job_mem.c (the data fits the ranks' memory) and job_ext.c (it does not). See
+ * pipelines are in job_mem.c (the data fits the ranks' memory) and ooc_sort.c (it does not). See
  * job.h and docs/design.md.
  */
 #include <errno.h>
@@ -27,6 +27,7 @@
 #include "lines_check.h"
 #include "pipeio.h"
 #include "progress.h"
+#include "recfmt.h"
 #include "tempdir.h"
 #include "job_space.h"
 
@@ -211,6 +212,36 @@ static void drop_topo(struct dsort_job_options *o)
     o->topo = NULL;
 }
 
+/* The pipeline, by the format's table (o->recfmt, chosen once with the options): text lines
+ * choose between memory and spilling in their part of the out-of-core skeleton; fixed records
+ * choose here. Every rank takes the same path: out of core if any rank's share does not fit,
+ * on --resume (the job was out of core when it stopped) and for standard input (rank 0 holds
+ * all of it; the in-memory pipeline assumes even shares). Collective; the exit code. */
+static int sort_job(const struct dsort_comm *c, struct dsort_job_options *o,
+                    const struct dsort_inputs *in, const struct dsort_share *sh,
+                    struct dsort_job_stats *stats)
+{
+    if (o->recfmt != &dsort_recfmt_fixed)
+        return dsort_job_sort_ooc(c, o, in, sh, stats);
+    const struct dsort_format user_fmt = o->fmt; /* typed keys: sorted widened */
+    dsort_job_typed_enter(o);
+    stats->needed = dsort_job_mem_needed(&o->fmt, sh->n, c->size);
+    int fits =
+        stats->needed <= stats->budget && !o->force_external && !o->resume && !o->stdin_rank0;
+    stats->external = !dsort_comm_all_ok(c, fits);
+    if (!stats->external)
+        dsort_job_ckpt_note_memory(c, o);
+    int code;
+    if (stats->external)
+        code = dsort_job_sort_ooc(c, o, in, sh, stats);
+    else if (dsort_job_map_usable(c, o, in))
+        code = dsort_job_sort_mapped(c, o, in, sh, stats);
+    else
+        code = dsort_job_sort_memory(c, o, in, sh, stats);
+    o->fmt = user_fmt;
+    return code;
+}
+
 /* b: the budget that dsort_opts_parse resolved. */
 static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
                     const struct dsort_budget *b, const struct dsort_inputs *in)
@@ -251,7 +282,6 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         return 2;
     }
     o->exchange = &xch;
-    int code;
     sweep(c, o);
     /* before any input is read: the output and the spill fit their file systems */
     if (dsort_job_space_preflight(c, o, b, in, &sh)) {
@@ -260,28 +290,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         drop_topo(o);
         return 2;
     }
-    if (o->lines) { /* lines choose between memory and spilling themselves */
-        code = dsort_job_sort_lines(c, o, in, &sh, &stats);
-    } else {
-        const struct dsort_format user_fmt = o->fmt; /* typed keys: sorted widened */
-        dsort_job_typed_enter(o);
-        stats.needed = dsort_job_mem_needed(&o->fmt, sh.n, c->size);
-        /* Every rank takes the same path: out of core if any rank's share does not fit, on
-         * --resume (the job was out of core when it stopped) and for standard input (rank 0
-         * holds all of it; the in-memory pipeline assumes even shares). */
-        int fits =
-            stats.needed <= stats.budget && !o->force_external && !o->resume && !o->stdin_rank0;
-        stats.external = !dsort_comm_all_ok(c, fits);
-        if (!stats.external)
-            dsort_job_ckpt_note_memory(c, o);
-        if (stats.external)
-            code = dsort_job_sort_external(c, o, in, &sh, &stats);
-        else if (dsort_job_map_usable(c, o, in))
-            code = dsort_job_sort_mapped(c, o, in, &sh, &stats);
-        else
-            code = dsort_job_sort_memory(c, o, in, &sh, &stats);
-        o->fmt = user_fmt;
-    }
+    int code = sort_job(c, o, in, &sh, &stats);
     dsort_progress_finish(code == 0);
     stats.exchange_moves = (int)xch.moves;
     stats.exchange_node = (int)xch.node_moves;

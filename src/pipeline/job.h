@@ -3,10 +3,10 @@
  * (composite keys, checksums, the output, the job's name). The program parses options, chooses
  * a pipeline and reports; the pipelines do the rest. Collective unless marked local; every
  * pipeline returns the exit code after agreeing, and prints only through dsort_comm_agree.
- * Pipelines: job_mem.c (in memory), job_map.c (in memory over a mapped input), job_ext.c (out
- * of core), job_lines.c (text lines). Beside this header: phase.h (the phase clock and the
- * per-rank figures), job_end.h (the checks before the commit and the commit), job_ckpt.h
- * (stop and resume), job_topo.h (the node's plan and the temp dirs), runset.h (no MPI).
+ * Pipelines: job_mem.c (in memory), job_map.c (in memory over a mapped input), ooc_sort.c (out
+ * of core, the formats' parts in ooc_fixed.c and ooc_lines.c). Beside this header: phase.h (the
+ * phase clock and the per-rank figures), job_end.h (the checks before the commit and the commit),
+ * job_ckpt.h (stop and resume), job_topo.h (the node's plan and the temp dirs), runset.h (no MPI).
  */
 #ifndef DSORT_JOB_H
 #define DSORT_JOB_H
@@ -126,15 +126,13 @@ int dsort_job_map_usable(const struct dsort_comm *c, const struct dsort_job_opti
 int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_options *o,
                           const struct dsort_inputs *in, const struct dsort_share *sh,
                           struct dsort_job_stats *stats);
-int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
-                            const struct dsort_inputs *in, const struct dsort_share *sh,
-                            struct dsort_job_stats *stats);
-
-/* Text lines (job_lines.c): sample, then rounds of read, sort, exchange and spill; merge.
- * Collective; returns the exit code. */
-int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_options *o,
-                         const struct dsort_inputs *in, const struct dsort_share *sh,
-                         struct dsort_job_stats *stats);
+/* Out of core (ooc_sort.c): one skeleton for every record format, the pipeline chosen by the
+ * format's table (o->recfmt): sample, then rounds of read, sort, exchange and spill; merge.
+ * Text lines choose between memory and spilling themselves (one round, no spill, when every
+ * share fits). Collective; returns the exit code. */
+int dsort_job_sort_ooc(const struct dsort_comm *c, const struct dsort_job_options *o,
+                       const struct dsort_inputs *in, const struct dsort_share *sh,
+                       struct dsort_job_stats *stats);
 
 /* The job's scaffold, the same for every pipeline. */
 struct dsort_output;

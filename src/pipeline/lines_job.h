@@ -1,7 +1,8 @@
-/* lines_job.h - the text-line pipeline's state and its reading side, shared by job_lines.c
- * (rounds, runs, merge, commit) and lines_read.c (reading whole lines of the share into the
- * arena; sampling and choosing the splitter lines). Internal to src/pipeline/. Local unless
- * marked collective.
+/* lines_job.h - the text-line pipeline's state and its reading side, shared by ooc_lines.c
+ * (its part of the out-of-core skeleton: setup, rounds, runs, final merge), lines_read.c
+ * (reading whole lines of the share into the arena; sampling and choosing the splitter lines),
+ * and lines_map.c (the mapped path). Internal to src/pipeline/.
+ * Local unless marked collective.
  */
 #ifndef DSORT_LINES_JOB_H
 #define DSORT_LINES_JOB_H
@@ -17,38 +18,6 @@
 #include "runmerge.h"
 #include "runset.h"
 #include "tempdir.h"
-
-struct lx {
-    struct dsort_ooc j; /* the skeleton's state (ooc.h) */
-    struct dsort_share sh;
-    struct dsort_lines_order ord;
-    int with_pos;
-    uint64_t budget;         /* the smallest budget of all ranks */
-    struct dsort_memplan mp; /* its buffers (memplan.h): mp.third each of chunk, send, receive */
-    uint64_t end;            /* lines starting at or after this byte are not ours */
-    uint64_t pos;            /* the next byte to read (index into the inputs) */
-    unsigned char *spl; /* the splitter lines (or a checkpoint's blob); split[] points into it */
-    const unsigned char **split;
-    size_t *split_len;
-    /* The splitters are (line, position): the last 8 bytes of split[d] (counted in
-     * split_len[d]) are the job-wide input position of the splitter line, big-endian, and
-     * lines equal to it are cut by position, so that equal keys spread over the ranks. Set
-     * unless -u (equal keys must meet on one rank to be made unique): under -s the positions
-     * travel with the lines; otherwise lines that compare equal are equal bytes, and any cut of
-     * them gives the same output. */
-    int by_pos;
-    int have_td;
-    double avg_line;   /* bytes a line (with its eol) in the samples of all ranks */
-    size_t run_block;  /* bytes of a run file's checksummed blocks (the plan's or resumed) */
-    int grow_share;    /* in memory (one round): the arena may grow up to a third */
-    uint64_t longest;  /* the longest line (with its eol) this rank read */
-    uint64_t max_line; /* the longest line of all ranks (set before run files are read) */
-    int noted_long;    /* -v: the note about a line held past the budget was printed */
-    /* Device-parallel reading (with a topology): per input file, whether its last byte was
-     * looked at (known) and whether its last line lacks an eol (pad: 1 byte to add after it).
-     * One allocation of 2 * in->count bytes (pad, then known), freed with the job. */
-    unsigned char *pad, *known;
-};
 
 /* A chunk: lines at the front of an arena, their index entries at the back (growing down).
  * segs map data offsets to input positions (data is contiguous input but for the eols added at
@@ -70,6 +39,41 @@ static inline struct dsort_line_ent *chunk_ents(const struct chunk *k)
     return (struct dsort_line_ent *)(void *)(k->a + k->size) - k->n;
 }
 
+struct lx {
+    struct dsort_ooc j; /* the skeleton's state (ooc.h) */
+    struct dsort_share sh;
+    struct dsort_lines_order ord;
+    int with_pos;
+    uint64_t budget;         /* the smallest budget of all ranks */
+    struct dsort_memplan mp; /* its buffers (memplan.h): mp.third each of chunk, send, receive */
+    uint64_t end;            /* lines starting at or after this byte are not ours */
+    uint64_t pos;            /* the next byte to read (index into the inputs) */
+    unsigned char *spl; /* the splitter lines (or a checkpoint's blob); split[] points into it */
+    const unsigned char **split;
+    size_t *split_len;
+    /* The splitters are (line, position): the last 8 bytes of split[d] (counted in
+     * split_len[d]) are the job-wide input position of the splitter line, big-endian, and
+     * lines equal to it are cut by position, so that equal keys spread over the ranks. Set
+     * unless -u (equal keys must meet on one rank to be made unique): under -s the positions
+     * travel with the lines; otherwise lines that compare equal are equal bytes, and any cut of
+     * them gives the same output. */
+    int by_pos;
+    int direct; /* the job sorts in memory (one round, no spill), as planned after the sample */
+    double avg_line;   /* bytes a line (with its eol) in the samples of all ranks */
+    size_t run_block;  /* bytes of a run file's checksummed blocks (the plan's or resumed) */
+    int grow_share;    /* in memory (one round): the arena may grow up to a third */
+    uint64_t longest;  /* the longest line (with its eol) this rank read */
+    uint64_t max_line; /* the longest line of all ranks (set before run files are read) */
+    int noted_long;    /* -v: the note about a line held past the budget was printed */
+    /* The sample, while the splitters are chosen: its lines (smp.a) and their entries. */
+    struct chunk smp;
+    struct dsort_line_ent *smp_ents, *smp_tmp;
+    /* Device-parallel reading (with a topology): per input file, whether its last byte was
+     * looked at (known) and whether its last line lacks an eol (pad: 1 byte to add after it).
+     * One allocation of 2 * in->count bytes (pad, then known), freed with the job. */
+    unsigned char *pad, *known;
+};
+
 /* The job-wide input position (for ties under -s and -u) of data offset off of the chunk. */
 uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, uint64_t off);
 /* Fill the chunk with whole lines from x->pos on (those that start before x->end), indexing
@@ -78,23 +82,18 @@ uint64_t dsort_lines_job_chunk_pos(const struct lx *x, const struct chunk *k, ui
  * arena holds a call, one thread per device; the end of the last line, past the share, and
  * jobs without a topology are read with one stream (dsort_inputs_read). */
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err);
-/* Collective: sample every rank's share and choose the p-1 splitter lines (x->split). Agrees. */
-enum dsort_status dsort_lines_job_splitters(struct lx *x);
-/* Stop and resume (ooc_ckpt.c): ooc.h's fill, the lines' checkpoint (runs, position,
- * splitters, figures) after `rounds` rounds. */
-struct dsort_ckpt;
-enum dsort_status dsort_lines_job_fill_ckpt(void *x, uint64_t rounds, struct dsort_ckpt *k,
-                                            struct dsort_error *err);
-/* Local: a resumed job takes the checkpoint's splitters, runs, run block, position and figures
- * (x->pos must be the share's start: the checkpoint's position may not be before it). */
-enum dsort_status dsort_lines_job_resume_state(void *x, struct dsort_ckpt *k);
-
+/* The splitters (ooc.h's sample, select, sample_free): local, sample this rank's share (x->smp,
+ * sorted by select); collective, choose the p-1 splitter lines (x->split) over every rank's
+ * sample; local, free the sample. */
+enum dsort_status dsort_lines_job_sample(void *x);
+enum dsort_status dsort_lines_job_select(void *x, int *rounds);
+void dsort_lines_job_sample_free(void *x);
 /* Number of the chunk's sorted entries [lo, n) that belong at or before splitter d. */
 size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
                                  int d);
 
 /* The same over sorted entries e of lines of the one input file, mapped at file (offsets
- * into the file: the mapped path of job_lines.c). */
+ * into the file: the mapped path, lines_map.c). */
 size_t dsort_lines_job_cut_after_file(const struct lx *x, const struct dsort_line_ent *e,
                                       const unsigned char *file, size_t lo, size_t n, int d);
 

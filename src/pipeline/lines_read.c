@@ -162,110 +162,127 @@ static enum dsort_status read_devices(struct lx *x, struct chunk *k, uint64_t wa
     return DSORT_OK;
 }
 
+/* Index the whole lines of the chunk's data from *scan on (their entries at the arena's back,
+ * in reverse input order). 1: the chunk is complete (at a line of the next rank's, or at a line
+ * with no room for its entry: x->pos and k->used go back to that line); 0: read more. */
+static int index_lines(struct lx *x, struct chunk *k, uint64_t *scan)
+{
+    const uint64_t ent = sizeof(struct dsort_line_ent);
+    while (*scan < k->used) {
+        uint64_t lpos = seg_pos(k, *scan);
+        if (lpos >= x->end) { /* the next rank's lines */
+            x->pos = x->end;
+            k->used = *scan;
+            return 1;
+        }
+        const unsigned char *e = memchr(k->a + *scan, x->ord.eol, (size_t)(k->used - *scan));
+        if (!e)
+            return 0;
+        if (k->used + (k->n + 1) * ent > k->size) { /* no room for its entry */
+            x->pos = lpos;
+            k->used = *scan;
+            return 1;
+        }
+        size_t len = (size_t)(e - (k->a + *scan));
+        if (len + 1 > x->longest)
+            x->longest = len + 1;
+        struct dsort_line_ent *slot =
+            (struct dsort_line_ent *)(void *)(k->a + k->size) - (k->n + 1);
+        dsort_line_set(slot, *scan, len, dsort_lines_prefix(&x->ord, k->a + *scan, len));
+        k->n++;
+        *scan += len + 1;
+    }
+    return 0;
+}
+
+/* The arena has no room for another line: in memory it grows up to a third of the budget (the
+ * share was an estimate); a line that does not fit an empty arena is held whole, past the
+ * budget if need be, as GNU sort does (noted under -v); else the chunk ends before the partial
+ * line at data offset scan, input position next (*done). */
+static enum dsort_status arena_full(struct lx *x, struct chunk *k, uint64_t scan, uint64_t next,
+                                    int *done, struct dsort_error *err)
+{
+    const struct dsort_inputs *in = x->j.in;
+    const uint64_t grown =
+        k->size * 2 > k->size + ((uint64_t)4 << 20) ? k->size * 2 : k->size + ((uint64_t)4 << 20);
+    if (x->grow_share && k->size < x->mp.third)
+        return grow_chunk(k, grown < x->mp.third ? grown : x->mp.third, err);
+    if (k->n == 0) {
+        if (x->j.o->verbose && !x->noted_long) {
+            size_t i = dsort_lines_file_at(in, next);
+            dsort_comm_print(x->j.c,
+                             "'%s': the line at byte %" PRIu64 " is longer than the %" PRIu64
+                             "-byte arena (a third of the budget): held whole, past the budget",
+                             in->files[i].path, next - in->files[i].first, k->size);
+            x->noted_long = 1;
+        }
+        return grow_chunk(k, grown, err);
+    }
+    x->pos = next;
+    k->used = scan;
+    *done = 1;
+    return DSORT_OK;
+}
+
+/* Read more of the share (file f holds x->pos) into the arena's room bytes, leaving room for
+ * the entries of the lines read: the room is shared in proportion to the line length seen so
+ * far (scan bytes indexed), or in the samples. */
+static enum dsort_status read_more(struct lx *x, struct chunk *k, uint64_t scan, uint64_t room,
+                                   size_t f, struct dsort_error *err)
+{
+    const struct dsort_inputs *in = x->j.in;
+    const uint64_t ent = sizeof(struct dsort_line_ent);
+    double avg = k->n ? (double)scan / (double)k->n : x->avg_line;
+    if (avg < 1)
+        avg = 1;
+    uint64_t want = (uint64_t)((double)(room - ent - 1) * avg / (avg + (double)ent));
+    if (want == 0)
+        want = 1;
+    if (x->j.o->topo && x->pos < x->end) /* the rest of the share: every device at once */
+        return read_devices(x, k, want, err);
+    const uint64_t fend = in->files[f].first + in->files[f].records;
+    if (want > fend - x->pos)
+        want = fend - x->pos;
+    if (want > ((uint64_t)4 << 20))
+        want = (uint64_t)4 << 20;
+    enum dsort_status st;
+    if ((st = add_seg(k, k->used, x->pos, err)) ||
+        (st = dsort_inputs_read(in, x->pos, (size_t)want, k->a + k->used, err)))
+        return st;
+    k->used += want;
+    x->pos += want;
+    if (x->pos == fend && k->a[k->used - 1] != x->ord.eol) /* the file's last line */
+        k->a[k->used++] = x->ord.eol;
+    return DSORT_OK;
+}
+
 /* Fill the chunk with whole lines from x->pos on (those that start before x->end), indexing
  * them as they arrive. Stops when the arena is full (a partial line at the end is given back
  * and read again next time); a line that cannot fit in an empty arena is an error. */
 enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dsort_error *err)
 {
     const struct dsort_inputs *in = x->j.in;
-    const unsigned char eol = x->ord.eol;
     const uint64_t ent = sizeof(struct dsort_line_ent);
     enum dsort_status st = DSORT_OK;
     uint64_t scan = 0; /* data offset of the first byte not indexed */
+    int done = 0;
     k->used = 0;
     k->n = 0;
     k->nsegs = 0;
-    for (;;) {
-        while (scan < k->used) {
-            uint64_t lpos = seg_pos(k, scan);
-            if (lpos >= x->end) { /* the next rank's lines */
-                x->pos = x->end;
-                k->used = scan;
-                goto done;
-            }
-            const unsigned char *e = memchr(k->a + scan, eol, (size_t)(k->used - scan));
-            if (!e)
-                break;
-            if (k->used + (k->n + 1) * ent > k->size) { /* no room for its entry */
-                x->pos = lpos;
-                k->used = scan;
-                goto done;
-            }
-            size_t len = (size_t)(e - (k->a + scan));
-            if (len + 1 > x->longest)
-                x->longest = len + 1;
-            struct dsort_line_ent *slot =
-                (struct dsort_line_ent *)(void *)(k->a + k->size) - (k->n + 1);
-            dsort_line_set(slot, scan, len, dsort_lines_prefix(&x->ord, k->a + scan, len));
-            k->n++;
-            scan += len + 1;
-        }
+    while (!st && !done && !(done = index_lines(x, k, &scan))) {
         uint64_t next = scan < k->used ? seg_pos(k, scan) : x->pos;
         if (scan == k->used && (x->pos >= x->end || dsort_lines_file_at(in, x->pos) == in->count))
-            goto done;
+            break;
         size_t f = dsort_lines_file_at(in, x->pos);
         if (f == in->count) /* a line runs past the inputs' end: every file's ends in an eol */
             return DSORT_ERR(err, DSORT_EINTERNAL, 0, "the last line of the inputs has no end");
-        uint64_t fend = in->files[f].first + in->files[f].records;
         uint64_t used_room = k->used + k->n * ent;
         uint64_t room = k->size > used_room ? k->size - used_room : 0;
-        if (room < ent + 2) {
-            /* In memory the arena grows up to a third of the budget (the share was an
-             * estimate); a line that does not fit an empty arena is held whole, past the
-             * budget if need be, as GNU sort does (noted under -v). */
-            uint64_t grown = k->size * 2 > k->size + ((uint64_t)4 << 20)
-                                 ? k->size * 2
-                                 : k->size + ((uint64_t)4 << 20);
-            if (x->grow_share && k->size < x->mp.third) {
-                if ((st = grow_chunk(k, grown < x->mp.third ? grown : x->mp.third, err)))
-                    return st;
-                continue;
-            }
-            if (k->n == 0) {
-                if (x->j.o->verbose && !x->noted_long) {
-                    size_t i = dsort_lines_file_at(in, next);
-                    dsort_comm_print(x->j.c,
-                                     "'%s': the line at byte %" PRIu64
-                                     " is longer than the %" PRIu64
-                                     "-byte arena (a third of the budget): held whole, past the "
-                                     "budget",
-                                     in->files[i].path, next - in->files[i].first, k->size);
-                    x->noted_long = 1;
-                }
-                if ((st = grow_chunk(k, grown, err)))
-                    return st;
-                continue;
-            }
-            x->pos = next;
-            k->used = scan;
-            goto done;
-        }
-        /* leave room for the entries of the lines read: share the room in proportion to the
-         * line length seen so far (or in the samples) */
-        double avg = k->n ? (double)scan / (double)k->n : x->avg_line;
-        if (avg < 1)
-            avg = 1;
-        uint64_t want = (uint64_t)((double)(room - ent - 1) * avg / (avg + (double)ent));
-        if (want == 0)
-            want = 1;
-        if (x->j.o->topo && x->pos < x->end) { /* the rest of the share: every device at once */
-            if ((st = read_devices(x, k, want, err)))
-                return st;
-            continue;
-        }
-        if (want > fend - x->pos)
-            want = fend - x->pos;
-        if (want > ((uint64_t)4 << 20))
-            want = (uint64_t)4 << 20;
-        if ((st = add_seg(k, k->used, x->pos, err)) ||
-            (st = dsort_inputs_read(in, x->pos, (size_t)want, k->a + k->used, err)))
-            return st;
-        k->used += want;
-        x->pos += want;
-        if (x->pos == fend && k->a[k->used - 1] != eol) /* the file's last line */
-            k->a[k->used++] = eol;
+        st = room < ent + 2 ? arena_full(x, k, scan, next, &done, err)
+                            : read_more(x, k, scan, room, f, err);
     }
-done:;
+    if (st)
+        return st;
     /* the entries sit at the back in reverse input order: put them in input order */
     struct dsort_line_ent *e = chunk_ents(k);
     for (size_t i = 0, j = k->n ? k->n - 1 : 0; i < j; i++, j--) {
@@ -417,39 +434,45 @@ static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const 
     return r ? r : pos_cmp(dsort_job_get_be64(a + alen - 8), dsort_job_get_be64(b + blen - 8));
 }
 
-/* Tolerance of the selection, as a fraction of a bucket's sample lines (see job_ext.c). */
+/* Tolerance of the selection, as a fraction of a bucket's sample lines (see ooc_fixed.c). */
 #define SAMPLE_TOL 0.002
 
-enum dsort_status dsort_lines_job_splitters(struct lx *x)
+enum dsort_status dsort_lines_job_sample(void *ctx)
 {
-    const struct dsort_comm *c = x->j.c;
-    struct chunk smp;
-    memset(&smp, 0, sizeof smp);
+    struct lx *x = ctx;
+    const int p = x->j.c->size;
     x->by_pos = !x->j.o->keys->unique;
-    enum dsort_status st = sample(x, &smp, &x->j.err);
-    const unsigned char *mine = smp.a;
-    const size_t mlen = (size_t)smp.used;
-    struct dsort_line_ent *ents = NULL, *tmp = NULL;
-    struct dsort_sampled sel = {0};
+    enum dsort_status st = sample(x, &x->smp, &x->j.err);
+    const unsigned char *mine = x->smp.a;
+    const size_t mlen = (size_t)x->smp.used;
     size_t lines = 1; /* sample() keeps whole lines: one entry per eol */
     for (const unsigned char *at = mine; !st && at && at < mine + mlen; lines++) {
         at = memchr(at, x->ord.eol, (size_t)(mine + mlen - at));
         at = at ? at + 1 : NULL;
     }
-    if (!st) {
-        ents = malloc(lines * sizeof *ents);
-        tmp = malloc(lines * sizeof *tmp);
-        x->split = calloc((size_t)c->size, sizeof *x->split);
-        x->split_len = calloc((size_t)c->size, sizeof *x->split_len);
-        if (!ents || !tmp || !x->split || !x->split_len)
-            st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    }
-    if ((st = dsort_comm_agree(c, st, &x->j.err)))
-        goto out;
+    if (st)
+        return st;
+    x->smp_ents = malloc(lines * sizeof *x->smp_ents);
+    x->smp_tmp = malloc(lines * sizeof *x->smp_tmp);
+    x->split = calloc((size_t)p, sizeof *x->split);
+    x->split_len = calloc((size_t)p, sizeof *x->split_len);
+    if (!x->smp_ents || !x->smp_tmp || !x->split || !x->split_len)
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_lines_job_select(void *ctx, int *rounds)
+{
+    struct lx *x = ctx;
+    const struct dsort_comm *c = x->j.c;
+    const unsigned char *mine = x->smp.a;
+    const size_t mlen = (size_t)x->smp.used;
+    struct dsort_line_ent *ents = x->smp_ents;
+    struct dsort_sampled sel = {0};
     /* The sample stays on this rank, sorted; the splitters are selected over all ranks'
      * samples (dsort_splitters_select: O(p) bytes a rank a round, no rank gathers them). */
     size_t n = dsort_lines_index(&x->ord, mine, mlen, ents), longest = 0;
-    dsort_lines_sort(&x->ord, mine, ents, n, tmp);
+    dsort_lines_sort(&x->ord, mine, ents, n, x->smp_tmp);
     for (size_t i = 0; i < n; i++) {
         size_t l = dsort_line_len(&ents[i], mine, x->ord.eol);
         longest = l > longest ? l : longest;
@@ -457,32 +480,37 @@ enum dsort_status dsort_lines_job_splitters(struct lx *x)
     uint64_t here[2] = {mlen, n}, all[2] = {0, 0};
     dsort_agree_reduce(c, c->comm, here, all, 2, MPI_UINT64_T, MPI_SUM, -1, "the samples' sizes");
     x->avg_line = all[1] ? (double)all[0] / (double)all[1] : 100.0;
-    struct sample_items si = {&x->ord, mine, ents, x->by_pos, x, &smp};
+    struct sample_items si = {&x->ord, mine, ents, x->by_pos, x, &x->smp};
     struct dsort_sample_items it = {
         n, longest + (x->by_pos ? 8 : 0), item_key_at, item_cmp_at, item_cmp, &si};
     /* Lines that go to rank d are those up to and including split[d] (cut_after). */
-    st = dsort_comm_agree(c, dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->j.err),
-                          &x->j.err);
-    x->j.stats->splitter_rounds = sel.rounds;
-    if (st)
-        goto out;
+    enum dsort_status st = dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->j.err);
+    *rounds = sel.rounds;
     /* No lines anywhere: everything (nothing) goes to rank 0 (split[d] stays NULL). */
-    for (int d = 0; d + 1 < c->size && sel.keys; d++) {
+    for (int d = 0; !st && d + 1 < c->size && sel.keys; d++) {
         const unsigned char *k = sel.keys + (size_t)d * sel.slot;
         uint64_t l;
         memcpy(&l, k, 8);
         x->split[d] = k + 8;
         x->split_len[d] = (size_t)l;
     }
-    x->spl = sel.keys; /* the splitters point into it; freed with the job */
-    sel.keys = NULL;
-out:
+    if (!st) {
+        x->spl = sel.keys; /* the splitters point into it; freed with the job */
+        sel.keys = NULL;
+    }
     dsort_sampled_free(&sel);
-    free(smp.a);
-    free(smp.segs);
-    free(ents);
-    free(tmp);
     return st;
+}
+
+void dsort_lines_job_sample_free(void *ctx)
+{
+    struct lx *x = ctx;
+    free(x->smp.a);
+    free(x->smp.segs);
+    free(x->smp_ents);
+    free(x->smp_tmp);
+    memset(&x->smp, 0, sizeof x->smp);
+    x->smp_ents = x->smp_tmp = NULL;
 }
 
 /* Number of the sorted entries e[lo, n) of lines in buf that belong at or before splitter d;

@@ -1,11 +1,14 @@
-/* ooc.h - the out-of-core skeleton's shared state and steps, the same for every record format
- * (ooc_job.c). Each format's pipeline (job_ext.c for fixed records, job_lines.c for text
- * lines) embeds a struct dsort_ooc as its member j and calls these steps for what does not
- * depend on the records' shape: spilling a merge into a run, the extra merge passes, the
+/* ooc.h - the out-of-core skeleton's shared state and steps, the same for every record format.
+ * The job is one sequence (ooc_sort.c, job.h's dsort_job_sort_ooc) over a format's pipeline
+ * table (struct dsort_ooc_pipeline, below: ooc_fixed.c for fixed records, ooc_lines.c for text
+ * lines), chosen once by the options' format table (o->recfmt). Each format's state embeds a
+ * struct dsort_ooc as its member j, and its parts call these steps (ooc_job.c) for what does
+ * not depend on the records' shape: spilling a merge into a run, the extra merge passes, the
  * checkpoint at a round's end and after a pass, and the tail (the end-of-job checkpoint kept
  * or dropped, finish, fail, release). What differs between formats is in the engine's format
- * table (recfmt.h) and in the checkpoint's fill (the format's state: its blob, its position).
- * Internal to src/pipeline/. Collective where marked, else local.
+ * table (recfmt.h) and in the pipeline table (the format's state, splitters, checkpoint fill
+ * and resume, round ops, final merge). Internal to src/pipeline/. Collective where marked,
+ * else local.
  */
 #ifndef DSORT_OOC_H
 #define DSORT_OOC_H
@@ -39,7 +42,9 @@ struct dsort_ooc {
     uint64_t out_done;                   /* bytes passed to the output so far (--progress) */
     uint64_t rounds_before;              /* rounds done by the earlier runs of a resumed job */
     uint64_t ck_rounds;                  /* --checkpoint: the rounds of the checkpoint on disk */
+    uint64_t share_bytes;                /* the share's bytes (--progress's figure) */
     int stopped;                         /* stopped with a checkpoint */
+    int have_td;                         /* td made (or resumed) */
     /* The format's checkpoint: fill k (zeroed here first) with the job's state after `rounds`
      * rounds; k->blob is allocated (dsort_ckpt_free frees it). x: fmt_ctx. */
     enum dsort_status (*fill)(void *x, uint64_t rounds, struct dsort_ckpt *k,
@@ -55,6 +60,9 @@ void dsort_ooc_init(struct dsort_ooc *j, const struct dsort_comm *c,
                     enum dsort_status (*fill)(void *, uint64_t, struct dsort_ckpt *,
                                               struct dsort_error *),
                     void *fmt_ctx);
+
+/* Collective: this rank's temp directories (for spilled runs), unless made. Agrees. */
+enum dsort_status dsort_ooc_tempdirs(struct dsort_ooc *j);
 
 /* Merge k sorted in-memory cursors of the format into a new run (the spill phase); the
  * stats' runs and spill bytes follow. */
@@ -163,5 +171,56 @@ void dsort_ooc_fail(struct dsort_ooc *j, struct dsort_output *out);
 
 /* Local: free the runs, the merge's readers and the temp directories (what is still on them). */
 void dsort_ooc_release(struct dsort_ooc *j);
+
+/* A record format's out-of-core pipeline (ooc_fixed.c, ooc_lines.c): what the skeleton's one
+ * sequence (ooc_sort.c) calls, in this order. x: the format's state, `size` bytes zeroed by the
+ * skeleton, its struct dsort_ooc at offset j_off (set up by dsort_ooc_init before setup). */
+struct dsort_ooc_pipeline {
+    const struct dsort_recfmt *fmt; /* the format's table: o->recfmt chooses the pipeline */
+    size_t size, j_off;
+    /* ooc.h's fill: the format's checkpoint after `rounds` rounds. */
+    enum dsort_status (*fill)(void *x, uint64_t rounds, struct dsort_ckpt *k,
+                              struct dsort_error *err);
+    /* Collective: the state for the share sh; the budget agreed over all ranks, j's
+     * share_bytes. Cannot fail. */
+    void (*setup)(void *x, const struct dsort_share *sh);
+    /* Collective, may be NULL: before the sample (fixed records: the buffers, which a resume
+     * checks the checkpoint's runs against). Agrees. */
+    enum dsort_status (*prepare)(void *x);
+    /* Temp directories: made (dsort_ooc_tempdirs) before the sample, or, when lazy, by the
+     * rounds once a run is to be spilled (lines: none for a job in memory). */
+    int lazy_tempdirs;
+    /* Collective, may be NULL: first in the sample phase (lines: where the share's first line
+     * starts). Agrees. */
+    enum dsort_status (*position)(void *x);
+    /* The splitters (not on --resume; the skeleton agrees after each step): local, this rank's
+     * sample of its share (kept in x); collective, the splitters selected over every rank's
+     * sample, which stays on its rank (mpi/splitters.h; *rounds: the selection's rounds);
+     * local, the sample freed (after an error too). */
+    enum dsort_status (*sample)(void *x);
+    enum dsort_status (*select)(void *x, int *rounds);
+    void (*sample_free)(void *x);
+    /* Local, on --resume: dsort_job_resume's take (the checkpoint's splitters, position, run
+     * block; dsort_ooc_resume_take). */
+    enum dsort_status (*resume)(void *x, struct dsort_ckpt *k);
+    /* Collective, after the sample: the run files' block (fitted to the rounds, or the
+     * checkpoint's) and the format's context for them (dsort_ooc_runs_init's). */
+    void (*runs)(void *x, struct dsort_recfmt_ctx *fx, size_t *block);
+    /* Collective, may be NULL: the whole job another way (lines: in memory over the mapped
+     * input); *taken: it was (then the job is committed). Agrees. */
+    enum dsort_status (*direct)(void *x, struct dsort_output *out, int *taken);
+    /* Collective: the rounds (dsort_ooc_rounds), their buffers freed after them; *wrote: the
+     * rounds wrote the output (no final merge). Agrees. */
+    enum dsort_status (*rounds)(void *x, struct dsort_output *out, int *wrote);
+    /* Collective: the final merge's description (dsort_ooc_final_merge's). */
+    void (*final)(void *x, struct dsort_ooc_final *f);
+    /* Local: the bytes of this rank's output, for the commit's check (dsort_job_sums). */
+    uint64_t (*bytes_out)(const void *x);
+    /* Local: free the format's buffers (the skeleton then releases j and frees x). */
+    void (*release)(void *x);
+};
+
+extern const struct dsort_ooc_pipeline dsort_ooc_fixed; /* ooc_fixed.c */
+extern const struct dsort_ooc_pipeline dsort_ooc_lines; /* ooc_lines.c */
 
 #endif

@@ -24,6 +24,15 @@ void dsort_ooc_init(struct dsort_ooc *j, const struct dsort_comm *c,
     j->fmt_ctx = fmt_ctx;
 }
 
+enum dsort_status dsort_ooc_tempdirs(struct dsort_ooc *j)
+{
+    if (j->have_td)
+        return DSORT_OK;
+    enum dsort_status st = dsort_job_tempdirs(j->o, j->job, j->c->rank, &j->td, &j->err);
+    j->have_td = !st;
+    return dsort_comm_agree(j->c, st, &j->err);
+}
+
 enum dsort_status dsort_ooc_spill(struct dsort_ooc *j, void *cur, size_t k)
 {
     struct dsort_phase_clock pc;

@@ -4,7 +4,7 @@
  * waves that fit the receiver's buffer, spill each wave into a run). What differs between
  * formats: the wave policy is in the engine's table (recfmt.h, "rounds:"); reading, sorting and
  * framing a chunk and the end of a round are the format pipeline's (struct dsort_ooc_round_ops,
- * job_ext.c and job_lines.c). Internal to src/pipeline/. Collective where marked.
+ * ooc_fixed.c and ooc_lines.c). Internal to src/pipeline/. Collective where marked.
  */
 #ifndef DSORT_OOC_ROUND_H
 #define DSORT_OOC_ROUND_H

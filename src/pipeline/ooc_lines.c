@@ -1,4 +1,5 @@
-/* The pipeline for text lines (--format lines): variable-length records in GNU sort's order.
+/* ooc_lines.c - the pipeline for text lines (--format lines): variable-length records in GNU
+ * sort's order.
  *
  *   sample: lines from evenly spaced windows of every rank's share -> p-1 splitter lines
  *   per round (every rank, until all are done): read a chunk of whole lines -> index + sort
@@ -15,15 +16,19 @@
  * Memory (src/engine/memplan.h): thirds of the budget (the smallest of all ranks'): the chunk
  * (lines and their 16-byte index entries), the framed send buffer, the receive buffer; the
  * sort's scratch entries are allocated while the send buffer is not.
- * Reading whole lines and choosing the splitters are in lines_read.c (lines_job.h).
+ * Reading whole lines and choosing the splitters are in lines_read.c (lines_job.h); this file
+ * is the lines' part of the out-of-core skeleton (ooc.h's pipeline table, dsort_ooc_lines):
+ * setup, position, the run block, the mapped shortcut, rounds, final merge, checkpoint.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agree.h"
+#include "checkpoint.h"
 #include "lines_job.h"
 #include "mem.h"
 #include "memplan.h"
@@ -249,8 +254,6 @@ static enum dsort_status sort_chunk(struct lx *x, const struct chunk *k, unsigne
     return DSORT_OK;
 }
 
-static enum dsort_status make_tempdirs(struct lx *x);
-
 /* The rounds (ooc_round.h's ops): the chunk k; direct: the job sorts in memory, unless the
  * share turns out not to fit one round; wrote: the round wrote the output (one round, one
  * wave, in memory); arena: the chunk's size as planned. */
@@ -326,7 +329,7 @@ static enum dsort_status lines_wave(void *ctx, const struct dsort_ooc_wave *w)
     enum dsort_status st;
     if (w->wave == 0) {
         lr->wrote = lr->direct && w->waves == 1;
-        if (!lr->wrote && !x->have_td && (st = make_tempdirs(x)))
+        if (!lr->wrote && (st = dsort_ooc_tempdirs(&x->j)))
             return st;
     }
     if (!lr->wrote)
@@ -376,22 +379,14 @@ static enum dsort_status lines_next(void *ctx)
     return dsort_comm_agree(x->j.c, st, &x->j.err); /* every rank, grown or not */
 }
 
-/* Collective: the runs merged into the output (ooc_merge.c), read back with the longest line
- * of all ranks as their largest record. Agrees. */
-static enum dsort_status final_merge(struct lx *x, struct dsort_output *out)
+/* The final merge (ooc_merge.c): the runs read back with the longest line of all ranks as
+ * their largest record. Collective. */
+static void lines_final(void *ctx, struct dsort_ooc_final *f)
 {
+    struct lx *x = ctx;
     x->max_line = dsort_comm_max(x->j.c, x->longest);
     x->j.fx.max_payload = max_payload(x);
-    const struct dsort_ooc_final f = final_of(x);
-    return dsort_ooc_final_merge(&x->j, out, &f);
-}
-
-/* Collective: this rank's temp directories (for spilled runs). Agrees. */
-static enum dsort_status make_tempdirs(struct lx *x)
-{
-    enum dsort_status st = dsort_job_tempdirs(x->j.o, x->j.job, x->j.c->rank, &x->j.td, &x->j.err);
-    x->have_td = !st;
-    return dsort_comm_agree(x->j.c, st, &x->j.err);
+    *f = final_of(x);
 }
 
 /* Collective: the rounds, from x->pos on (a resumed job's position): read a chunk of whole
@@ -415,10 +410,32 @@ static enum dsort_status form_runs(struct lx *x, struct chunk *k, int direct,
     return st;
 }
 
-static void release(struct lx *x)
+/* The pipeline's rounds: the chunk's arena (the share when the job is in memory, else a third
+ * of the budget: memplan.h), freed after them. Collective; agrees. */
+static enum dsort_status lines_rounds(void *ctx, struct dsort_output *out, int *wrote)
 {
-    dsort_ooc_release(&x->j);
-    x->have_td = 0;
+    struct lx *x = ctx;
+    struct chunk k;
+    memset(&k, 0, sizeof k);
+    k.size = dsort_memplan_arena(&x->mp, x->direct);
+    x->grow_share = x->direct;
+    k.a = dsort_mem_alloc((size_t)k.size);
+    enum dsort_status st = DSORT_OK;
+    if (!k.a)
+        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes", k.size);
+    st = dsort_comm_agree(x->j.c, st, &x->j.err);
+    if (!st && !x->direct)
+        st = dsort_ooc_tempdirs(&x->j);
+    if (!st)
+        st = form_runs(x, &k, x->direct, out, wrote);
+    dsort_mem_free(k.a, (size_t)k.size);
+    free(k.segs);
+    return st;
+}
+
+static void lines_release(void *ctx)
+{
+    struct lx *x = ctx;
     free(x->spl);
     free(x->split);
     free(x->split_len);
@@ -430,112 +447,138 @@ static void release(struct lx *x)
     x->split_len = NULL;
 }
 
-int dsort_job_sort_lines(const struct dsort_comm *c, const struct dsort_job_options *o,
-                         const struct dsort_inputs *in, const struct dsort_share *sh,
-                         struct dsort_job_stats *stats)
+/* ---- the checkpoint: the lines' position in the share is a byte offset, saved with the run
+ * block, the lines read and the longest line; the splitters are lines (fmt_lines.c's blob) ---- */
+
+/* Fill k with the job's state after `rounds` rounds (the splitters are copied into k). */
+static enum dsort_status fill_ckpt(void *ctx, uint64_t rounds, struct dsort_ckpt *k,
+                                   struct dsort_error *err)
 {
-    struct lx x;
-    memset(&x, 0, sizeof x);
-    dsort_ooc_init(&x.j, c, o, in, stats, dsort_lines_job_fill_ckpt, &x);
-    x.sh = *sh;
-    dsort_lines_order_init(&x.ord, o->keys, o->eol);
-    x.with_pos = x.ord.tie_pos; /* runs and pieces merge in any order */
-    /* the smallest budget of all ranks (docs/design.md, "One budget for every rank") */
-    x.budget = dsort_agree_min(c, stats->budget);
-    plan(&x, 0, 0);
-    x.end = sh->first + sh->n;
-    stats->external = 1;
+    const struct lx *x = ctx;
+    const struct dsort_recfmt_splits s = {.n = (size_t)(x->j.c->size - 1),
+                                          .line = x->split,
+                                          .len = x->split_len,
+                                          .by_pos = x->by_pos,
+                                          .avg_line = x->avg_line};
+    enum dsort_status st = dsort_ooc_ckpt_fill(&x->j, &dsort_recfmt_lines, rounds, &s, k, err);
+    k->consumed = x->pos;
+    k->block = x->run_block;
+    k->lines_in = x->j.stats->records_in;
+    k->longest = x->longest;
+    k->sample_from = x->sh.first; /* the share's bytes read so far */
+    k->sample_to = x->pos;
+    return st;
+}
 
-    struct dsort_output out;
-    enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.j.err);
-    if (st)
-        return 2;
-    /* --progress: the rounds (read, sort, exchange, spill), then the merge: two passes */
-    dsort_progress_start(c, o->progress, sh->n, 2);
-    struct chunk k;
-    memset(&k, 0, sizeof k);
-    struct dsort_phase_clock pc;
-    dsort_job_phase_begin(&pc, PH_SAMPLE);
-    st = dsort_lines_range_start(in, sh->first, o->eol, &x.pos, &x.j.err);
-    if ((st = dsort_comm_agree(c, st, &x.j.err)))
-        goto fail;
-    if (o->resume) { /* a stopped job's runs, position and splitters (ooc_ckpt.c) */
-        if ((st = dsort_job_resume(c, o, in, &x.j.td, &x.j.runs, x.j.job, sizeof x.j.job,
-                                   dsort_lines_job_resume_state, &x, &x.j.err)))
-            goto fail;
-        x.have_td = 1;
-    } else {
-        dsort_job_name(c, x.j.job, sizeof x.j.job);
-        if ((st = dsort_lines_job_splitters(&x)))
-            goto fail;
-    }
-    dsort_job_phase_end(stats, PH_SAMPLE, &pc);
+/* A resumed job takes the checkpoint's splitters, runs, run block, position and figures
+ * (x->pos must be the share's start: the checkpoint's position may not be before it). */
+static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
+{
+    struct lx *x = ctx;
+    const int p = x->j.c->size;
+    /* A share's first line may start past its end (a long line of the rank before covers the
+     * whole range): then nothing is read and the position stays at that start. */
+    const uint64_t last = x->pos > x->end ? x->pos : x->end;
+    int ok = k->consumed >= x->pos && k->consumed <= last + k->longest && k->block >= 4096;
+    x->split = calloc((size_t)p, sizeof *x->split);
+    x->split_len = calloc((size_t)p, sizeof *x->split_len);
+    if (!x->split || !x->split_len || !(x->spl = malloc(k->blob_len + 1)))
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    memcpy(x->spl, k->blob, k->blob_len);
+    struct dsort_recfmt_splits s = {.line = x->split, .len = x->split_len};
+    struct dsort_ckpt copy = *k; /* the splitters point into x->spl, which the job keeps */
+    copy.blob = x->spl;
+    if (!ok || !dsort_ooc_ckpt_splits(&x->j, &dsort_recfmt_lines, &copy, &s))
+        return DSORT_ERR(&x->j.err, DSORT_EFORMAT, 0,
+                         "the checkpoint of rank %d does not fit this job (splitters of %zu "
+                         "bytes, position %" PRIu64 ", run block %" PRIu64 "); not resuming "
+                         "from it",
+                         x->j.c->rank, k->blob_len, k->consumed, k->block);
+    x->by_pos = s.by_pos;
+    x->avg_line = s.avg_line;
+    x->pos = k->consumed;
+    x->run_block = (size_t)k->block;
+    x->j.stats->records_in = k->lines_in;
+    x->longest = k->longest;
+    return dsort_ooc_resume_take(&x->j, k);
+}
 
-    /* The chunk: this rank's share if every share fits (one round: no spill), else a third
-     * of the budget (memplan.h). */
-    plan(&x, 0, 0); /* with the samples' line length */
-    const uint64_t need = x.mp.need;
-    stats->needed = need * 3; /* arena, send and receive */
-    int fits = x.mp.share_fits && !o->force_external && !o->resume;
-    int direct = dsort_comm_all_ok(c, fits);
-    if (direct)
+/* The pipeline's setup: the order, the budget (the smallest of all ranks: docs/design.md, "One
+ * budget for every rank") and its plan, the share. Collective. */
+static void lines_setup(void *ctx, const struct dsort_share *sh)
+{
+    struct lx *x = ctx;
+    x->sh = *sh;
+    dsort_lines_order_init(&x->ord, x->j.o->keys, x->j.o->eol);
+    x->with_pos = x->ord.tie_pos; /* runs and pieces merge in any order */
+    x->budget = dsort_agree_min(x->j.c, x->j.stats->budget);
+    plan(x, 0, 0);
+    x->end = sh->first + sh->n;
+    x->j.stats->external = 1;
+    x->j.share_bytes = sh->n;
+}
+
+/* The pipeline's position: where the share's first whole line starts. Collective; agrees. */
+static enum dsort_status lines_position(void *ctx)
+{
+    struct lx *x = ctx;
+    enum dsort_status st =
+        dsort_lines_range_start(x->j.in, x->sh.first, x->j.o->eol, &x->pos, &x->j.err);
+    return dsort_comm_agree(x->j.c, st, &x->j.err);
+}
+
+/* The pipeline's runs, after the sample: in memory (one round, no spill: direct) when every
+ * share fits, with the samples' line length; else the run files' block fitted to the rounds
+ * of the largest share and to the most temp disks (memplan.h), or the checkpoint's. */
+static void lines_runs(void *ctx, struct dsort_recfmt_ctx *fx, size_t *block)
+{
+    struct lx *x = ctx;
+    const struct dsort_comm *c = x->j.c;
+    const struct dsort_job_options *o = x->j.o;
+    plan(x, 0, 0); /* with the samples' line length */
+    const uint64_t need = x->mp.need;
+    x->j.stats->needed = need * 3; /* arena, send and receive */
+    x->direct = dsort_comm_all_ok(c, x->mp.share_fits && !o->force_external && !o->resume);
+    if (x->direct)
         dsort_job_ckpt_note_memory(c, o);
     if (!o->resume) { /* else the runs' block */
-        plan(&x, 1, dsort_comm_max(c, direct ? 0 : need));
-        x.run_block = x.mp.block;
+        plan(x, 1, dsort_comm_max(c, x->direct ? 0 : need));
+        x->run_block = x->mp.block;
     }
-    dsort_ooc_runs_init(
-        &x.j, &dsort_recfmt_lines,
-        &(struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x.ord, .with_pos = x.with_pos},
-        x.run_block);
-    if (dsort_lines_job_map_usable(&x, direct)) {
-        int taken = 0;
-        if ((st = dsort_lines_job_sort_mapped(&x, &out, &taken)))
-            goto fail;
-        if (taken)
-            goto finish;
-    }
-    k.size = dsort_memplan_arena(&x.mp, direct);
-    x.grow_share = direct;
-    k.a = dsort_mem_alloc((size_t)k.size);
-    if (!k.a)
-        st = DSORT_ERR(&x.j.err, DSORT_ENOMEM, errno, "cannot allocate %" PRIu64 " bytes", k.size);
-    if ((st = dsort_comm_agree(c, st, &x.j.err)))
-        goto fail;
-    if (!direct && !x.have_td && (st = make_tempdirs(&x)))
-        goto fail;
-
-    int wrote = 0;
-    st = form_runs(&x, &k, direct, &out, &wrote);
-    if (st)
-        goto fail;
-    if (x.j.stopped) {
-        dsort_output_abandon(&out);
-        dsort_mem_free(k.a, (size_t)k.size);
-        free(k.segs);
-        release(&x);
-        return DSORT_EXIT_STOPPED;
-    }
-    dsort_mem_free(k.a, (size_t)k.size);
-    k.a = NULL;
-    free(k.segs);
-    k.segs = NULL;
-    if (!wrote)
-        st = final_merge(&x, &out);
-    dsort_ooc_merged(&x.j, st);
-    if (st)
-        goto fail;
-finish:;
-    struct dsort_job_sums sums = {x.j.sum_in,          x.j.sum_out,       x.j.con_in,
-                                  x.j.con_out,         stats->records_in, stats->records_out,
-                                  stats->bytes_written};
-    int rc = dsort_ooc_finish(&x.j, &out, &sums);
-    release(&x);
-    return rc;
-fail:
-    dsort_ooc_fail(&x.j, &out);
-    dsort_mem_free(k.a, (size_t)k.size);
-    free(k.segs);
-    release(&x);
-    return 2;
+    *fx =
+        (struct dsort_recfmt_ctx){.unique = o->ord.unique, .ord = &x->ord, .with_pos = x->with_pos};
+    *block = x->run_block;
 }
+
+/* The pipeline's direct: in memory over the mapped input, when it can (lines_map.c).
+ * Collective; agrees. */
+static enum dsort_status lines_direct(void *ctx, struct dsort_output *out, int *taken)
+{
+    struct lx *x = ctx;
+    return dsort_lines_job_map_usable(x, x->direct) ? dsort_lines_job_sort_mapped(x, out, taken)
+                                                    : DSORT_OK;
+}
+
+static uint64_t lines_bytes_out(const void *ctx)
+{
+    return ((const struct lx *)ctx)->j.stats->bytes_written;
+}
+
+const struct dsort_ooc_pipeline dsort_ooc_lines = {.fmt = &dsort_recfmt_lines,
+                                                   .size = sizeof(struct lx),
+                                                   .j_off = offsetof(struct lx, j),
+                                                   .fill = fill_ckpt,
+                                                   .setup = lines_setup,
+                                                   .prepare = NULL,
+                                                   .lazy_tempdirs = 1,
+                                                   .position = lines_position,
+                                                   .sample = dsort_lines_job_sample,
+                                                   .select = dsort_lines_job_select,
+                                                   .sample_free = dsort_lines_job_sample_free,
+                                                   .resume = resume_state,
+                                                   .runs = lines_runs,
+                                                   .direct = lines_direct,
+                                                   .rounds = lines_rounds,
+                                                   .final = lines_final,
+                                                   .bytes_out = lines_bytes_out,
+                                                   .release = lines_release};

@@ -1,4 +1,5 @@
-/* The out-of-core pipeline: some rank's share does not fit its memory budget.
+/* ooc_fixed.c - the out-of-core pipeline for fixed records: some rank's share does not fit
+ * its memory budget.
  *
  *   sample: every rank preads a few thousand records at evenly spaced positions of its
  *           share and keeps them; the p-1 splitters (composite keys, so that equal keys are
@@ -12,7 +13,8 @@
  *           is split into waves, each of which makes its own run.
  *   merge:  the runs are merged with the largest fan-in that the open-file limit and the
  *           budget allow; only when there are more runs than that are the smallest merged
- *           first (an extra pass over just those). The final merge writes the output (ooc_merge.c).
+ *           first (an extra pass over just those). The final merge writes the output
+ *           (ooc_merge.c).
  * I/O: read input, write runs, read runs, write output: 2 reads + 2 writes of the data.
  * With -u the deduplicated output goes through one more temp run, because its size (and so
  * every rank's offset in -o FILE) is known only after the final merge.
@@ -27,21 +29,50 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "agree.h"
-#include "ext_job.h"
-#include "job_typed.h"
 #include "checkpoint.h"
+#include "job.h"
+#include "job_typed.h"
+#include "keysort.h"
 #include "mem.h"
 #include "memplan.h"
+#include "merge.h"
+#include "ooc.h"
 #include "ooc_round.h"
 #include "progress.h"
 #include "runfile.h"
 #include "splitters.h"
+
+/* The pipeline's state. */
+struct ext {
+    struct dsort_ooc j; /* the skeleton's state (ooc.h) */
+    size_t rs, irs;     /* record size in the input and in flight (irs = rs + 8 when tagged) */
+    int tagged;
+    struct dsort_cmp cmp; /* on in-flight records */
+    size_t ks;            /* composite key bytes */
+    uint64_t budget;      /* the smallest memory budget of all ranks (the plan's, memplan.h) */
+    unsigned char *splitters;
+    unsigned char *sample; /* nsample composite keys, while the splitters are chosen */
+    uint64_t nsample;
+    uint64_t first, n; /* this rank's share of the inputs it opened */
+    uint64_t g0;       /* global position of its first record */
+    uint64_t chunk;    /* records per chunk */
+    size_t block;
+    size_t abytes, bbytes, ebytes; /* A also receives: 1/16 more than a chunk */
+    unsigned char *a, *b;
+    struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
+    unsigned char *region[2];             /* the final merge's buffers: A and B */
+    size_t region_len[2];
+    /* stop and resume (job_ckpt.c) */
+    uint64_t consumed; /* records of the share read by earlier runs of a resumed job */
+    uint64_t ck_upto;  /* --checkpoint: the records of the share the checkpoint has consumed */
+};
 
 #define SAMPLES_PER_RANK 4096
 #define SAMPLE_BYTES ((uint64_t)4 << 20) /* a rank's own samples (they stay on the rank) */
@@ -63,32 +94,43 @@ static void composite(const struct ext *x, const unsigned char *rec, uint64_t g,
     dsort_job_put_be64(out, g);
 }
 
-/* Choose the splitters from a sample of every rank's share. Collective; agrees. */
-static enum dsort_status choose_splitters(struct ext *x)
+/* The pipeline's sample (not on --resume): a few thousand records at evenly spaced positions
+ * of the share, as composite keys; every rank holds its own (SAMPLE_BYTES at most, outside the
+ * budget). Local. */
+static enum dsort_status fixed_sample(void *ctx)
 {
-    const struct dsort_comm *c = x->j.c;
-    /* Every rank holds its own samples: SAMPLE_BYTES at most (outside the budget). */
-    uint64_t s = dsort_splitters_sample_count(x->n, 1, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
-    unsigned char *mine = malloc(s * x->ks + 1), *rec = malloc(x->rs);
-    x->splitters = calloc((size_t)c->size, x->ks);
+    struct ext *x = ctx;
+    x->nsample = dsort_splitters_sample_count(x->n, 1, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
+    unsigned char *rec = malloc(x->rs);
+    x->sample = malloc(x->nsample * x->ks + 1);
+    x->splitters = calloc((size_t)x->j.c->size, x->ks);
     enum dsort_status st = DSORT_OK;
-    if (!mine || !rec || !x->splitters)
+    if (!x->sample || !rec || !x->splitters)
         st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    for (uint64_t k = 0; !st && k < s; k++) {
-        uint64_t i = (k * x->n + x->n / 2) / s; /* evenly spaced, centred */
+    for (uint64_t k = 0; !st && k < x->nsample; k++) {
+        uint64_t i = (k * x->n + x->n / 2) / x->nsample; /* evenly spaced, centred */
         st = dsort_job_read_one(x->j.o, x->j.in, x->first + i, rec, &x->j.err);
         if (!st)
-            composite(x, rec, x->g0 + i, mine + k * x->ks);
+            composite(x, rec, x->g0 + i, x->sample + k * x->ks);
     }
-    if (!(st = dsort_comm_agree(c, st, &x->j.err)))
-        st = dsort_comm_agree(c,
-                              dsort_splitters_sample(c->comm, mine, s, x->ks, SAMPLE_TOL,
-                                                     x->splitters, &x->j.stats->splitter_rounds,
-                                                     &x->j.err),
-                              &x->j.err);
-    free(mine);
     free(rec);
     return st;
+}
+
+/* The pipeline's selection: the p-1 splitters over all ranks' samples
+ * (dsort_splitters_sample). Collective. */
+static enum dsort_status fixed_select(void *ctx, int *rounds)
+{
+    struct ext *x = ctx;
+    return dsort_splitters_sample(x->j.c->comm, x->sample, x->nsample, x->ks, SAMPLE_TOL,
+                                  x->splitters, rounds, &x->j.err);
+}
+
+static void fixed_sample_free(void *ctx)
+{
+    struct ext *x = ctx;
+    free(x->sample);
+    x->sample = NULL;
 }
 
 /* First index in the sorted chunk whose composite key is >= key. */
@@ -217,25 +259,32 @@ static enum dsort_status fill_ckpt(void *ctx, uint64_t rounds, struct dsort_ckpt
 }
 
 /* Read, sort and exchange every chunk of this rank's share (from x->consumed on, for a
- * resumed job). Collective. */
-static enum dsort_status form_runs(struct ext *x)
+ * resumed job); the sort entries go after the rounds. Collective; agrees. */
+static enum dsort_status fixed_rounds(void *ctx, struct dsort_output *out, int *wrote)
 {
     static const struct dsort_ooc_round_ops ops = {
         .read = ext_read, .frame = ext_frame, .done = ext_done, .mark = ext_mark};
+    struct ext *x = ctx;
     struct ext_round er = {.x = x};
+    (void)out;
+    *wrote = 0;
     er.rounds = dsort_comm_max(x->j.c, (x->n - x->consumed + x->chunk - 1) / x->chunk);
-    return dsort_ooc_rounds(&x->j, &dsort_recfmt_fixed, &ops, &er, er.rounds > 0);
+    enum dsort_status st = dsort_ooc_rounds(&x->j, &dsort_recfmt_fixed, &ops, &er, er.rounds > 0);
+    dsort_mem_free(x->ents, x->ebytes);
+    dsort_mem_free(x->scratch, x->ebytes);
+    x->ents = x->scratch = NULL;
+    return st;
 }
 
-static void release(struct ext *x)
+static void fixed_release(void *ctx)
 {
+    struct ext *x = ctx;
     dsort_mem_free(x->a, x->abytes);
     dsort_mem_free(x->b, x->bbytes);
     dsort_mem_free(x->ents, x->ebytes);
     dsort_mem_free(x->scratch, x->ebytes);
     x->a = x->b = NULL;
     x->ents = x->scratch = NULL;
-    dsort_ooc_release(&x->j);
     free(x->splitters);
     x->splitters = NULL;
 }
@@ -253,7 +302,7 @@ static struct dsort_memplan_in plan_in(const struct ext *x)
 }
 
 /* Size the chunk, the I/O block and buffers A and B from the budget (memplan.h), and
- * allocate the buffers. */
+ * allocate the buffers. Local. */
 static enum dsort_status plan_memory(struct ext *x)
 {
     const struct dsort_memplan_in in = plan_in(x);
@@ -284,6 +333,13 @@ static enum dsort_status plan_memory(struct ext *x)
     return DSORT_OK;
 }
 
+/* The pipeline's prepare: the buffers. Collective; agrees. */
+static enum dsort_status fixed_prepare(void *ctx)
+{
+    struct ext *x = ctx;
+    return dsort_comm_agree(x->j.c, plan_memory(x), &x->j.err);
+}
+
 /* 2 reads + 2 writes at small budgets: the run files' block fitted to the runs expected
  * (memplan.h). rounds: the most rounds of any rank (agreed). Local. */
 static void fit_block(struct ext *x, uint64_t rounds)
@@ -294,6 +350,17 @@ static void fit_block(struct ext *x, uint64_t rounds)
     in.rounds = rounds;
     dsort_memplan_compute(&in, &p);
     x->block = p.block;
+}
+
+/* The pipeline's runs: the block fitted to the rounds of the largest share (unless resumed:
+ * the checkpoint's runs'); the runs hold in-flight records. Collective. */
+static void fixed_runs(void *ctx, struct dsort_recfmt_ctx *fx, size_t *block)
+{
+    struct ext *x = ctx;
+    if (!x->j.o->resume)
+        fit_block(x, dsort_comm_max(x->j.c, (x->n + x->chunk - 1) / x->chunk));
+    *fx = (struct dsort_recfmt_ctx){.unique = x->j.o->ord.unique, .cmp = &x->cmp, .rec = x->irs};
+    *block = x->block;
 }
 
 /* A resumed job: take the checkpoint's splitters, runs, run block, position and figures.
@@ -346,108 +413,74 @@ static void count_out(void *ctx, const unsigned char *p, size_t len)
     dsort_progress_local("write", x->n * x->rs + x->j.out_done);
 }
 
-/* Collective: the runs merged into the output (ooc_merge.c): the read buffers are carved from
- * A and B (free now); -u's run is read back through A, its first record kept in B; the output
- * buffer holds one page more than a block (room for a whole block after a carried partial
- * page). Agrees. */
-static enum dsort_status final_merge(struct ext *x, struct dsort_output *out)
+/* The final merge (ooc_merge.c): the read buffers are carved from A and B (free now); -u's
+ * run is read back through A, its first record kept in B; the output buffer holds one page
+ * more than a block (room for a whole block after a carried partial page). */
+static void fixed_final(void *ctx, struct dsort_ooc_final *f)
 {
-    unsigned char *region[2] = {x->a, x->b};
-    size_t region_len[2] = {x->abytes, x->bbytes};
-    const struct dsort_ooc_final f = {.region = region,
-                                      .region_len = region_len,
-                                      .nregion = 2,
-                                      .passes = PH_MERGE,
-                                      .uniq = PH_MERGE,
-                                      .write = PH_WRITE,
-                                      .timed = PH_WRITE,
-                                      .buf = dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
-                                      .seen = count_out,
-                                      .copy = x->a,
-                                      .first = x->b};
+    struct ext *x = ctx;
+    x->region[0] = x->a;
+    x->region[1] = x->b;
+    x->region_len[0] = x->abytes;
+    x->region_len[1] = x->bbytes;
+    *f = (struct dsort_ooc_final){.region = x->region,
+                                  .region_len = x->region_len,
+                                  .nregion = 2,
+                                  .passes = PH_MERGE,
+                                  .uniq = PH_MERGE,
+                                  .write = PH_WRITE,
+                                  .timed = PH_WRITE,
+                                  .buf = dsort_run_stride(x->rs, x->block) + DSORT_RUN_ALIGN,
+                                  .seen = count_out,
+                                  .copy = x->a,
+                                  .first = x->b};
     x->j.fx.rec_out = x->rs; /* the tag dropped */
-    return dsort_ooc_final_merge(&x->j, out, &f);
 }
 
-int dsort_job_sort_external(const struct dsort_comm *c, const struct dsort_job_options *o,
-                            const struct dsort_inputs *in, const struct dsort_share *sh,
-                            struct dsort_job_stats *stats)
+/* The records written, in the output's record size (typed keys' records narrowed). */
+static uint64_t fixed_bytes_out(const void *ctx)
 {
-    struct ext x;
-    memset(&x, 0, sizeof x);
-    dsort_ooc_init(&x.j, c, o, in, stats, fill_ckpt, &x);
-    x.rs = o->fmt.rec_size;
-    x.tagged = !dsort_order_last_resort(&o->ord);
-    x.irs = x.rs + (x.tagged ? 8 : 0);
-    dsort_cmp_init(&x.cmp, &o->fmt, &o->ord);
-    if (x.tagged) { /* ties by the position suffix, ascending */
-        x.cmp.tie_off = x.rs;
-        x.cmp.tie_len = 8;
-        x.cmp.tie_reverse = 0;
-    }
-    x.ks = o->fmt.key_len + (x.tagged ? 0 : x.cmp.tie_len) + 8;
-    x.first = sh->first;
-    x.n = sh->n;
-    x.g0 = sh->g0;
-    stats->records_in = x.n;
-    /* The smallest budget of all ranks, as for lines (docs/design.md, "One budget for every
-     * rank"). */
-    x.budget = dsort_agree_min(c, stats->budget);
-
-    struct dsort_output out;
-    enum dsort_status st = dsort_job_output_open(c, o, 0, &out, &x.j.err);
-    if (st)
-        return 2;
-    /* --progress: the rounds (read, sort, exchange, spill), then the merge: two passes */
-    dsort_progress_start(c, o->progress, x.n * x.rs, 2);
-    st = plan_memory(&x);
-    if ((st = dsort_comm_agree(c, st, &x.j.err)))
-        goto fail;
-    if (o->resume) {
-        st = dsort_job_resume(c, o, in, &x.j.td, &x.j.runs, x.j.job, sizeof x.j.job, resume_state,
-                              &x, &x.j.err);
-    } else {
-        dsort_job_name(c, x.j.job, sizeof x.j.job);
-        st = dsort_comm_agree(c, dsort_job_tempdirs(o, x.j.job, c->rank, &x.j.td, &x.j.err),
-                              &x.j.err);
-    }
-    if (st)
-        goto fail;
-    if (!o->resume)
-        fit_block(&x, dsort_comm_max(c, (x.n + x.chunk - 1) / x.chunk));
-    dsort_ooc_runs_init(
-        &x.j, &dsort_recfmt_fixed,
-        &(struct dsort_recfmt_ctx){.unique = o->ord.unique, .cmp = &x.cmp, .rec = x.irs}, x.block);
-
-    struct dsort_phase_clock pc;
-    dsort_job_phase_begin(&pc, PH_SAMPLE);
-    if (!o->resume)
-        st = choose_splitters(&x);
-    dsort_job_phase_end(stats, PH_SAMPLE, &pc);
-    if (!st)
-        st = form_runs(&x);
-    if (st)
-        goto fail;
-    if (x.j.stopped) {
-        dsort_output_abandon(&out);
-        release(&x);
-        return DSORT_EXIT_STOPPED;
-    }
-    dsort_mem_free(x.ents, x.ebytes);
-    dsort_mem_free(x.scratch, x.ebytes);
-    x.ents = x.scratch = NULL;
-    st = final_merge(&x, &out);
-    dsort_ooc_merged(&x.j, st);
-    if (st)
-        goto fail;
-    const uint64_t nout = stats->records_out;
-    struct dsort_job_sums sums = {
-        x.j.sum_in, x.j.sum_out, x.j.con_in, x.j.con_out, x.n, nout, nout * dsort_job_out_rec(o)};
-    int rc = dsort_ooc_finish(&x.j, &out, &sums);
-    release(&x);
-    return rc;
-fail:
-    dsort_ooc_fail(&x.j, &out);
-    release(&x);
-    return 2;
+    const struct ext *x = ctx;
+    return x->j.stats->records_out * dsort_job_out_rec(x->j.o);
 }
+
+/* The pipeline's setup: the record in flight (tagged with its position under -s and -u), the
+ * composite key, the share, the budget (the smallest of all ranks, as for lines:
+ * docs/design.md, "One budget for every rank"). Collective. */
+static void fixed_setup(void *ctx, const struct dsort_share *sh)
+{
+    struct ext *x = ctx;
+    const struct dsort_job_options *o = x->j.o;
+    x->rs = o->fmt.rec_size;
+    x->tagged = !dsort_order_last_resort(&o->ord);
+    x->irs = x->rs + (x->tagged ? 8 : 0);
+    dsort_cmp_init(&x->cmp, &o->fmt, &o->ord);
+    if (x->tagged) { /* ties by the position suffix, ascending */
+        x->cmp.tie_off = x->rs;
+        x->cmp.tie_len = 8;
+        x->cmp.tie_reverse = 0;
+    }
+    x->ks = o->fmt.key_len + (x->tagged ? 0 : x->cmp.tie_len) + 8;
+    x->first = sh->first;
+    x->n = sh->n;
+    x->g0 = sh->g0;
+    x->j.stats->records_in = x->n;
+    x->j.share_bytes = x->n * x->rs;
+    x->budget = dsort_agree_min(x->j.c, x->j.stats->budget);
+}
+
+const struct dsort_ooc_pipeline dsort_ooc_fixed = {.fmt = &dsort_recfmt_fixed,
+                                                   .size = sizeof(struct ext),
+                                                   .j_off = offsetof(struct ext, j),
+                                                   .fill = fill_ckpt,
+                                                   .setup = fixed_setup,
+                                                   .prepare = fixed_prepare,
+                                                   .sample = fixed_sample,
+                                                   .select = fixed_select,
+                                                   .sample_free = fixed_sample_free,
+                                                   .resume = resume_state,
+                                                   .runs = fixed_runs,
+                                                   .rounds = fixed_rounds,
+                                                   .final = fixed_final,
+                                                   .bytes_out = fixed_bytes_out,
+                                                   .release = fixed_release};
