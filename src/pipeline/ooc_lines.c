@@ -426,6 +426,10 @@ static enum dsort_status lines_rounds(void *ctx, struct dsort_output *out, int *
     st = dsort_comm_agree(x->j.c, st, &x->j.err);
     if (!st && !x->direct)
         st = dsort_ooc_tempdirs(&x->j);
+    if (!st && x->direct) { /* --progress: one round; its read is the first half of the pass */
+        dsort_progress_window("read", 0, x->sh.n / 2, 1);
+        dsort_progress_window("sort", x->sh.n / 2, x->sh.n / 4 * 3, 0);
+    }
     if (!st)
         st = form_runs(x, &k, x->direct, out, wrote);
     dsort_mem_free(k.a, (size_t)k.size);
