@@ -320,8 +320,7 @@ void dsort_progress_phase_begin(const char *phase)
     /* the watcher takes no signals (they stay with the threads that handle them) and has a
      * small stack, as every helper thread; without it (a tight ulimit -v or -u) the read's
      * progress moves only between phases */
-    W.thread_on =
-        dsort_cleanup_thread_create(&W.thread, watch_read, NULL, "dsort-progress") == 0;
+    W.thread_on = dsort_cleanup_thread_create(&W.thread, watch_read, NULL, "dsort-progress") == 0;
 }
 
 void dsort_progress_phase_end(void)
