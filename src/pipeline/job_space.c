@@ -120,7 +120,7 @@ static int output_dir(const struct dsort_job_options *o, char *dir, size_t len)
     return 1;
 }
 
-/* In memory or out of core, as the pipelines will decide it (run_sort, job_lines.c).
+/* In memory or out of core, as the pipelines will decide it (sort_job in dsort.c, ooc_lines.c).
  * Collective. */
 static void decide(const struct dsort_comm *c, const struct dsort_job_options *o,
                    const struct dsort_budget *b, const struct dsort_inputs *in,

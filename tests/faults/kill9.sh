@@ -94,7 +94,7 @@ ext)
 lines)
     kill_case read 2 0 1 o-old
     kill_case spill 2 0 1 o-new
-    # Lines time their final merge into the output as the write phase (src/pipeline/job_lines.c).
+    # Lines time their final merge into the output as the write phase (src/pipeline/ooc_lines.c).
     kill_case write 1 3 0 O
     kill_case commit 1 0 0 o-old
     ;;

@@ -387,7 +387,8 @@ static void test_waves(int rep)
               wave_of[s], wsum, nonzero);
     }
     CHECK(most == big, what, "largest wave %" PRIu64 ", planner said %" PRIu64, big, most);
-    /* As job_lines: senders learn their waves, then every rank sends wave after wave. */
+    /* As the lines pipeline (ooc_lines.c): senders learn their waves, then every rank sends wave
+     * after wave. */
     MPI_Alltoall(wave_of, 1, MPI_INT, swave, 1, MPI_INT, c.comm);
     int waves = (int)dsort_comm_max(&c, (uint64_t)w);
     uint64_t arrived = 0;
