@@ -29,6 +29,7 @@
 #include "progress.h"
 #include "recfmt.h"
 #include "tempdir.h"
+#include "job_plan.h"
 #include "job_space.h"
 
 /* The INPUTs' names for messages, by argument index, when some are read through copies
@@ -266,7 +267,7 @@ static int run_sort(const struct dsort_comm *c, struct dsort_job_options *o,
         struct dsort_job_space sp;
         int code = 2;
         if (!dsort_job_space_create(c, o, b, in, &sh, &sp, &err)) {
-            code = dsort_job_topo_print_plan(c, o->topo, &sp, o->plan_json);
+            code = dsort_job_plan_print(c, o->topo, &sp, o->plan_json);
             dsort_job_space_destroy(&sp);
         }
         dsort_job_topo_destroy(o->topo);

@@ -64,11 +64,14 @@ void dsort_job_topo_temp_dirs(const struct dsort_job_topo *t, const struct dsort
                               char **out, size_t *n);
 /* --bind: bind near the NUMA node of the rank's devices, unless the launcher bound it. */
 void dsort_job_topo_bind(const struct dsort_job_topo *t, const struct dsort_comm *c, int verbose);
-/* --plan: rank 0 prints the job's space estimate sp (job_space.h) and every node's plan (text
- * or JSON, docs/plan.md). Collective; returns the exit code. */
-struct dsort_job_space;
-int dsort_job_topo_print_plan(const struct dsort_comm *c, struct dsort_job_topo *t,
-                              const struct dsort_job_space *sp, int json);
+/* Node leaders pack their plans (with the node's measured figures per device, when
+ * with_stats); rank 0 gathers them. Returns the unpacked nodes on rank 0, *count of them
+ * (NULL elsewhere, and on rank 0 when any rank ran out of memory: then nothing is gathered,
+ * on every rank alike); dsort_job_topo_free_plans frees them. Collective. */
+struct dsort_plan_node;
+struct dsort_plan_node **dsort_job_topo_gather(const struct dsort_comm *c, struct dsort_job_topo *t,
+                                               int with_stats, size_t *count);
+void dsort_job_topo_free_plans(struct dsort_plan_node **nodes, size_t n);
 /* --stats: rank 0 writes every node's plan with measured bytes and seconds per device to f
  * (NULL elsewhere). Collective. */
 void dsort_job_topo_write_stats(const struct dsort_comm *c, struct dsort_job_topo *t, FILE *f);

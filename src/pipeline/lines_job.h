@@ -106,12 +106,15 @@ enum dsort_status dsort_lines_job_sort_mapped(struct lx *x, struct dsort_output 
 /* Local: add the line and eol checksums of n entries' lines in buf (conservation; --verify). */
 void dsort_lines_job_sum(struct lx *x, const unsigned char *buf, const struct dsort_line_ent *e,
                          size_t n);
-/* Collective: set this rank's share of the output to bytes, then stream merge(x, ctx, sink)'s
- * lines into it through the output's writer thread (outsink.h); with exact, the bytes written
- * must be `bytes`. */
+/* Collective (lines_out.c): set this rank's share of the output to bytes, then stream
+ * merge(x, ctx, sink)'s lines into it through the output's writer thread (outsink.h); with
+ * exact, the bytes written must be `bytes`. */
 enum dsort_status
 dsort_lines_job_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes, int exact,
                           enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *),
                           void *ctx);
+/* Local: the output sink's view of the bytes passed on (ctx: the struct lx): --progress's
+ * local figure on rank 0, and the bytes written so far (lines_out.c). */
+void dsort_lines_job_out_seen(void *ctx, const unsigned char *p, size_t len);
 
 #endif
