@@ -28,16 +28,6 @@ static void legend(FILE *f, const struct report_model *m, int waiting)
     fprintf(f, "</div>\n");
 }
 
-void report_row_label(FILE *f, const struct report_rank *r, int label, int x, int y)
-{
-    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", x, y);
-    if (label >= 0)
-        fprintf(f, "<tspan data-k=\"\" font-weight=\"bold\">p%d</tspan> ", label);
-    report_rank_label(f, "tspan", r);
-    fprintf(f, " (<tspan data-j=\"per_rank[%zu].host\">", r->index);
-    report_put(f, "", r->host, "</tspan>)</text>");
-}
-
 static double xat(const struct report_model *m, double t)
 {
     return LW + t / (m->t_max > 0 ? m->t_max : 1) * PW;
