@@ -31,6 +31,10 @@
 #include "tempdir.h"
 #include "job_plan.h"
 #include "job_space.h"
+#include "job_ckpt.h"
+#include "job_end.h"
+#include "job_topo.h"
+#include "phase.h"
 
 /* The INPUTs' names for messages, by argument index, when some are read through copies
  * (pipeio.h): -c names standard input "-", as GNU does, and a /proc file by its name. */

@@ -20,6 +20,7 @@
 #include "mem.h"
 #include "owner.h"
 #include "statsjson.h"
+#include "job_topo.h"
 
 static void json_phases(FILE *f, const char *name, const double *v)
 {

@@ -9,6 +9,7 @@
 #include "comm.h"
 #include "error.h"
 #include "job.h"
+#include "phase.h"
 
 /* Local, rank 0, before any work: can the --stats file at path be written? DSORT_OK, or an
  * error in err (the caller agrees on it over the ranks). */

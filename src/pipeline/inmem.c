@@ -16,6 +16,9 @@
 #include "mem.h"
 #include "progress.h"
 #include "splitters.h"
+#include "job_end.h"
+#include "job_topo.h"
+#include "phase.h"
 
 /* The mark-th --progress step (a collective: the table says which steps the format has). */
 static void step(struct dsort_inmem *m, int mark)

@@ -25,6 +25,8 @@
 #include "io.h"
 #include "job.h"
 #include "output.h"
+#include "job_end.h"
+#include "phase.h"
 
 /* Bytes of an entry, the same for every format (struct dsort_sortent, struct dsort_line_ent). */
 #define DSORT_INMEM_ENT 16

@@ -94,8 +94,8 @@ uint64_t dsort_job_get_be64(const unsigned char *p);
 
 /* A failed allocation of bytes for what (e.g. "the sort buffers") into err (errnum: the
  * allocation's errno): "cannot allocate N bytes of WHAT", and when the process has a memory
- * limit (ulimit -v or -d), that limit and its use, and that a smaller -S (or none: the default
- * fits the limit) would do. Returns DSORT_ENOMEM. Local. */
+ * limit (ulimit -v or -d), that limit, its use, and "raise the limit, or give a smaller -S".
+ * Returns DSORT_ENOMEM. Local. */
 enum dsort_status dsort_job_alloc_error(struct dsort_error *err, int errnum, const char *what,
                                         uint64_t bytes);
 
@@ -144,10 +144,5 @@ enum dsort_status dsort_job_output_open(const struct dsort_comm *c,
                                         struct dsort_output *out, struct dsort_error *err);
 /* Collective: rank 0 names the job (its temp directories); every rank gets the name. */
 void dsort_job_name(const struct dsort_comm *c, char *job, size_t len);
-/* (Transitional, until the pipelines include what they use: the headers split out of this one.) */
-#include "job_ckpt.h"
-#include "job_end.h"
-#include "job_topo.h"
-#include "phase.h"
 
 #endif

@@ -23,7 +23,10 @@
 #include "agree.h"
 #include "checkpoint.h"
 #include "cleanup.h"
+#include "job_ckpt.h"
+
 #include "job.h"
+#include "job_topo.h"
 
 /* This rank's manifest: in its first directory of job (in the temps) that has one (every one
  * has); the directory into dir. */

@@ -13,6 +13,7 @@
 
 #include "checkpoint.h"
 #include "job.h"
+#include "job_ckpt.h"
 
 /* The words of a shape (job_shape in dsort.c: words separated by spaces, a space or backslash
  * inside a word escaped by a backslash), as pointers into a copy in *buf. NULL: no memory. */

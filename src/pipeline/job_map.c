@@ -17,6 +17,8 @@
 #include "keysort.h"
 #include "outsink.h"
 #include "progress.h"
+#include "job_end.h"
+#include "phase.h"
 
 /* The writer's buffers: two of this size (and a page). */
 #define MAP_OUT_BUF ((size_t)8 << 20)

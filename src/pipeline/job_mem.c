@@ -21,6 +21,8 @@
 #include "merge.h"
 #include "output.h"
 #include "progress.h"
+#include "job_end.h"
+#include "phase.h"
 
 /* The i-th record of the sorted run (dsort_inmem_cut's rec_at). */
 struct run {

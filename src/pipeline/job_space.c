@@ -23,6 +23,7 @@
 #include "mem.h"
 #include "memplan.h"
 #include "recfmt.h"
+#include "job_topo.h"
 
 /* The margin on a rank's spill: runs carry block headers and checksums, and the splitters
  * leave shares a little uneven. */

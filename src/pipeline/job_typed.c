@@ -3,6 +3,7 @@
 
 #include "job.h"
 #include "output.h"
+#include "job_topo.h"
 
 void dsort_job_typed_enter(struct dsort_job_options *o)
 {

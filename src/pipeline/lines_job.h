@@ -18,6 +18,7 @@
 #include "runmerge.h"
 #include "runset.h"
 #include "tempdir.h"
+#include "job_topo.h"
 
 /* A chunk: lines at the front of an arena, their index entries at the back (growing down).
  * segs map data offsets to input positions (data is contiguous input but for the eols added at

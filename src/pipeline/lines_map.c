@@ -9,6 +9,7 @@
 #include "inmem.h"
 #include "lines_job.h"
 #include "progress.h"
+#include "phase.h"
 
 /* Collective: can the job read its one input through a mapping (dsort_job_map_usable), in one
  * round, with offsets that fit an entry? */

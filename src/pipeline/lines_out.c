@@ -10,6 +10,7 @@
 #include "outsink.h"
 #include "progress.h"
 #include "runfile.h"
+#include "phase.h"
 
 /* The output sink's view of the bytes passed on: --progress's local figure (rank 0). */
 void dsort_lines_job_out_seen(void *ctx, const unsigned char *p, size_t len)

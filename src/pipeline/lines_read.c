@@ -10,6 +10,7 @@
 #include "lines_job.h"
 #include "mem.h"
 #include "splitters.h"
+#include "job_topo.h"
 
 /* ---- reading whole lines of the share ---- */
 

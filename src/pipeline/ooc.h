@@ -23,6 +23,8 @@
 #include "runmerge.h"
 #include "runset.h"
 #include "tempdir.h"
+#include "job_ckpt.h"
+#include "job_end.h"
 
 struct dsort_ckpt;
 

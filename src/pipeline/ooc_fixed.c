@@ -48,6 +48,8 @@
 #include "progress.h"
 #include "runfile.h"
 #include "splitters.h"
+#include "job_topo.h"
+#include "phase.h"
 
 /* The pipeline's state. */
 struct ext {

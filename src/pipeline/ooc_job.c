@@ -7,6 +7,10 @@
 #include "checkpoint.h"
 #include "cleanup.h"
 #include "outsink.h"
+#include "job_ckpt.h"
+#include "job_end.h"
+#include "job_topo.h"
+#include "phase.h"
 
 void dsort_ooc_init(struct dsort_ooc *j, const struct dsort_comm *c,
                     const struct dsort_job_options *o, const struct dsort_inputs *in,

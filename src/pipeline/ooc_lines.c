@@ -37,6 +37,9 @@
 #include "outsink.h"
 #include "progress.h"
 #include "runfile.h"
+#include "job_ckpt.h"
+#include "job_topo.h"
+#include "phase.h"
 
 /* ---- runs ---- */
 

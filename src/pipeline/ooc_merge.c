@@ -17,6 +17,7 @@
 #include "job_typed.h"
 #include "ooc.h"
 #include "outsink.h"
+#include "phase.h"
 
 /* -u into a run (unique_run): the run, its records, and whether the first is dropped. */
 struct out_write {

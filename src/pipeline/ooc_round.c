@@ -21,6 +21,7 @@
 #include "job_ckpt.h"
 #include "mem.h"
 #include "progress.h"
+#include "phase.h"
 
 /* A round's arrays, one entry a rank d (bytes unless said). */
 enum {

@@ -18,6 +18,9 @@
 #include "ooc.h"
 #include "ooc_round.h"
 #include "progress.h"
+#include "job_ckpt.h"
+#include "job_end.h"
+#include "phase.h"
 
 /* The pipelines, one for each format's table. */
 static const struct dsort_ooc_pipeline *const pipelines[] = {&dsort_ooc_fixed, &dsort_ooc_lines};

@@ -33,6 +33,9 @@
 #include "output.h"
 #include "runset.h"
 #include "splitters.h"
+#include "job_end.h"
+#include "job_topo.h"
+#include "phase.h"
 
 #define REC 100
 #define KS 16
