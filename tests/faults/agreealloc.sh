@@ -13,7 +13,7 @@ faults_init "$1"
 HANG_S=40
 
 # ranges FUNCTION...: "OFF:SIZE,..." of the functions (and their compiler-made clones, such as
-# gather_plans.constprop.0) found in dsort's symbol table.
+# dsort_job_topo_gather.constprop.0) found in dsort's symbol table.
 ranges() {
     local re
     re="^($(echo "$@" | tr ' ' '|'))(\\.[a-z]+\\.[0-9]+)*\$"
@@ -25,7 +25,7 @@ case_begin "calloc fails on rank 1 before the node's --stats reductions" mem \
     "exit 0 within $HANG_S s, output right, --stats file parses"
 data mem
 out_setup o-new
-IN_RANGES=$(ranges gather_plans add_node_stats dsort_job_topo_write_stats)
+IN_RANGES=$(ranges dsort_job_topo_gather add_node_stats dsort_job_topo_write_stats)
 if [ -z "$IN_RANGES" ]; then
     fail "none of the functions is in $DSORT's symbol table (stripped build?)"
 else
