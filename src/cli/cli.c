@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,15 @@ void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *
     /* MPI_Init starts threads of its own (Open MPI's progress and PMIx threads) that may take
      * a handled signal: the handler passes it on to the main thread (cleanup.h). Blocking the
      * signals in those threads instead made Open MPI 4.1 crash at start-up under srun. */
+    /* A file size limit (ulimit -f) below what MPI_Init writes (Open MPI's shared-memory
+     * segment, 4 MiB at 2 ranks) raised SIGXFSZ there, before any handler, and killed every
+     * rank without a word (exit 153). Ignored meanwhile, the write fails instead (Open MPI
+     * goes on without that segment), and the limit is named where dsort's own writes meet it. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, xfsz;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGXFSZ, &ign, &xfsz);
     MPI_Init(argc, argv);
+    sigaction(SIGXFSZ, &xfsz, NULL);
     dsort_cleanup_install();
     dsort_comm_init(c, MPI_COMM_WORLD, prog);
     dsort_cleanup_usr1_speaker(c->rank == 0); /* the job's one line on a SIGUSR1 it goes on from */

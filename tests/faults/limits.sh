@@ -19,7 +19,7 @@
 . "$(dirname "$0")/faultlib.sh"
 FAULTS_SUFFIX=.$1 # limits.1 and limits.2 each write their own rows
 faults_init "$1"
-data ext
+data ext mem
 pipeline_args ext
 command -v prlimit >/dev/null || die "prlimit (util-linux) is needed"
 # 10 MB: more than a run (-S 8M), less than the output (30 MB) and than one rank's part.
@@ -116,6 +116,27 @@ kill_case() {
 
 fsize_case o-old
 fsize_case O
+
+# The same limit set on each rank, below what MPI_Init itself writes (Open MPI's shared-memory
+# segment, 4 MiB at 2 ranks): SIGXFSZ killed every rank there without a word (exit 153).
+small_fsize_case() {
+    [ "$N" -gt 1 ] || return 0
+    case_begin "file size limit (ulimit -f 1000000 bytes) on each rank, below MPI_Init's own files" "mem" \
+        "exit 2; the rank, the output and 'ulimit -f' named; nothing left"
+    out_setup o-new
+    BEFORE_RANK=(prlimit --fsize=1000000)
+    start_job "$N" -T "$C/tmp" "${OUTARGS[@]}" "$MEM"
+    wait_end "$T_START"
+    BEFORE_RANK=()
+    check_exit 2
+    check_rank_line "'[^']*$(basename "$OUT_FINAL")[^']*'.*File too large \(the file size limit of this process is 1000000 bytes: ulimit -f 976\)"
+    CHECKS=$((CHECKS + 1))
+    ! grep -q 'File size limit exceeded\|SIGXFSZ' "$T/stderr" || fail "killed by SIGXFSZ"
+    check_final
+    check_no_temps
+    case_end
+}
+small_fsize_case
 cpu_case
 kill_case
 suite_finish
