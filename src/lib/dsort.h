@@ -2,12 +2,25 @@
  * communicator, in memory.
  *
  * Records are opaque fixed-size byte strings (struct dsort_records): every record is rec_size
- * bytes, its key is the key_len bytes at key_off, compared as unsigned bytes, most significant
- * first (memcmp), exactly as dsort --format fixed:SIZE:KEYOFF:KEYLEN compares them. Records
- * with equal keys are ordered by their whole bytes (GNU sort's last resort), unless
- * DSORT_STABLE is given: then they keep their input order, where the input order is rank 0's
- * records first, in array order, then rank 1's, and so on. DSORT_REVERSE sorts descending
- * (and reverses the last-resort comparison too, as dsort -r does).
+ * bytes. Their key is either
+ *  - raw bytes (keys NULL or ""): the key_len bytes at key_off, compared as unsigned bytes,
+ *    most significant first (memcmp), exactly as dsort --format fixed:SIZE:KEYOFF:KEYLEN
+ *    compares them; or
+ *  - typed keys (keys a list such as "8:f64le,0:u64le:r"): one or more fields of the record,
+ *    each an integer, a float or raw bytes, spelled as dsort's -k option takes them for fixed
+ *    records, OFF:TYPE[:LEN][:r], joined by commas. TYPE is one of u8 i8 u16le u16be i16le
+ *    i16be u32le u32be i32le i32be u64le u64be i64le i64be f32le f32be f64le f64be bytes
+ *    (unsigned, two's complement and IEEE 754 binary32/64 numbers of 8 to 64 bits, little- or
+ *    big-endian; u64le is numpy's '<u8'), LEN the length of a bytes key (and only of one), a
+ *    final :r makes that key descending. The first key decides, the next breaks its ties, and
+ *    so on. Floats order as numpy's sort does: -inf < ... < -0.0 == +0.0 < ... < +inf < NaN,
+ *    every NaN (whatever its sign and payload) equal to every other. key_off and key_len are
+ *    then ignored.
+ * Records with equal keys (all of them) are ordered by their whole bytes (GNU sort's last
+ * resort; numpy: the record's bytes as the last key), unless DSORT_STABLE is given: then they
+ * keep their input order, where the input order is rank 0's records first, in array order,
+ * then rank 1's, and so on. DSORT_REVERSE sorts descending (every key, :r ones included, and
+ * the last-resort comparison too, as dsort -r does). Records come out unchanged.
  *
  * Collective semantics: every function marked collective must be called by every rank of the
  * communicator, with the same format and flags, like an MPI collective. The library works on
@@ -35,7 +48,7 @@ extern "C" {
 #endif
 
 #define DSORT_VERSION_MAJOR 0
-#define DSORT_VERSION_MINOR 1
+#define DSORT_VERSION_MINOR 2
 #define DSORT_VERSION_PATCH 0
 
 /* Return codes. */
@@ -49,13 +62,15 @@ extern "C" {
 #define DSORT_REVERSE 1u /* descending keys (dsort -r) */
 #define DSORT_STABLE 2u  /* equal keys keep input order (dsort -s), no whole-record tie-break */
 
-/* The record layout; the same on every rank. rec_size >= 1, key_len >= 1,
- * key_off + key_len <= rec_size. */
+/* The record layout; the same on every rank. rec_size >= 1; without typed keys key_len >= 1
+ * and key_off + key_len <= rec_size; with them every key lies within the record, and there
+ * are at most 16 keys. A bad key list is DSORT_ERR_ARG, with a message naming the bad key. */
 struct dsort_records {
-    size_t rec_size; /* bytes per record */
-    size_t key_off;  /* offset of the key in the record */
-    size_t key_len;  /* bytes of the key */
-    unsigned flags;  /* DSORT_REVERSE | DSORT_STABLE, or 0 */
+    size_t rec_size;  /* bytes per record */
+    size_t key_off;   /* offset of the key in the record (raw bytes) */
+    size_t key_len;   /* bytes of the key (raw bytes) */
+    unsigned flags;   /* DSORT_REVERSE | DSORT_STABLE, or 0 */
+    const char *keys; /* typed keys, "OFF:TYPE[:LEN][:r],...", or NULL or "" (raw bytes) */
 };
 
 /* What went wrong: the same on every rank after a failed collective call. */
@@ -78,7 +93,12 @@ struct dsort_errinfo {
  * alone, without communicating, when MPI is not initialised or comm is MPI_COMM_NULL; and on
  * every rank for an intercommunicator). Memory besides in and the output: at most
  * n * (rec_size + 32) bytes during the local sort, then n * rec_size (the sorted copy, freed
- * once sent) plus *n_out * rec_size (the received pieces, merged into the output). */
+ * once sent) plus *n_out * rec_size (the received pieces, merged into the output). With typed
+ * keys the sort works on widened records, the normalised keys (a byte string as long as the
+ * keys' sizes added up, made once per record) before each record, so read rec_size above as
+ * rec_size + that length, and add n widened records during the local sort; when every key is
+ * an integer or bytes and each starts where the one before it ends, the records are not
+ * widened (their key bytes are normalised in a copy) and rec_size stays as it is. */
 int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, const void *in, size_t n, void **out,
                size_t *n_out, struct dsort_errinfo *err);
 

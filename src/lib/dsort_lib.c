@@ -26,6 +26,7 @@
 #include "keysort.h"
 #include "merge.h"
 #include "splitters.h"
+#include "typedkey.h"
 
 #define DSORT_EXPORT __attribute__((visibility("default")))
 
@@ -70,14 +71,46 @@ static int agree(struct ctx *x, enum dsort_status st, const struct dsort_error *
     return e.code;
 }
 
-/* Local checks of the arguments. */
-static enum dsort_status check_args(const struct dsort_records *f, const void *in, size_t n,
+/* The typed keys of f->keys (comma-separated -k specs) into *tk, finished for f->rec_size;
+ * an empty set (count 0) for raw bytes. */
+static enum dsort_status parse_keys(const struct dsort_records *f, struct dsort_typedkey *tk,
                                     struct dsort_error *err)
 {
+    dsort_typedkey_init(tk);
+    if (!f->keys || !f->keys[0])
+        return DSORT_OK;
+    for (const char *s = f->keys;; s++) {
+        char one[128];
+        size_t len = strcspn(s, ",");
+        if (len == 0)
+            return DSORT_ERR(err, DSORT_EINVAL, 0,
+                             "bad key list '%.100s': an empty key (expected "
+                             "OFF:TYPE[:LEN][:r] joined by commas)",
+                             f->keys);
+        if (len >= sizeof one)
+            return DSORT_ERR(err, DSORT_EINVAL, 0, "bad key '%.40s...': too long", s);
+        memcpy(one, s, len);
+        one[len] = '\0';
+        enum dsort_status st = dsort_typedkey_add(tk, one, err);
+        if (st)
+            return st;
+        s += len;
+        if (!*s)
+            break;
+    }
+    return dsort_typedkey_finish(tk, f->rec_size, err);
+}
+
+/* Local checks of the arguments; *tk gets the typed keys (count 0 without). */
+static enum dsort_status check_args(const struct dsort_records *f, const void *in, size_t n,
+                                    struct dsort_typedkey *tk, struct dsort_error *err)
+{
+    dsort_typedkey_init(tk);
     if (!f)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "the record layout is NULL");
-    if (f->rec_size < 1 || f->key_len < 1 || f->key_off > f->rec_size ||
-        f->key_len > f->rec_size - f->key_off)
+    const int typed = f->keys && f->keys[0];
+    if (f->rec_size < 1 || (!typed && (f->key_len < 1 || f->key_off > f->rec_size ||
+                                       f->key_len > f->rec_size - f->key_off)))
         return DSORT_ERR(err, DSORT_EINVAL, 0,
                          "bad record layout: size %zu, key of %zu bytes at offset %zu", f->rec_size,
                          f->key_len, f->key_off);
@@ -86,22 +119,73 @@ static enum dsort_status check_args(const struct dsort_records *f, const void *i
     /* rec_size + 32 must not wrap (a record size near SIZE_MAX divided by zero here) */
     if (f->rec_size > SIZE_MAX / 4)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "record size too large: %zu bytes", f->rec_size);
-    if (n >= DSORT_KEYSORT_MAX_RECORDS || n > SIZE_MAX / 2 / (f->rec_size + 32))
+    enum dsort_status st = parse_keys(f, tk, err);
+    if (st)
+        return st;
+    /* the sorted records' size: widened by the normalised keys (at most 16 * 2^24 bytes) */
+    const size_t rs = f->rec_size + (tk->count ? tk->wide_prefix : 0);
+    if (rs > SIZE_MAX / 4)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "record size too large: %zu bytes", rs);
+    if (n >= DSORT_KEYSORT_MAX_RECORDS || n > SIZE_MAX / 2 / (rs + 32))
         return DSORT_ERR(err, DSORT_EINVAL, 0, "too many records: %zu", n);
     if (n && !in)
         return DSORT_ERR(err, DSORT_EINVAL, 0, "%zu records at a NULL pointer", n);
     return DSORT_OK;
 }
 
-/* Collective: every rank passed rank 0's layout and flags (else the lowest rank that did not
- * says so). */
-static enum dsort_status same_layout(struct ctx *x, const struct dsort_records *f,
-                                     struct dsort_error *err)
+/* The layout as words that every rank compares with rank 0's: the raw key's place (0 with
+ * typed keys, which ignore it), the flags, then each typed key. */
+#define LAYOUT_WORDS (5 + 4 * DSORT_TYPEDKEY_MAX)
+
+static void layout_words(const struct dsort_records *f, const struct dsort_typedkey *tk,
+                         uint64_t *v)
 {
-    uint64_t v[4] = {f->rec_size, f->key_off, f->key_len, f->flags}, r0[4];
+    memset(v, 0, LAYOUT_WORDS * sizeof *v);
+    v[0] = f->rec_size;
+    v[1] = tk->count ? 0 : f->key_off;
+    v[2] = tk->count ? 0 : f->key_len;
+    v[3] = f->flags;
+    v[4] = tk->count;
+    for (size_t i = 0; i < tk->count; i++) {
+        const struct dsort_typedkey_field *k = &tk->keys[i];
+        uint64_t *w = v + 5 + 4 * i;
+        w[0] = (uint64_t)k->type, w[1] = k->off, w[2] = k->len, w[3] = (uint64_t)k->desc;
+    }
+}
+
+/* The key list that layout_words wrote, spelled as -k takes it ("none" for raw bytes). */
+static void keys_name(const uint64_t *v, char *buf, size_t size)
+{
+    struct dsort_typedkey tk;
+    dsort_typedkey_init(&tk);
+    tk.count = v[4] <= DSORT_TYPEDKEY_MAX ? (size_t)v[4] : DSORT_TYPEDKEY_MAX;
+    for (size_t i = 0; i < tk.count; i++) {
+        const uint64_t *w = v + 5 + 4 * i;
+        tk.keys[i].type = w[0] < DSORT_TK_NTYPES ? (enum dsort_typedkey_type)w[0] : DSORT_TK_BYTES;
+        tk.keys[i].off = (size_t)w[1], tk.keys[i].len = (size_t)w[2], tk.keys[i].desc = (int)w[3];
+    }
+    dsort_typedkey_name(&tk, buf, size);
+    if (!tk.count)
+        snprintf(buf, size, "none");
+}
+
+/* Collective: every rank passed rank 0's layout, keys and flags (else the lowest rank that did
+ * not says so). */
+static enum dsort_status same_layout(struct ctx *x, const struct dsort_records *f,
+                                     const struct dsort_typedkey *tk, struct dsort_error *err)
+{
+    uint64_t v[LAYOUT_WORDS], r0[LAYOUT_WORDS];
+    layout_words(f, tk, v);
     memcpy(r0, v, sizeof v);
-    if (MPI_Bcast(r0, 4, MPI_UINT64_T, 0, x->comm) != MPI_SUCCESS)
+    if (MPI_Bcast(r0, LAYOUT_WORDS, MPI_UINT64_T, 0, x->comm) != MPI_SUCCESS)
         return DSORT_ERR(err, DSORT_EIO, 0, "MPI_Bcast of the record layout failed");
+    if (memcmp(v + 4, r0 + 4, sizeof v - 4 * sizeof *v)) {
+        char here[96], there[96];
+        keys_name(v, here, sizeof here);
+        keys_name(r0, there, sizeof there);
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "keys differ from rank 0's: '%s' here, '%s' on rank 0", here, there);
+    }
     if (memcmp(v, r0, sizeof v))
         return DSORT_ERR(err, DSORT_EINVAL, 0,
                          "record layout or flags differ from rank 0's: size %zu, key %zu+%zu, "
@@ -224,24 +308,23 @@ out:
     return code;
 }
 
-static int sort_comm(struct ctx *x, const struct dsort_records *f, const void *in, size_t n,
-                     unsigned char **out, size_t *n_out)
+/* Collective: sort the n records at in (fmt's, widened with typed keys) into *out. *own, if
+ * not NULL, is in, freed once the local sort no longer needs it. */
+static int sort_fmt(struct ctx *x, const struct dsort_format *fmt, const struct dsort_order *ord,
+                    const unsigned char *in, size_t n, unsigned char **own, unsigned char **out,
+                    size_t *n_out)
 {
     struct dsort_error err = {0};
-    enum dsort_status st = check_args(f, in, n, &err);
-    int code = agree(x, st, &err);
-    if (!code)
-        code = agree(x, same_layout(x, f, &err), &err);
-    if (code)
-        return code;
-    struct dsort_format fmt = {DSORT_FORMAT_FIXED, f->rec_size, f->key_off, f->key_len, "", NULL};
-    struct dsort_order ord = {(f->flags & DSORT_REVERSE) != 0, 0, (f->flags & DSORT_STABLE) != 0};
+    enum dsort_status st = DSORT_OK;
     unsigned char *run = NULL;
+    int code;
     uint64_t *cuts = calloc((size_t)x->size + 1, sizeof *cuts);
     if (!cuts)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
     if (!st)
-        st = sort_local(&fmt, &ord, in, n, &run, &err);
+        st = sort_local(fmt, ord, in, n, &run, &err);
+    free(*own);
+    *own = NULL;
     if ((code = agree(x, st, &err)))
         goto out;
     if (x->size == 1) { /* the sorted run is the output */
@@ -256,16 +339,67 @@ static int sort_comm(struct ctx *x, const struct dsort_records *f, const void *i
     if (x->rank == 0)
         g0 = 0; /* MPI_Exscan leaves rank 0's undefined */
     struct dsort_cmp cmp;
-    dsort_cmp_init(&cmp, &fmt, &ord);
-    struct run_keys rk = {&cmp, run, fmt.rec_size, g0};
+    dsort_cmp_init(&cmp, fmt, ord);
+    struct run_keys rk = {&cmp, run, fmt->rec_size, g0};
     struct dsort_splitter_keys sk = {n, cmp.key_len + cmp.tie_len + 16, run_key_at, &rk};
     st = dsort_splitters_cut(x->comm, &sk, cuts, NULL, &err);
     if ((code = agree(x, st, &err)))
         goto out;
-    code = exchange_merge(x, &fmt, &ord, &run, cuts, out, n_out);
+    code = exchange_merge(x, fmt, ord, &run, cuts, out, n_out);
 out:
     free(run);
     free(cuts);
+    return code;
+}
+
+/* Typed keys: *wide gets the n records widened (typedkey.h: normkey || record, or the record
+ * with its key bytes normalised), which sort by memcmp of the normalised key as the keys say,
+ * and whose whole bytes order equal keys as the records' bytes do. */
+static enum dsort_status widen(const struct dsort_typedkey *tk, const void *in, size_t n,
+                               unsigned char **wide, struct dsort_error *err)
+{
+    const size_t ws = tk->wide_prefix + tk->rec_size;
+    if (!(*wide = malloc(n ? n * ws : 1)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory for %zu records of %zu bytes", n,
+                         ws);
+    dsort_typedkey_widen(tk, in, n, *wide);
+    return DSORT_OK;
+}
+
+/* The sorted widened records back to the user's, in place (the buffer shrunk to fit). */
+static void narrow(const struct dsort_typedkey *tk, unsigned char **out, size_t n)
+{
+    dsort_typedkey_narrow_inplace(tk, *out, n);
+    unsigned char *o = tk->wide_prefix && n ? realloc(*out, n * tk->rec_size) : NULL;
+    if (o) /* else the larger buffer stays: it holds the records */
+        *out = o;
+}
+
+static int sort_comm(struct ctx *x, const struct dsort_records *f, const void *in, size_t n,
+                     unsigned char **out, size_t *n_out)
+{
+    struct dsort_error err = {0};
+    struct dsort_typedkey tk;
+    enum dsort_status st = check_args(f, in, n, &tk, &err);
+    int code = agree(x, st, &err);
+    if (!code)
+        code = agree(x, same_layout(x, f, &tk, &err), &err);
+    if (code)
+        return code;
+    struct dsort_format fmt = {DSORT_FORMAT_FIXED, f->rec_size, f->key_off, f->key_len, "", NULL};
+    struct dsort_order ord = {(f->flags & DSORT_REVERSE) != 0, 0, (f->flags & DSORT_STABLE) != 0};
+    unsigned char *wide = NULL;
+    if (tk.count) { /* sort the widened records by their normalised key, as the program does */
+        fmt.rec_size = tk.wide_prefix + tk.rec_size;
+        fmt.key_off = tk.wide_key_off;
+        fmt.key_len = tk.norm_len;
+        if ((code = agree(x, widen(&tk, in, n, &wide, &err), &err)))
+            return code;
+        in = wide;
+    }
+    code = sort_fmt(x, &fmt, &ord, in, n, &wide, out, n_out);
+    if (!code && tk.count && *out)
+        narrow(&tk, out, *n_out);
     return code;
 }
 

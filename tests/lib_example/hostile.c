@@ -1,9 +1,10 @@
 /* lib.hostile: libdsort called carelessly (dsort.h's contract, case by case, at any rank
  * count): a NULL layout on one rank, record sizes near SIZE_MAX (a division by zero once:
  * SIGFPE inside a library that promises never to abort), counts whose bytes overflow, zero
- * records everywhere (*out must then be NULL, as dsort.h says), NULL out and n_out, and
- * MPI_COMM_SELF. Every rank must return the same code, the same on every rank, and never
- * crash or hang. Prints one line per failed check; exit 0 if every check passed, else 1.
+ * records everywhere (*out must then be NULL, as dsort.h says), NULL out and n_out,
+ * MPI_COMM_SELF, and bad typed-key lists (on every rank, or differing between ranks). Every rank
+ * must return the same code, the same on every rank, and never crash or hang. Prints one line per
+ * failed check; exit 0 if every check passed, else 1.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "dsort.h"
 
 static int rank, size, failed;
+static char last_msg[256]; /* refused()'s error message */
 
 static void check(const char *what, int ok)
 {
@@ -43,6 +45,7 @@ static void refused(const char *what, int want, const struct dsort_records *f, c
     snprintf(buf, sizeof buf, "%s: code %d (want %d), out %p, n_out %zu, '%s'", what, rc, want, out,
              no, e.msg);
     check(buf, rc == want && !out && no == 0 && e.code == rc && e.msg[0]);
+    snprintf(last_msg, sizeof last_msg, "%s", e.msg);
     same_everywhere(what, rc);
 }
 
@@ -54,15 +57,15 @@ int main(int argc, char **argv)
     unsigned char buf[64] = {0};
 
     /* Record sizes whose rec_size + 32 wraps to 0 (or to little) in the overflow check. */
-    struct dsort_records wrap0 = {SIZE_MAX - 31, 0, 1, 0};
+    struct dsort_records wrap0 = {SIZE_MAX - 31, 0, 1, 0, NULL};
     refused("record size SIZE_MAX - 31, no records", DSORT_ERR_ARG, &wrap0, NULL, 0);
     refused("record size SIZE_MAX - 31, one record", DSORT_ERR_ARG, &wrap0, buf, 1);
-    struct dsort_records huge = {SIZE_MAX, 0, SIZE_MAX, 0};
+    struct dsort_records huge = {SIZE_MAX, 0, SIZE_MAX, 0, NULL};
     refused("record size SIZE_MAX", DSORT_ERR_ARG, &huge, buf, 1);
-    struct dsort_records half = {SIZE_MAX / 2 + 1, 0, 1, 0};
+    struct dsort_records half = {SIZE_MAX / 2 + 1, 0, 1, 0, NULL};
     refused("record size SIZE_MAX / 2 + 1, two records", DSORT_ERR_ARG, &half, buf, 2);
     /* A NULL layout on the last rank only (the others' is huge on rank 0 alone). */
-    struct dsort_records good = {8, 0, 8, 0};
+    struct dsort_records good = {8, 0, 8, 0, NULL};
     refused("a NULL layout on the last rank", DSORT_ERR_ARG,
             rank == size - 1 ? NULL
             : rank == 0      ? &wrap0
@@ -70,6 +73,41 @@ int main(int argc, char **argv)
             buf, 0);
     /* More records than any buffer can hold. */
     refused("2^62 records of 8 bytes", DSORT_ERR_ARG, &good, buf, (size_t)1 << 62);
+
+    /* Bad typed keys (the message must name the bad key), on every rank or on the last only. */
+    static const char *const bad_keys[] = {"0:u64",
+                                           "0:u64le,",
+                                           ",0:u64le",
+                                           "0:u64le,,8:u8",
+                                           "0:u64le:x",
+                                           "4:u64le",
+                                           "0:bytes",
+                                           "0:u8:2",
+                                           "0:u8,0:u8,0:u8,0:u8,0:u8,0:u8,0:u8,0:u8,0:u8,0:u8,"
+                                           "0:u8,0:u8,0:u8,0:u8,0:u8,0:u8,0:u8"};
+    for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++) {
+        struct dsort_records k = {8, 0, 0, 0, bad_keys[i]};
+        char what[200];
+        snprintf(what, sizeof what, "keys '%.100s'", bad_keys[i]);
+        refused(what, DSORT_ERR_ARG, &k, buf, 1);
+        char named[300];
+        snprintf(named, sizeof named, "%s: the message names no bad key: '%s'", what, last_msg);
+        check(named, strstr(last_msg, "rank 0: bad key") != NULL);
+    }
+    struct dsort_records typed = {8, 0, 0, 0, "0:u64le"}, other = {8, 0, 0, 0, "0:i64le:r"};
+    if (size > 1) { /* a layout differing between ranks */
+        refused("keys '0:i64le:r' on the last rank, '0:u64le' elsewhere", DSORT_ERR_ARG,
+                rank == size - 1 ? &other : &typed, buf, 1);
+        char differ[300];
+        snprintf(differ, sizeof differ, "differing keys: '%s'", last_msg);
+        check(differ, strstr(last_msg, "keys differ from rank 0's: '0:i64le:r' here, "
+                                       "'0:u64le' on rank 0") != NULL);
+        refused("raw bytes on the last rank, typed keys elsewhere", DSORT_ERR_ARG,
+                rank == size - 1 ? &good : &typed, buf, 1);
+    }
+    /* A huge record with a key that fits: refused for its size, never a wrapped allocation. */
+    struct dsort_records huge_typed = {SIZE_MAX - 31, 0, 0, 0, "0:f64le"};
+    refused("record size SIZE_MAX - 31 with a typed key", DSORT_ERR_ARG, &huge_typed, buf, 1);
 
     /* Zero records on every rank: success, and *out NULL as dsort.h says. */
     void *out = (void *)&out;
@@ -100,6 +138,14 @@ int main(int argc, char **argv)
     const uint64_t want[3] = {1, 2, 3};
     check("MPI_COMM_SELF: 3 records, sorted",
           rc == DSORT_SUCCESS && no == 3 && out && !memcmp(out, want, sizeof want));
+    free(out);
+
+    /* Typed keys, little-endian and descending: each rank sorts its own on MPI_COMM_SELF. */
+    const uint64_t le[3] = {256, 1, 2}, want_desc[3] = {256, 2, 1};
+    struct dsort_records desc = {8, 0, 0, 0, "0:u64le:r"};
+    rc = dsort_sort(MPI_COMM_SELF, &desc, le, 3, &out, &no, &e);
+    check("MPI_COMM_SELF: 3 records by 0:u64le:r",
+          rc == DSORT_SUCCESS && no == 3 && out && !memcmp(out, want_desc, sizeof want_desc));
     free(out);
 
     int all = failed;
