@@ -7,6 +7,11 @@
  * the duplicates), one exchange (exchange.h), and a stable merge of the p pieces, which
  * arrive in source-rank order, that is input order.
  *
+ * Typed keys (struct dsort_records.keys) as the program's pipelines have them (job_typed.h):
+ * the records are widened once (typedkey.h: normkey || record, or the record with its key
+ * bytes normalised in place), sorted as a plain fixed format whose key is the normalised key,
+ * and narrowed back in the output buffer, so that nothing between knows about typed keys.
+ *
  * Agreement: every step that may fail on one rank is followed by agree(), an Allreduce and a
  * Broadcast on the library's own duplicate of the communicator, so that every rank leaves
  * with the lowest failing rank's code and message and no rank enters a collective that
@@ -393,8 +398,10 @@ static int sort_comm(struct ctx *x, const struct dsort_records *f, const void *i
         fmt.rec_size = tk.wide_prefix + tk.rec_size;
         fmt.key_off = tk.wide_key_off;
         fmt.key_len = tk.norm_len;
-        if ((code = agree(x, widen(&tk, in, n, &wide, &err), &err)))
+        if ((code = agree(x, widen(&tk, in, n, &wide, &err), &err))) {
+            free(wide); /* widened here, but another rank failed */
             return code;
+        }
         in = wide;
     }
     code = sort_fmt(x, &fmt, &ord, in, n, &wide, out, n_out);

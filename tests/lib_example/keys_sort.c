@@ -26,7 +26,7 @@ static int put_file(const char *dir, size_t k, const char *suffix, const void *p
     char name[4096];
     snprintf(name, sizeof name, "%s/%zu.%s", dir, k, suffix);
     FILE *f = fopen(name, "wb");
-    int ok = f && fwrite(p, 1, len, f) == len;
+    int ok = f && (!len || fwrite(p, 1, len, f) == len); /* out is NULL for 0 records */
     if (f && fclose(f))
         ok = 0;
     if (!ok)
