@@ -250,7 +250,7 @@ def error_cases(rng):
             expect_error("last rank's field", t, ValueError, "no field 'w'", order="w")
         else:
             expect_error("last rank's field", t, dsort.DsortError,
-                         f"rank {SIZE - 1}: dsort: no field 'w'", order="tag")
+                         f"dsort: rank {SIZE - 1}: no field 'w'", order="tag")
         # A layout that differs between ranks: libdsort itself says so on every rank.
         rec = "S10" if RANK == 0 else "S12"
         expect_error("different record sizes", np.zeros(3, [("k", rec)]), dsort.DsortError,
@@ -271,6 +271,7 @@ def main():
         if FAILS:
             print(f"lib.python: {len(FAILS)} failures at {SIZE} ranks, seed {SEED} "
                   "(DSORT_TEST_SEED replays)", file=sys.stderr)
+        print(f"lib.python: library {LIB.path}")
         print(f"lib.python: {SIZE} ranks, libdsort {LIB.version}, seed {SEED}: "
               f"{len(FAILS)} failed, {len(SKIPS)} skipped")
     return COMM.bcast(1 if FAILS else 0, root=0)

@@ -137,7 +137,10 @@ def _agree(comm, exc):
     bad = comm.allreduce(comm.Get_rank() if exc is not None else size, op=_lib.get().mpi.MIN)
     if bad == size:
         return
-    msg = comm.bcast(f"rank {bad}: {exc}" if exc is not None else None, root=bad)
+    msg = None
+    if exc is not None:
+        msg = f"dsort: rank {bad}: {str(exc).removeprefix('dsort: ')}"
+    msg = comm.bcast(msg, root=bad)
     if exc is not None:
         raise exc
     raise DsortError(_lib.DSORT_ERR_ARG, bad, msg)
