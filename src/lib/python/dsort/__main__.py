@@ -1,7 +1,7 @@
 """python3 -m dsort: sort a .npy file of a structured (or plain) array across MPI ranks.
 
     mpirun -n 4 python3 -m dsort particles.npy -o sorted.npy --order id
-    mpirun -n 4 python3 -m dsort cells.npy -o sorted.npy --order level,-morton -s
+    mpirun -n 4 python3 -m dsort cells.npy -o sorted.npy --order=level,-morton -s
 
 Each rank reads its slice of the input (memory-mapped), dsort.sort sorts them together, and
 each rank writes its share at its place in the output (rank 0 writes the header first). The
@@ -23,7 +23,8 @@ def parse(argv):
         "field descending."))
     p.add_argument("input", nargs="?", help="the .npy file to sort (1-D)")
     p.add_argument("-o", "--output", help="the sorted .npy file to write")
-    p.add_argument("--order", help="comma-separated field names (default: every field)")
+    p.add_argument("--order", help="comma-separated field names (default: every field); "
+                   "-NAME: descending (write --order=-NAME,... when the first has a -)")
     p.add_argument("-s", "--stable", action="store_true", help="equal keys keep input order")
     p.add_argument("-r", "--reverse", action="store_true",
                    help="descending: every key, and the record order of equal keys")
