@@ -10,7 +10,7 @@
 set -u
 build=${1:?usage: python.sh BUILD_DIR SOURCE_DIR} src=${2:?usage: python.sh BUILD_DIR SOURCE_DIR}
 # skip, fail (exit 1 at once: FAIL_FAST), kto and MPI_PREFLAGS are tests/lib/check.sh's.
-# shellcheck disable=SC2034 # read by check.sh
+# shellcheck disable=SC2034 # FAIL_FAST and LAST_CMD: read by check.sh
 FAIL_FAST=1
 # shellcheck source=../lib/check.sh
 . "$(dirname "$0")/../lib/check.sh"
@@ -19,8 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # A version manager's python3 (pyenv) may lack Debian's packages: take the first that has both.
 py=""
 for c in "${PYTHON3:-}" "$(command -v python3)" /usr/bin/python3; do
-    [ -n "$c" ] && [ -x "$c" ] || continue
-    if "$c" -c 'import numpy, mpi4py' 2>/dev/null; then
+    if [ -n "$c" ] && [ -x "$c" ] && "$c" -c 'import numpy, mpi4py' 2>/dev/null; then
         py=$c
         break
     fi
@@ -56,6 +55,7 @@ out=$(PYTHONPATH="$pydir" kto 300 "${mpi[@]}" -n 2 "$py" "$here/python_sort.py" 
 grep -q "library $tmp/prefix/" <<<"$out" || fail "the installed module did not load the installed library: $out"
 
 # python3 -m dsort: a .npy file sorted by a bytes field, against Python's own sort.
+# shellcheck disable=SC2034 # read by check.sh's fail
 LAST_CMD="python3 -m dsort in.npy -o out.npy --order tag -s (3 ranks)"
 "$py" -c 'import numpy as np
 a = np.zeros(2001, [("tag", "S3"), ("n", "<u4")])
