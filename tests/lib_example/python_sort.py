@@ -242,6 +242,8 @@ def error_cases(rng):
     expect_error("array field", p, TypeError, "field 'v'", order="v")
     expect_error("float16", np.zeros(4, "<f2"), TypeError, "float16")
     expect_error("unicode", np.zeros(4, [("s", "U3")]), TypeError, "field 's'", order="s")
+    expect_error("object field", np.zeros(4, [("k", "u1"), ("o", "O")]), TypeError,
+                 "Python objects", order="k")
     expect_error("no such field", p, ValueError, "no field 'w'", order="w")
     expect_error("2-D", np.zeros((2, 2), "u1"), ValueError, "1-D")
     if SIZE > 1:  # one rank's own mistake: it raises it, the others learn who

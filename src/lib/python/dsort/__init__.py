@@ -109,6 +109,8 @@ def _plan(lib, arr, order, stable, descending):
         raise TypeError("dsort: sort takes a numpy array")
     if arr.ndim != 1:
         raise ValueError(f"dsort: sort takes a 1-D array (this one has shape {arr.shape})")
+    if arr.dtype.hasobject:  # pointers: meaningless on another rank, and never to be copied
+        raise TypeError(f"dsort: {arr.dtype} holds Python objects: records must be plain bytes")
     if arr.dtype.itemsize == 0:
         raise TypeError("dsort: records of 0 bytes")
     keys = _keys(arr.dtype, order)
