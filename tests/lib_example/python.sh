@@ -37,6 +37,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsort-python-XXXXXX") || fail mktemp
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || fail "cd $tmp"
 mpi=("${DSORT_MPIEXEC:-mpiexec}" "${MPI_PREFLAGS[@]}")
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ left in the source tree
 
 for p in 1 2 3 4; do
     LAST_CMD="DSORT_LIB=$lib PYTHONPATH=$src/src/lib/python mpiexec -n $p $py python_sort.py"
