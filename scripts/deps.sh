@@ -15,6 +15,7 @@ for a in "$@"; do
         pkgs+=(clang libclang-rt-14-dev) # libFuzzer for scripts/fuzz.sh
         pkgs+=(chromium) # renders dsort-report's page headless (tests/report)
         pkgs+=(python3-numpy) # the oracle of typed keys (tests/unit/typedkey_diff.py)
+        pkgs+=(python3-mpi4py) # the Python module dsort over libdsort (tests/lib_example/python.sh)
         pkgs+=(universal-ctags) # scripts/fnlen.sh, the size lint (ctest build.sizes)
         ;;
     --mpich) pkgs+=(mpich libmpich-dev) ;;
