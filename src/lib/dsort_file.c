@@ -57,15 +57,16 @@ static void cmdline_free(struct cmdline *l)
  * of them ("--he") is refused too. */
 static const char *refused_option(const char *opt)
 {
-    static const char *const no[] = {"help", "version",     "check",      "debug", "plan",
-                                     "json", "files0-from", "checkpoint", NULL};
+    static const char *const no[] = {"help",       "version", "check",       "debug",
+                                     "plan",       "json",    "files0-from", "checkpoint",
+                                     "stop-after", "resume",  NULL};
     if (strncmp(opt, "--", 2) || !opt[2])
         return "not a long option (--NAME or --NAME=VALUE)";
     size_t len = strcspn(opt + 2, "=");
     for (size_t i = 0; no[i]; i++)
         if (len && !strncmp(opt + 2, no[i], len))
-            return "not for the library (it prints, reads its own list or wants the program's "
-                   "signal handlers)";
+            return "not for the library (it prints, reads its own list, or keeps a checkpoint, "
+                   "which wants the program's signal handlers and messages)";
     return NULL;
 }
 
@@ -181,9 +182,7 @@ static int agree_result(const struct dsort_comm *c, int code, const struct caugh
             "sharing the error (MPI_Bcast)");
     if (!worst)
         return DSORT_SUCCESS;
-    int rc = worst == 3         ? DSORT_STOPPED
-             : low[0] < c->size ? public_code(said.st)
-                                : DSORT_ERR_INTERNAL;
+    int rc = low[0] < c->size ? public_code(said.st) : DSORT_ERR_INTERNAL;
     if (!err)
         return rc;
     err->code = rc;
@@ -192,10 +191,6 @@ static int agree_result(const struct dsort_comm *c, int code, const struct caugh
     if (low[0] < c->size)
         snprintf(err->msg, sizeof err->msg, "%s",
                  said.line + (strlen(said.line) >= skip ? skip : 0));
-    else if (worst == 3)
-        snprintf(err->msg, sizeof err->msg,
-                 "stopped with a checkpoint (--stop-after); run again "
-                 "with --resume to go on");
     else
         snprintf(err->msg, sizeof err->msg, "the sort failed (exit code %d) without a message",
                  worst);

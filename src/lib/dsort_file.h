@@ -25,7 +25,12 @@
  * One file sort at a time per process (the pipeline keeps process-wide state: the temp-file
  * registry, getopt's), from the thread that called MPI_Init. Signal handlers are the
  * caller's: the library installs none, so a signal that kills the process may leave temp files
- * (dsort's own sweep removes dead jobs' temp directories at the next run).
+ * (dsort's own sweep removes dead jobs' temp directories at the next run). Checkpoints
+ * (--checkpoint, --stop-after, --resume) are the program's alone.
+ *
+ * Not yet caught by the hook (printed to standard error by rank 0 before the error comes
+ * back): the differences that an input directory's _SUCCESS manifest finds in its parts, and
+ * a failure to read the seed of --random-sort.
  */
 #ifndef DSORT_FILE_H
 #define DSORT_FILE_H
@@ -43,7 +48,6 @@ struct dsort_errinfo; /* dsort.h */
  * or option, DSORT_ERR_NOMEM, DSORT_ERR_MPI, DSORT_ERR_INTERNAL). */
 #define DSORT_ERR_IO 5   /* a file could not be opened, read, written or made room for */
 #define DSORT_ERR_DATA 6 /* an input is not in the format (size, lines, manifest) */
-#define DSORT_STOPPED 7  /* --stop-after=N: stopped with a checkpoint; --resume goes on */
 
 /* A flag of struct dsort_file_job besides DSORT_REVERSE and DSORT_STABLE (dsort.h). */
 #define DSORT_UNIQUE 4u /* keep one record of each run of equal keys (dsort -u) */
@@ -64,7 +68,8 @@ struct dsort_file_job {
     unsigned flags;     /* DSORT_REVERSE | DSORT_STABLE | DSORT_UNIQUE (-r -s -u), or 0 */
     /* More long options, NULL-terminated (NULL: none), each "--NAME" or "--NAME=VALUE" as
      * dsort(1) takes it. Refused: short options, "--", and what is no library's business:
-     * --help, --version, --check, --debug, --plan, --json, --files0-from, --checkpoint. */
+     * --help, --version, --check, --debug, --plan, --json, --files0-from, --checkpoint,
+     * --stop-after, --resume (and abbreviations of them). */
     const char *const *options;
     /* Where the program's lines go, each one line without its newline ("libdsort: rank 0/4
      * (node07): ..."); NULL: nowhere. Called on the rank that says the line. */

@@ -107,11 +107,19 @@ static char *path(const char *name)
     return p[i];
 }
 
-static int logged;
 static void count_line(const char *line, void *arg)
 {
     (void)line;
     ++*(int *)arg;
+}
+
+static const char *temps[1];
+
+/* A job of n inputs into out, with the test's temp directory. */
+static struct dsort_file_job job_of(const char *const *in, size_t n, const char *out)
+{
+    return (struct dsort_file_job){
+        .inputs = in, .ninputs = n, .output = out, .temp_dirs = temps, .ntemp = 1};
 }
 
 /* A sort that must succeed on comm. */
@@ -156,9 +164,8 @@ int main(int argc, char **argv)
     }
     dir = argv[1];
     const char *in_a[] = {argv[2]}, *in_b[] = {argv[3]};
-    const char *temps[] = {path("tmp")};
-    struct dsort_file_job j = {in_a, 1, path("a.mem"), NULL,       NULL,   NULL, temps, 1,
-                               NULL, 0, NULL,          count_line, &logged};
+    temps[0] = path("tmp");
+    struct dsort_file_job j = job_of(in_a, 1, path("a.mem"));
     sorts(MPI_COMM_WORLD, "A in memory", &j);
 
     static const char *const ooc[] = {"--out-of-core", "--block-size=64K", NULL};
@@ -169,41 +176,67 @@ int main(int argc, char **argv)
 
     /* gensort records by their first 8 bytes as a big-endian u64 and then the whole record:
      * the same order as by the 10-byte key then the whole record */
-    j = (struct dsort_file_job){
-        in_a, 1,   path("a.typed"), NULL, "fixed:100:0:10", "0:u64be", temps, 1, NULL, 0, NULL,
-        NULL, NULL};
+    j = job_of(in_a, 1, path("a.typed"));
+    j.format = "fixed:100:0:10";
+    j.keys = "0:u64be";
     sorts(MPI_COMM_WORLD, "A by a typed key", &j);
 
+    /* -O DIR: the parts in name order are the sorted input */
+    j = job_of(in_a, 1, NULL);
+    j.output_dir = path("a.parts");
+    struct dsort_errinfo e;
+    int rc = dsort_sort_files(MPI_COMM_WORLD, &j, &e);
+    check(rc == DSORT_SUCCESS ? "-O DIR" : e.msg, rc == DSORT_SUCCESS);
+    if (rank == 0) {
+        char cmd[9000];
+        snprintf(cmd, sizeof cmd, "cat '%s'/part-* > '%s'", j.output_dir, path("a.cat"));
+        check("-O DIR's parts", system(cmd) == 0);
+    }
+    check_output(MPI_COMM_WORLD, "-O DIR", in_a[0], path("a.cat"));
+
     const char *missing[] = {argv[2], path("no-such-input")};
-    j = (struct dsort_file_job){
-        missing, 2, path("bad.out"), NULL, NULL, NULL, temps, 1, NULL, 0, NULL, NULL, NULL};
+    int lines = 0;
+    j = job_of(missing, 2, path("bad.out"));
+    j.log = count_line;
+    j.log_arg = &lines;
     fails("a missing input", &j, DSORT_ERR_IO, "no-such-input");
+    int all_lines = 0;
+    MPI_Allreduce(&lines, &all_lines, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    check("the error line went to the log hook", all_lines >= 1);
+    /* an output that exists keeps its contents after a failed sort */
+    if (rank == 0) {
+        FILE *f = fopen(path("old.out"), "w");
+        check("old.out made", f && fputs("old\n", f) >= 0 && fclose(f) == 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    j.output = path("old.out");
+    j.log = NULL;
+    rc = dsort_sort_files(MPI_COMM_WORLD, &j, &e);
+    same_everywhere(MPI_COMM_WORLD, "a failed sort over an existing output", rc, &e);
+    if (rank == 0) {
+        size_t n = 0;
+        unsigned char *b = slurp(path("old.out"), &n);
+        check("a failed sort leaves the existing output as it was",
+              rc == DSORT_ERR_IO && b && n == 4 && !memcmp(b, "old\n", 4));
+        free(b);
+    }
+
+    j = job_of(in_a, 1, path("bad.out"));
     static const char *const bad_block[] = {"--block-size=1", NULL};
-    j.inputs = in_a;
-    j.ninputs = 1;
     j.options = bad_block;
     fails("a bad option value", &j, DSORT_ERR_ARG, "--block-size");
     static const char *const help[] = {"--he", NULL};
     j.options = help;
     fails("--help's abbreviation", &j, DSORT_ERR_ARG, "--he");
+    static const char *const stop[] = {"--stop-after=1", NULL};
+    j.options = stop;
+    fails("--stop-after", &j, DSORT_ERR_ARG, "--stop-after");
 
     /* Two halves, two files, at once (a rank count of 1 has one half). */
     int color = rank % 2;
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
-    j = (struct dsort_file_job){color ? in_b : in_a,
-                                1,
-                                path(color ? "b.half" : "a.half"),
-                                NULL,
-                                NULL,
-                                NULL,
-                                temps,
-                                1,
-                                NULL,
-                                0,
-                                NULL,
-                                NULL,
-                                NULL};
+    j = job_of(color ? in_b : in_a, 1, path(color ? "b.half" : "a.half"));
     sorts(half, color ? "B by the odd half" : "A by the even half", &j);
     MPI_Comm_free(&half);
 

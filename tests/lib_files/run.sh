@@ -17,6 +17,7 @@ timeout 60 "$mpiexec" "${MPI_PREFLAGS[@]}" -n 1 "$bin/dsort-gen" 20000 "$T/A" ||
 timeout 60 "$mpiexec" "${MPI_PREFLAGS[@]}" -n 1 "$bin/dsort-gen" -b 20000 30001 "$T/B" ||
     fail "dsort-gen B"
 for n in 1 2 3 4; do
+    rm -rf "$T/a.parts" # -O DIR must not hold an earlier run's parts (the program's rule)
     LAST_CMD="$mpiexec -n $n $prog $T $T/A $T/B"
     timeout -k 5 240 "$mpiexec" "${MPI_PREFLAGS[@]}" -n "$n" "$prog" "$T" "$T/A" "$T/B" \
         >"$T/out" 2>"$T/err" </dev/null
