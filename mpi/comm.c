@@ -22,13 +22,12 @@ static const struct dsort_comm *named;
  * and MPI_ERRORS_ARE_FATAL would end the job without saying which rank or why. */
 static void on_mpi_error(MPI_Comm *comm, int *code, ...)
 {
-    (void)comm;
     struct dsort_error err;
     dsort_comm_check(*code, "an MPI call failed", &err);
     if (named)
         dsort_comm_die(named, &err);
     fprintf(stderr, "dsort: %s\n", err.msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Abort(*comm, 2); /* the communicator that failed: not necessarily the world */
 }
 
 void dsort_comm_init(struct dsort_comm *c, MPI_Comm comm, const char *prog)
@@ -140,9 +139,28 @@ void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
     va_start(ap, fmt);
     size_t len = format_line(c, line, sizeof line, fmt, ap);
     va_end(ap);
+    if (c->say) {
+        c->say(c->say_arg, 0, DSORT_OK, line, len);
+        return;
+    }
     fflush(stderr); /* whatever stdio holds goes first */
     /* one write(2): never interleaved with another rank's line, and out of this process
      * before anything that may end it */
+    dsort_io_write_all(STDERR_FILENO, line, len);
+}
+
+void dsort_comm_print_error(const struct dsort_comm *c, enum dsort_status st, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    size_t len = format_line(c, line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (c->say) {
+        c->say(c->say_arg, 1, st, line, len);
+        return;
+    }
+    fflush(stderr);
     dsort_io_write_all(STDERR_FILENO, line, len);
 }
 
@@ -187,8 +205,15 @@ static int line_may_be_lost(void)
 
 /* Print the error line that ends the job; remember to say it again when it may have been
  * lost on a full file system (see dsort_comm_say_again). */
-static void print_error(const struct dsort_comm *c, const char *msg, const struct dsort_error *err)
+static void print_error(const struct dsort_comm *c, const char *msg, enum dsort_status st,
+                        const struct dsort_error *err)
 {
+    if (c->say) { /* the hook's owner keeps the line: nothing is said again */
+        char line[1024];
+        size_t len = line_of(c, line, sizeof line, "%s", msg);
+        c->say(c->say_arg, 1, st, line, len);
+        return;
+    }
     said.len = line_of(c, said.line, sizeof said.line, "%s", msg);
     fflush(stderr);
     int failed = dsort_io_write_all(STDERR_FILENO, said.line, said.len) != 0;
@@ -219,7 +244,7 @@ enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status
     if (low[0] == c->size)
         return DSORT_OK;
     if (low[0] == c->rank) /* before the Bcast: no rank goes on before the line is out */
-        print_error(c, err && err->msg[0] ? err->msg : dsort_status_name(st), err);
+        print_error(c, err && err->msg[0] ? err->msg : dsort_status_name(st), st, err);
     int status = (int)st;
     dsort_comm_require(c, MPI_Bcast(&status, 1, MPI_INT, low[0], c->comm),
                        "sharing the failing rank's status (MPI_Bcast)");
@@ -229,7 +254,8 @@ enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status
 _Noreturn void dsort_comm_die(const struct dsort_comm *c, const struct dsort_error *err)
 {
     /* The rank that ends the job is the one that says why, before it ends it. */
-    print_error(c, err && err->msg[0] ? err->msg : "fatal error", err);
+    print_error(c, err && err->msg[0] ? err->msg : "fatal error",
+                err && err->status ? err->status : DSORT_EINTERNAL, err);
     dsort_cleanup_run();
     dsort_comm_say_again();
     MPI_Abort(c->comm, 2);

@@ -24,6 +24,14 @@
 
 #include "error.h"
 
+/* Where a rank's lines go (dsort_comm_print, and the error line of dsort_comm_agree): NULL,
+ * the default, writes each line to stderr in one write(2); a hook gets the line instead
+ * ("prog: rank R/N (host): text", one line, newline included), whether it is an error
+ * (error != 0: the line that says why the job fails; st its status) or a note. Set by a caller
+ * that prints nothing itself (libdsort, dsort_file.h); copies of c carry it along. */
+typedef void dsort_comm_say_fn(void *arg, int error, enum dsort_status st, const char *line,
+                               size_t len);
+
 struct dsort_comm {
     MPI_Comm comm;
     int rank, size;
@@ -31,7 +39,9 @@ struct dsort_comm {
     int node_index, node_count; /* this node among the job's nodes (by lowest rank) */
     MPI_Comm node;              /* the ranks of this node (owned) */
     char host[64];
-    const char *prog; /* program name for messages */
+    const char *prog;       /* program name for messages */
+    dsort_comm_say_fn *say; /* NULL: stderr (see above); set after dsort_comm_init */
+    void *say_arg;
 };
 
 /* Collective: fill c for comm (which stays owned by the caller; its error handler becomes
@@ -51,9 +61,15 @@ int dsort_comm_all_ok(const struct dsort_comm *c, int ok);
 enum dsort_status dsort_comm_agree(const struct dsort_comm *c, enum dsort_status st,
                                    const struct dsort_error *err);
 
-/* Local: print "prog: rank R/N (host): message" to stderr, in one write(2). */
+/* Local: print "prog: rank R/N (host): message" to stderr, in one write(2) (or to c->say, as
+ * a note). */
 void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Local: the same line as an error with status st: to stderr, or to c->say as an error. For
+ * an error that one rank says for all after an agreement of its own (dsort_cli_agree_usage). */
+void dsort_comm_print_error(const struct dsort_comm *c, enum dsort_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Local: say the error line that this rank printed (in dsort_comm_agree or dsort_comm_die)
  * once more, if it may have been lost: an error of a full file system ("No space left on
@@ -63,8 +79,8 @@ void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
  * are removed (and every rank has removed its own), when there is room again. */
 void dsort_comm_say_again(void);
 
-/* Local, does not return: print the error line (one write), remove temp files, say it again
- * if it may have been lost (dsort_comm_say_again), then MPI_Abort(comm, 2). The rank that
+/* Local, does not return: print the error line (one write, or c->say), remove temp files, say it
+ * again if it may have been lost (dsort_comm_say_again), then MPI_Abort(comm, 2). The rank that
  * ends the job is the one that says why, before it ends it. */
 _Noreturn void dsort_comm_die(const struct dsort_comm *c, const struct dsort_error *err);
 

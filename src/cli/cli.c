@@ -140,13 +140,20 @@ int dsort_cli_finish(int code)
 /* The last usage error's text on this rank, for dsort_cli_agree_usage. */
 static char usage_text[1024];
 
+void dsort_cli_usage_forget(void)
+{
+    usage_text[0] = '\0';
+}
+
 int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(usage_text, sizeof usage_text, fmt, ap);
     va_end(ap);
-    if (c->rank == 0) {
+    if (c->say && c->rank == 0) /* a caller that prints nothing itself (comm.h) */
+        dsort_comm_print_error(c, DSORT_EINVAL, "%s", usage_text);
+    else if (c->rank == 0) {
         va_start(ap, fmt);
         fprintf(stderr, "%s: ", c->prog);
         vfprintf(stderr, fmt, ap);
@@ -166,8 +173,9 @@ int dsort_cli_agree_usage(const struct dsort_comm *c, int code)
         return worst;
     uint64_t first = dsort_agree_min(c, code == worst ? (uint64_t)c->rank : UINT64_MAX);
     if (first == (uint64_t)c->rank)
-        dsort_comm_print(c, "%s",
-                         usage_text[0] ? usage_text : "the options were refused on this rank");
+        dsort_comm_print_error(c, DSORT_EINVAL, "%s",
+                               usage_text[0] ? usage_text
+                                             : "the options were refused on this rank");
     return worst;
 }
 

@@ -31,9 +31,13 @@ const struct dsort_cli_launch *dsort_cli_launcher(void);
 int dsort_cli_finish(int code);
 
 /* Print a usage error (rank 0 only) and return 2. Every rank keeps the text for
- * dsort_cli_agree_usage. */
+ * dsort_cli_agree_usage. With a hook (c->say, comm.h) rank 0 gives it the error's rank-named
+ * line instead, without the --help hint. */
 int dsort_cli_usage_error(const struct dsort_comm *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Local: forget the last usage error's text (a new command line is parsed in this process). */
+void dsort_cli_usage_forget(void);
 
 /* Collective: the option parsing's outcome, the same on every rank. code is this rank's (< 0:
  * go on; else an exit code). Most usage errors are the same on every rank, but some depend on

@@ -560,6 +560,7 @@ int dsort_opts_parse(const struct dsort_comm *c, int argc, char **argv, struct d
         return dsort_cli_usage_error(c, "out of memory");
     static struct dsort_keys keys;
     dsort_keys_init(&keys);
+    memset(&typed_keys, 0, sizeof typed_keys); /* a second parse (libdsort) starts afresh */
     o->keys = &keys;
     o->eol = '\n';
     struct parse p = {
