@@ -113,4 +113,7 @@ const char *dsort_version(void);
 }
 #endif
 
+/* Files to files, as the dsort program sorts them (dsort_sort_files). */
+#include "dsort_file.h"
+
 #endif

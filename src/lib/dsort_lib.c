@@ -474,6 +474,10 @@ DSORT_EXPORT const char *dsort_strerror(int code)
         return "an MPI call failed";
     case DSORT_ERR_INTERNAL:
         return "internal error";
+    case DSORT_ERR_IO:
+        return "an input or output file failed";
+    case DSORT_ERR_DATA:
+        return "an input is not in the format";
     default:
         return "unknown error code";
     }
