@@ -8,7 +8,7 @@
 #include "format.h"
 #include "typedkey.h"
 
-#define DSORT_VERSION "0.1.0"
+#define DSORT_VERSION "0.2.0"
 
 /* MPI_Init, install the temp-file cleanup handlers, fill c for MPI_COMM_WORLD. When the
  * environment says a launcher started N > 1 tasks (dsort_cli_launcher) but MPI made this
