@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -25,6 +26,18 @@ void *dsort_mem_alloc(size_t len)
         madvise(p, len, MADV_HUGEPAGE);
 #endif
     return p;
+}
+
+void dsort_mem_populate(void *p, size_t len)
+{
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    if (!p || p == &mem_empty || len == 0)
+        return;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = (uintptr_t)p / page * page, hi = (uintptr_t)p + len;
+    (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* a hint: EINVAL on old kernels */
 }
 
 void dsort_mem_free(void *p, size_t len)

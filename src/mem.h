@@ -17,6 +17,11 @@
 
 /* Allocate len bytes (len may be 0: returns a non-NULL dummy). Returns NULL on failure. */
 void *dsort_mem_alloc(size_t len);
+/* Fault in [p, p + len) of a buffer from dsort_mem_alloc for writing, in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14): about half the cost of touching it page by page, where
+ * each first touch is a page fault. Where the kernel lacks it, nothing (the pages fault in
+ * when touched, as before). p need not be page-aligned: the pages that hold the range. */
+void dsort_mem_populate(void *p, size_t len);
 /* Free a buffer from dsort_mem_alloc with the same len. NULL does nothing. */
 void dsort_mem_free(void *p, size_t len);
 

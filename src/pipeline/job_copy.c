@@ -88,6 +88,7 @@ static enum dsort_status read_and_sort(struct copy *x, const struct dsort_inputs
 {
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_READ);
+    dsort_mem_populate(x->a, (size_t)x->n * x->rs); /* faulted in at once, not page by page */
     enum dsort_status st =
         dsort_job_read(x->o, in, sh->first, x->n, x->a, &x->sums.sum_in, &x->sums.con_in, err);
     stats->bytes_read = x->n * dsort_job_out_rec(x->o);
@@ -96,6 +97,9 @@ static enum dsort_status read_and_sort(struct copy *x, const struct dsort_inputs
         return st;
     dsort_progress_step(x->c, "sort", x->n * x->rs);
     dsort_job_phase_begin(&pc, PH_SORT);
+    const size_t elen = (size_t)x->n * sizeof *x->ents;
+    dsort_mem_populate(x->w, elen);    /* the scratch */
+    dsort_mem_populate(x->ents, elen); /* the entries */
     dsort_keysort_sort(&x->o->fmt, &x->o->ord, x->a, (size_t)x->n, x->ents,
                        (struct dsort_sortent *)(void *)x->w);
     dsort_job_phase_end(stats, PH_SORT, &pc);
@@ -131,6 +135,7 @@ static enum dsort_status exchange(struct copy *x, uint64_t *scount, uint64_t *rc
         st = dsort_job_alloc_error(err, errno, "the exchange's stage", stage_len);
     if ((st = dsort_comm_agree(c, st, err)))
         return st;
+    dsort_mem_populate(x->w, (size_t)off); /* where the pieces land */
     const uint64_t keep = scount[me];
     scount[me] = rcount[me] = 0;
     int rounds = 0;
