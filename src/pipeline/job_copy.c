@@ -139,6 +139,8 @@ static enum dsort_status exchange(struct copy *x, uint64_t *scount, uint64_t *rc
     const uint64_t keep = scount[me];
     scount[me] = rcount[me] = 0;
     int rounds = 0;
+    if (x->o->exchange)
+        x->o->exchange->moves++; /* --stats "exchanges": one more, by the direct path */
     st = dsort_exchange_gather(c->comm, fill, x, scount, x->w, rcount, rdispl, stage, stage_len,
                                x->rs, x->o->chunk ? (size_t)x->o->chunk : DSORT_EXCHANGE_CHUNK,
                                &rounds, err);
