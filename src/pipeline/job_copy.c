@@ -136,6 +136,7 @@ static enum dsort_status exchange(struct copy *x, uint64_t *scount, uint64_t *rc
     if ((st = dsort_comm_agree(c, st, err)))
         return st;
     dsort_mem_populate(x->w, (size_t)off); /* where the pieces land */
+    dsort_mem_populate(stage, stage_len);
     const uint64_t keep = scount[me];
     scount[me] = rcount[me] = 0;
     int rounds = 0;
