@@ -99,6 +99,80 @@ out:
     return st;
 }
 
+/* One round of dsort_exchange_gather: parts of at most q bytes from byte at of each piece.
+ * Returns the number of requests posted into req. */
+static int gather_round(MPI_Comm comm, int rank, int p, dsort_exchange_fill_fn fill, void *ctx,
+                        const uint64_t *sendcounts, unsigned char *recvbuf,
+                        const uint64_t *recvcounts, const uint64_t *rdispls, unsigned char *stage,
+                        uint64_t q, uint64_t at, MPI_Request *req, enum dsort_status *st,
+                        struct dsort_error *err)
+{
+    int nreq = 0;
+    for (int k = 1; k < p; k++) {
+        int from = (rank - k + p) % p, to = (rank + k) % p;
+        if (recvcounts[from] > at) {
+            uint64_t len = recvcounts[from] - at < q ? recvcounts[from] - at : q;
+            int rc = MPI_Irecv(recvbuf + rdispls[from] + at, (int)len, MPI_BYTE, from, 78, comm,
+                               &req[nreq++]);
+            if (rc != MPI_SUCCESS && !*st)
+                *st = dsort_comm_mpi_error(rc, "posting a receive", err);
+        }
+        if (sendcounts[to] > at) {
+            uint64_t len = sendcounts[to] - at < q ? sendcounts[to] - at : q;
+            unsigned char *part = stage + (size_t)(k - 1) * q;
+            fill(ctx, to, at, (size_t)len, part);
+            int rc = MPI_Isend(part, (int)len, MPI_BYTE, to, 78, comm, &req[nreq++]);
+            if (rc != MPI_SUCCESS && !*st)
+                *st = dsort_comm_mpi_error(rc, "posting a send", err);
+        }
+    }
+    return nreq;
+}
+
+enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fill, void *ctx,
+                                        const uint64_t *sendcounts, unsigned char *recvbuf,
+                                        const uint64_t *recvcounts, const uint64_t *rdispls,
+                                        unsigned char *stage, size_t stage_len, size_t unit,
+                                        size_t chunk, int *rounds, struct dsort_error *err)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    /* Every rank computes the same part size q from the same arguments. */
+    uint64_t q = p > 1 ? stage_len / (size_t)(p - 1) : stage_len;
+    q = q < chunk ? q : chunk;
+    q = q / unit * unit;
+    if (q == 0)
+        q = unit;
+    MPI_Request *req = malloc(2 * (size_t)p * sizeof *req);
+    int ok = req != NULL, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (!all_ok) {
+        free(req);
+        return DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the exchange state");
+    }
+    uint64_t need = 0, nrounds = 0;
+    for (int i = 0; i < p; i++)
+        if (i != rank) {
+            uint64_t a = (sendcounts[i] + q - 1) / q, b = (recvcounts[i] + q - 1) / q;
+            need = a > need ? a : need;
+            need = b > need ? b : need;
+        }
+    MPI_Allreduce(&need, &nrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
+    enum dsort_status st = DSORT_OK;
+    for (uint64_t round = 0; round < nrounds && !st; round++) {
+        int nreq = gather_round(comm, rank, p, fill, ctx, sendcounts, recvbuf, recvcounts, rdispls,
+                                stage, q, round * q, req, &st, err);
+        int rc = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS && !st)
+            st = dsort_comm_mpi_error(rc, "exchanging records", err);
+    }
+    if (rounds)
+        *rounds = (int)nrounds;
+    free(req);
+    return st;
+}
+
 /* ---- the node-aware exchange ---- */
 
 enum dsort_status dsort_exchange_open(struct dsort_exchange *x, MPI_Comm comm,

@@ -41,6 +41,24 @@ enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbu
                                       const uint64_t *rdispls, size_t chunk, int *rounds,
                                       struct dsort_error *err);
 
+/* Fills dst with len bytes of the piece for rank to, from byte at of that piece on (what a
+ * gathering send sends next; at and len are multiples of the unit). */
+typedef void (*dsort_exchange_fill_fn)(void *ctx, int to, uint64_t at, size_t len,
+                                       unsigned char *dst);
+
+/* Collective: as dsort_exchange_runv, but nothing is sent from a buffer of the pieces: each
+ * round, fill gathers the next part of every piece into the stage (stage_len bytes, the
+ * caller's, reused by every round) just before it is sent, so that the sender never holds its
+ * pieces whole. Parts are at most chunk bytes and at most stage_len / (p - 1), rounded down to
+ * a multiple of unit (and at least one unit: stage_len >= (p - 1) * unit); every rank must
+ * pass the same chunk, stage_len and unit. This rank's own piece is not moved (its send and
+ * receive counts are ignored). Pieces land in recvbuf at rdispls[s]. */
+enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fill, void *ctx,
+                                        const uint64_t *sendcounts, unsigned char *recvbuf,
+                                        const uint64_t *recvcounts, const uint64_t *rdispls,
+                                        unsigned char *stage, size_t stage_len, size_t unit,
+                                        size_t chunk, int *rounds, struct dsort_error *err);
+
 /* The node-aware (two-level) exchange, for many ranks and small messages (docs/scaling.md).
  *
  * Ranks are grouped into nodes (MPI_COMM_TYPE_SHARED; or, as a testing aid, consecutive

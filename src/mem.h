@@ -1,8 +1,11 @@
 /* mem.h - big buffers and the memory budget.
  *
- * Large buffers come straight from mmap, asked to use transparent huge pages, because memory
- * that is touched fresh is the slow path on these machines (see docs/design.md). They are
- * allocated once per phase set and reused. Local, thread-safe.
+ * Large buffers come straight from mmap, allocated once per phase set and reused, because
+ * memory that is touched fresh is the slow path on these machines (see docs/design.md). They
+ * use small pages: a fresh transparent huge page was the slower and the less steady of the two
+ * there (a host that takes freed memory back hands huge pages out fresh from the host each
+ * time); DSORT_MEM_HUGEPAGES=1 in the environment asks for huge pages (MADV_HUGEPAGE) on
+ * buffers of 2 MiB or more, to measure them. Local, thread-safe.
  */
 #ifndef DSORT_MEM_H
 #define DSORT_MEM_H
@@ -14,6 +17,11 @@
 
 /* Allocate len bytes (len may be 0: returns a non-NULL dummy). Returns NULL on failure. */
 void *dsort_mem_alloc(size_t len);
+/* Fault in [p, p + len) of a buffer from dsort_mem_alloc for writing, in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14): about half the cost of touching it page by page, where
+ * each first touch is a page fault. Where the kernel lacks it, nothing (the pages fault in
+ * when touched, as before). p need not be page-aligned: the pages that hold the range. */
+void dsort_mem_populate(void *p, size_t len);
 /* Free a buffer from dsort_mem_alloc with the same len. NULL does nothing. */
 void dsort_mem_free(void *p, size_t len);
 

@@ -15,6 +15,7 @@
 #include "agree.h"
 #include "inmem.h"
 #include "job.h"
+#include "job_copy.h"
 #include "job_typed.h"
 #include "keysort.h"
 #include "mem.h"
@@ -185,6 +186,8 @@ int dsort_job_sort_memory(const struct dsort_comm *c, const struct dsort_job_opt
                           const struct dsort_inputs *in, const struct dsort_share *share,
                           struct dsort_job_stats *stats)
 {
+    if (dsort_job_copy_usable(o)) /* without the second share-sized buffer (job_copy.h) */
+        return dsort_job_sort_copy(c, o, in, share, stats);
     struct dsort_error err = {0};
     enum dsort_status st = DSORT_OK;
     const size_t rs = o->fmt.rec_size, ors = dsort_job_out_rec(o); /* ors: in the output */

@@ -82,9 +82,10 @@ rows_common = [
 rows = rows_common + [
     ("merge", d.get('merge'), m['memcpy'], "memcpy of the share (a streaming pass)"),
     ("write", d.get('write'), m['write_direct'], "O_DIRECT writes of the share, all ranks at once"),
-] if not mapped else rows_common + [
-    # the mapped input: the merge copies records from the page cache into the writer's
-    # buffers while the writer thread writes: one phase, whose floor is the slower of the two
+] if d.get('merge') else rows_common + [
+    # the mapped input, and the copying path since issue 27 (no "merge" phase): the merge copies
+    # records into the writer's buffers while the writer thread writes: one phase, whose floor
+    # is the slower of the two
     ("merge + write", d.get('write'), max(m['memcpy'], m['write_direct']),
      "the slower of a memcpy of the share and its O_DIRECT writes (they overlap)"),
 ]

@@ -63,7 +63,7 @@ cat "$in" >/dev/null # into the page cache, as for every run below
 echo "== $records records, $ranks ranks, $rounds rounds (after a warm-up round)"
 for ((r = 0; r <= rounds; r++)); do
     timed fixed "$dir/speed.fixed" rss_dsort fixed "$in" -o "$dir/speed.fixed" \
-        --stats "$res/stats.fixed.json"
+        --stats "$res/stats.fixed.json" -v 2>"$res/v.fixed"
     # the resident set less mapped files (a mapped input is the page cache, shared), largest rank
     python3 -c 'import json,sys; print(max(r["rss_peak_kb"] - r["rss_file_kb"] for r in
 json.load(open(sys.argv[1]))["per_rank"]))' "$res/stats.fixed.json" >>"$res/rss.fixed.private"
@@ -103,5 +103,5 @@ printf '| the same, less mapped files (the page cache of a mapped input) | %s KB
     "$rssp" "$(echo "$rssp / $share_kb" | bc -l)"
 echo "outputs byte-identical to GNU sort's: $same"
 echo "roofline of the last fixed-record run (issue 27; rates: DSORT_ROOFLINE_RATES, else measured):"
-python3 "$top/tests/bench/roofline.py" "$res/stats.fixed.json" | sed 's/^/  /'
+sed -n 's/^dsort: \(roofline\|  \)/  &/p' "$res/v.fixed" # dsort's own (-v)
 rm -f "$dir"/speed.fixed "$dir"/speed.lines "$dir"/speed.ooc "$dir"/speed.gnu

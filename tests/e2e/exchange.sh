@@ -32,6 +32,8 @@ sums_equal "--exchange-chunk 1000 vs dsort-gen -c" 100 "8000 $sum" "$T/sorted.ou
 chunked 150 gensort "-r" "$T/bin.dat"
 # records (not entries) in rounds: the input copied, not mapped
 chunked 1000 gensort "--no-map" "$T/bin.dat"
+# the copying path's gathered sends in parts of whole records: a chunk of 1.5 records
+chunked 150 gensort "--no-map -s" "$T/bin.dat"
 # 200 records: at 1 byte a message that is 10000 rounds per peer (each a handful of
 # microseconds alone, far more when the machine is loaded: 100000 bytes timed out once).
 head -c 20000 "$T/bin.dat" >"$T/small.dat"
@@ -40,6 +42,7 @@ gen "$N" -s 8000 "$T/skew.dat"
 chunked 1000 gensort "" "$T/skew.dat"
 py mk "$T/f8.dat" 8 0 8 20000 dup "$SEED"
 chunked 1000 fixed:8:0:8 "" "$T/f8.dat"
+chunked 1000 fixed:8:0:8 "--no-map" "$T/f8.dat" # records shorter than the sort's entries
 py mk "$T/equal.dat" 100 0 10 5000 equal "$SEED"
 chunked 1000 gensort "-s" "$T/equal.dat" any  # in place already: may send nothing
 # -O with a small chunk.

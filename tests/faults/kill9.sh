@@ -72,8 +72,8 @@ mem)
     kill_case read 1 0 0 o-old
     kill_case sort 1 0 0 o-new
     kill_case exchange 1 0 0 O
-    kill_case merge 1 0 0 o-old
-    kill_case write 1 1 0 o-new
+    kill_case write 1 1 0 o-new # the merge writes the output as it goes (job_copy.c)
+    kill_case write 1 2 0 o-old
     kill_case commit 1 0 0 o-old
     ;;
 map) # the merge writes the output as it goes: the write phase (its first write)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SIGTERM, SIGINT, SIGHUP and SIGUSR2, to mpirun and to one rank, in chosen phases (issue 9):
 # out of core in a spill (the second run, at its start) and in the final merge (at its third
-# read or write); in memory in the merge (and with the input mapped, in its merge and sort). The shim's phase hook stops the ranks there: every
+# read or write); in memory in the merge, which writes the output as it goes (and with the input mapped, in its merge and sort). The shim's phase hook stops the ranks there: every
 # rank when the signal goes to mpirun, the target rank when it goes to a rank (rank 0, which
 # owns the output's temp, for TERM and HUP; rank 1 for INT and USR2; SIGUSR1 goes on: usr1.sh). What must hold:
 #   - the job ends within 10 s of the signal, non-zero (or dies by the signal);
@@ -58,8 +58,9 @@ sigs=(TERM INT HUP USR2)
 declare -A rank_of=([TERM]=0 [INT]=1 [HUP]=0 [USR2]=1)
 if [ "$PIPE" = mem ]; then
     for s in "${sigs[@]}"; do
-        sig_case merge 1 0 "$s" mpirun
-        sig_case merge 1 0 "$s" "${rank_of[$s]}"
+        # the copying path merges into the output as it goes (job_copy.c): its second write
+        sig_case write 1 2 "$s" mpirun
+        sig_case write 1 2 "$s" "${rank_of[$s]}"
     done
     # the mapped input: in its write phase, the merge writing the output as it goes (its second write)
     PIPE=map

@@ -6,8 +6,9 @@
  * in the wrong order, or shifted by a chunk shows up. Each scenario runs with chunk sizes
  * 1, 7, 1000 and the default, through dsort_exchange_run (pieces back to back in rank order)
  * and through dsort_exchange_runv with explicit displacements (pieces in reverse rank order
- * with gaps between them, which must stay untouched). A guard zone after the receive buffer
- * catches overruns.
+ * with gaps between them, which must stay untouched), and through dsort_exchange_gather (the
+ * sends gathered into a small stage by a callback, round by round; the self piece not moved, so
+ * its place stays untouched). A guard zone after the receive buffer catches overruns.
  * Seeded: rank 0 prints the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success,
  * 1 on any failure (every rank agrees). */
 #include <inttypes.h>
@@ -73,7 +74,18 @@ static uint64_t count_of(enum scenario sc, int rep, int s, int d)
     }
 }
 
-/* xch: NULL for the direct exchange; else the node exchange it was opened for (its chunk). */
+/* The gathering exchange's fill: from the send buffer of the case (gather_src). */
+static const unsigned char *gather_src;
+static const uint64_t *gather_disp;
+
+static void gather_fill(void *ctx, int to, uint64_t at, size_t len, unsigned char *dst)
+{
+    (void)ctx;
+    memcpy(dst, gather_src + gather_disp[to] + at, len);
+}
+
+/* xch: NULL for the direct exchange; else the node exchange it was opened for (its chunk).
+ * displs: 0 back to back (dsort_exchange_run), 1 with displacements (runv), 2 gathered. */
 static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
                      struct dsort_exchange *xch)
 {
@@ -84,7 +96,10 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
         if (!(cond)) {                                                                             \
             fprintf(stderr,                                                                        \
                     "FAIL rank %d/%d seed %" PRIu64 " scenario %s rep %d chunk %zu%s%s: ", rank,   \
-                    nranks, seed, sc_name[sc], rep, chunk, displs ? " (runv)" : "",                \
+                    nranks, seed, sc_name[sc], rep, chunk,                                         \
+                    displs == 2 ? " (gather)"                                                      \
+                    : displs    ? " (runv)"                                                        \
+                                : "",                                                                 \
                     xch ? node_desc : "");                                                         \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
@@ -141,13 +156,16 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
     memset(recvbuf, 0xA5, rlen + GUARD);
     memset(expect, 0xA5, rlen + GUARD);
     for (int s = 0; s < p; s++) {
-        uint64_t c = count_of(sc, rep, s, rank);
+        uint64_t c = displs == 2 && s == rank ? 0 : count_of(sc, rep, s, rank);
         for (uint64_t o = 0; o < c; o++)
             expect[rdisp[s] + o] = pattern(s, rank, o);
     }
     int rounds = -1;
     if (rank == 0 && getenv("DSORT_TEST_VERBOSE")) {
-        printf("case %s rep %d chunk %zu%s%s\n", sc_name[sc], rep, chunk, displs ? " (runv)" : "",
+        printf("case %s rep %d chunk %zu%s%s\n", sc_name[sc], rep, chunk,
+               displs == 2 ? " (gather)"
+               : displs    ? " (runv)"
+                           : "",
                xch ? node_desc : "");
         fflush(stdout);
     }
@@ -158,6 +176,26 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
                                  displs ? rdisp : NULL, &rounds, &err);
         if (xch->kind == DSORT_EXCHANGE_NODE)
             CHECK(xch->node_moves == before + 1, "the node exchange did not run");
+    } else if (displs == 2) {
+        /* a stage of 37 bytes a peer: parts of at most 37 bytes, or the chunk if smaller */
+        size_t stage_len = 37 * (size_t)(p > 1 ? p - 1 : 1);
+        unsigned char *stage = malloc(stage_len);
+        if (!stage)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        gather_src = sendbuf;
+        gather_disp = sdisp;
+        st = dsort_exchange_gather(MPI_COMM_WORLD, gather_fill, NULL, sc_send, recvbuf, sc_recv,
+                                   rdisp, stage, stage_len, 1, chunk, &rounds, &err);
+        free(stage);
+        uint64_t q = chunk < 37 ? chunk : 37;
+        need_other = 0;
+        for (int s2 = 0; s2 < p; s2++)
+            for (int d = 0; d < p; d++) {
+                uint64_t c = count_of(sc, rep, s2, d), r = (c + q - 1) / q;
+                if (s2 != d && r > need_other)
+                    need_other = r;
+            }
+        need_all = need_other;
     } else if (displs)
         st = dsort_exchange_runv(MPI_COMM_WORLD, sendbuf, sc_send, sdisp, recvbuf, sc_recv, rdisp,
                                  chunk, &rounds, &err);
@@ -282,6 +320,9 @@ int main(int argc, char **argv)
                 int reps = sc == SC_ZERO ? 2 : 4;
                 for (int rep = 0; rep < reps; rep++, cases++)
                     run_case((enum scenario)sc, rep, chunks[c], rep & 1, NULL);
+                /* gathered sends: 200 KB pieces in 37-byte parts take too many rounds */
+                for (int rep = 0; rep < 2 && sc != SC_BIG; rep++, cases++)
+                    run_case((enum scenario)sc, rep, chunks[c], 2, NULL);
             }
     if (rank == 0) {
         printf("test_exchange: %d cases, %d failed\n", cases, failures);
