@@ -10,10 +10,9 @@
  * share-sized buffers.
  *
  * Typed keys (job_typed.h) keep this path: the records in the mapping stay the user's, the
- * entries are made from an array of the rank's normalised keys (norm_len bytes a record, freed
- * after the sort), the cut looks at the records it needs widened (o->fmt is the widened
- * format, so that it orders as the copying path does), and the merge normalises the keys it
- * reads from the mapping.
+ * entries are made as their keys are normalised, the cut looks at the records it needs widened
+ * (o->fmt is the widened format, so that it orders as the copying path does), and the merge
+ * normalises the keys it reads from the mapping.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,7 +21,6 @@
 #include "inmem.h"
 #include "job_typed.h"
 #include "keysort.h"
-#include "mem.h"
 #include "outsink.h"
 #include "progress.h"
 #include "job_end.h"
@@ -59,7 +57,7 @@ struct fixed_map {
     size_t *lens;
     struct dsort_sum128 sum_in, con_in, sum_out, con_out;
     const struct dsort_typedkey *tk; /* typed keys, or NULL */
-    unsigned char *keys;             /* typed keys: [sh.n * norm_len] until the sort */
+    unsigned char *keys;             /* typed keys: two normalised keys (the sort's) */
     unsigned char *wide;             /* typed keys: one widened record (the cut's) */
     uint64_t nout, done;             /* records received; bytes written (--progress) */
 };
@@ -82,21 +80,11 @@ static void fixed_count(struct dsort_inmem *m)
     m->n = (size_t)((struct fixed_map *)m)->sh.n;
 }
 
-static void drop_keys(struct fixed_map *x)
-{
-    if (x->keys)
-        dsort_mem_free(x->keys, (size_t)x->sh.n * x->tk->norm_len);
-    x->keys = NULL;
-}
-
-/* The keysort makes the entries as it sorts: here the checksums (and typed keys' normalised
- * keys, as the copying path widens its records as it reads them). */
+/* The keysort makes the entries as it sorts: here only the checksums. */
 static void fixed_index(struct dsort_inmem *m)
 {
     struct fixed_map *x = (struct fixed_map *)m;
     dsort_job_sum_records(m->o->verify, mine(x), m->n, x->rs, &x->sum_in, &x->con_in);
-    if (x->tk)
-        dsort_job_typed_keys(x->tk, mine(x), m->n, x->keys);
 }
 
 /* Sort this rank's entries; then make their indices the records' numbers in the file. */
@@ -104,12 +92,10 @@ static void fixed_sort(struct dsort_inmem *m)
 {
     struct fixed_map *x = (struct fixed_map *)m;
     struct dsort_sortent *e = m->ents;
-    if (x->tk) {
-        dsort_job_typed_sort(x->tk, &m->o->ord, mine(x), x->keys, m->n, e, m->tmp);
-        drop_keys(x);
-    } else {
+    if (x->tk)
+        dsort_job_typed_sort(x->tk, &m->o->ord, mine(x), m->n, e, m->tmp, x->keys);
+    else
         dsort_keysort_sort(&m->o->fmt, &m->o->ord, mine(x), m->n, e, m->tmp);
-    }
     for (size_t i = 0; i < m->n; i++)
         e[i].k1 += x->sh.first;
 }
@@ -234,9 +220,9 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
     if (!st && x.tk) {
         x.wide = malloc(o->fmt.rec_size);
-        x.keys = x.sh.n ? dsort_mem_alloc((size_t)x.sh.n * x.tk->norm_len) : NULL;
-        if (!x.wide || (x.sh.n && !x.keys))
-            st = dsort_job_alloc_error(&err, errno, "normalised keys", x.sh.n * x.tk->norm_len);
+        x.keys = malloc(2 * x.tk->norm_len);
+        if (!x.wide || !x.keys)
+            st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
     }
     int taken, rc = 2;
     if (!(st = dsort_inmem_mapped(&x.m, st, &taken))) {
@@ -246,7 +232,7 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     } else {
         dsort_output_abandon(&out);
     }
-    drop_keys(&x);
+    free(x.keys);
     free(x.wide);
     free(x.cuts);
     free(x.runs);

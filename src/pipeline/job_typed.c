@@ -70,53 +70,93 @@ enum dsort_status dsort_job_write(const struct dsort_job_options *o, struct dsor
     return dsort_output_write(out, buf, (size_t)(n * rs), 0, err);
 }
 
-void dsort_job_typed_keys(const struct dsort_typedkey *tk, const unsigned char *recs, size_t n,
-                          unsigned char *keys)
+/* The entry's prefix of a normalised key (nl bytes), index 0: as dsort_keysort_sort makes an
+ * entry of a key (its first 10 bytes, zero-padded, complemented for -r). */
+static inline void key_prefix(const unsigned char *nk, size_t nl, uint64_t flip,
+                              struct dsort_sortent *e)
 {
-    const size_t rs = tk->rec_size, nl = tk->norm_len;
-    for (size_t i = 0; i < n; i++)
-        dsort_typedkey_normalize(tk, recs + i * rs, keys + i * nl);
+    unsigned char k[16] = {0};
+    memcpy(k, nk, nl < DSORT_KEYSORT_PREFIX ? nl : DSORT_KEYSORT_PREFIX);
+    uint64_t hi, lo;
+    memcpy(&hi, k, 8);
+    memcpy(&lo, k + 8, 8);
+    e->k0 = __builtin_bswap64(hi) ^ flip;
+    e->k1 = __builtin_bswap64(lo) ^ (flip << DSORT_KEYSORT_IDX_BITS); /* bytes 8, 9 only */
 }
 
-/* The last resort among records with equal normalised keys: their bytes, then the index. */
-struct tie_ctx {
+/* What decides between two records whose entries' prefixes tie: the rest of the normalised
+ * keys (long keys), then without -s the records' bytes; -r reverses both. ka, kb: scratch
+ * for two normalised keys. */
+struct typed_cmp {
+    const struct dsort_typedkey *tk;
     const unsigned char *recs;
-    size_t rs;
-    int reverse;
+    size_t rs, nl;
+    int reverse, long_key, last_resort;
+    unsigned char *ka, *kb;
 };
+
+static void typed_cmp_init(struct typed_cmp *c, const struct dsort_typedkey *tk,
+                           const struct dsort_order *ord, const unsigned char *recs,
+                           unsigned char *scratch)
+{
+    *c = (struct typed_cmp){.tk = tk,
+                            .recs = recs,
+                            .rs = tk->rec_size,
+                            .nl = tk->norm_len,
+                            .reverse = ord->reverse,
+                            .long_key = tk->norm_len > DSORT_KEYSORT_PREFIX,
+                            .last_resort = dsort_order_last_resort(ord),
+                            .ka = scratch,
+                            .kb = scratch + tk->norm_len};
+}
+
+/* Records ia and ib (their prefixes tie): <0, 0 (equal: the index decides), >0. */
+static inline int typed_tie(const struct typed_cmp *c, size_t ia, size_t ib)
+{
+    const unsigned char *ra = c->recs + ia * c->rs, *rb = c->recs + ib * c->rs;
+    int r = 0;
+    if (c->long_key) {
+        dsort_typedkey_normalize(c->tk, ra, c->ka);
+        dsort_typedkey_normalize(c->tk, rb, c->kb);
+        r = memcmp(c->ka, c->kb, c->nl);
+    }
+    if (!r && c->last_resort)
+        r = memcmp(ra, rb, c->rs);
+    return c->reverse ? -r : r;
+}
 
 static int tie_cmp(const void *pa, const void *pb, void *arg)
 {
-    const struct tie_ctx *c = arg;
     const size_t ia = dsort_sortent_index(pa), ib = dsort_sortent_index(pb);
-    int r = memcmp(c->recs + ia * c->rs, c->recs + ib * c->rs, c->rs);
+    const int r = typed_tie(arg, ia, ib);
     if (r)
-        return c->reverse ? -r : r;
+        return r;
     return ia < ib ? -1 : ia > ib;
 }
 
 void dsort_job_typed_sort(const struct dsort_typedkey *tk, const struct dsort_order *ord,
-                          const unsigned char *recs, const unsigned char *keys, size_t n,
-                          struct dsort_sortent *ents, struct dsort_sortent *tmp)
+                          const unsigned char *recs, size_t n, struct dsort_sortent *ents,
+                          struct dsort_sortent *tmp, unsigned char *scratch)
 {
-    /* The keys sorted as records of their own (the key all of them), stable: the normalised
-     * key, then the index. */
-    const size_t nl = tk->norm_len;
-    const struct dsort_format kf = {
-        .kind = DSORT_FORMAT_FIXED, .rec_size = nl, .key_off = 0, .key_len = nl};
-    const struct dsort_order ko = {.reverse = ord->reverse, .stable = 1};
-    dsort_keysort_sort(&kf, &ko, keys, n, ents, tmp);
-    if (!dsort_order_last_resort(ord))
+    /* The entries of the normalised keys, in index order: the radix sort keeps it for equal
+     * prefixes. */
+    const size_t rs = tk->rec_size;
+    const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
+    for (size_t i = 0; i < n; i++) {
+        dsort_typedkey_normalize(tk, recs + i * rs, scratch);
+        key_prefix(scratch, tk->norm_len, flip, &ents[i]);
+        ents[i].k1 |= (uint64_t)i;
+    }
+    dsort_keysort_sort_entries(ents, tmp, n);
+    struct typed_cmp c;
+    typed_cmp_init(&c, tk, ord, recs, scratch);
+    if (!c.long_key && !c.last_resort)
         return;
-    /* Runs of equal keys: by the records' bytes (the widened records' last resort, whose
-     * normalised keys are equal), then the index. */
-    struct tie_ctx c = {recs, tk->rec_size, ord->reverse};
+    /* Runs that tie on the prefix: the rest of the keys, the records, the index. */
     for (size_t i = 0; i < n;) {
-        const unsigned char *ki = keys + dsort_sortent_index(&ents[i]) * nl;
         size_t j = i + 1;
         while (j < n && ents[j].k0 == ents[i].k0 &&
-               ents[j].k1 >> DSORT_KEYSORT_IDX_BITS == ents[i].k1 >> DSORT_KEYSORT_IDX_BITS &&
-               !memcmp(keys + dsort_sortent_index(&ents[j]) * nl, ki, nl))
+               ents[j].k1 >> DSORT_KEYSORT_IDX_BITS == ents[i].k1 >> DSORT_KEYSORT_IDX_BITS)
             j++;
         if (j - i > 1)
             qsort_r(ents + i, j - i, sizeof *ents, tie_cmp, &c);
@@ -124,27 +164,10 @@ void dsort_job_typed_sort(const struct dsort_typedkey *tk, const struct dsort_or
     }
 }
 
-/* The entry's prefix of a normalised key (nl bytes), index 0: as dsort_keysort_sort makes it
- * from the keys (its first 10 bytes, zero-padded, complemented for -r). */
-static void key_prefix(const unsigned char *nk, size_t nl, uint64_t flip, struct dsort_sortent *e)
-{
-    unsigned char k[DSORT_KEYSORT_PREFIX] = {0};
-    memcpy(k, nk, nl < sizeof k ? nl : sizeof k);
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | k[i];
-    e->k0 = v ^ flip;
-    e->k1 = ((uint64_t)k[8] << 56 | (uint64_t)k[9] << 48) ^ (flip << 48);
-}
-
-/* The merge's state: k runs, each at cur[i] of end[i]; ka, kb: two normalised keys. */
+/* The merge's state: k runs, each at cur[i] of end[i]. */
 struct tmerge {
     const struct dsort_sortent **cur, **end;
-    const struct dsort_typedkey *tk;
-    const unsigned char *recs;
-    size_t rs, nl;
-    int reverse, long_key, last_resort;
-    unsigned char *ka, *kb;
+    struct typed_cmp c;
 };
 
 /* Is run a's current entry before run b's (as dsort_job_typed_sort orders them)? Exhausted
@@ -163,18 +186,8 @@ static int tm_before(const void *ctx, size_t a, size_t b)
     if (px != py)
         return px < py;
     const size_t ia = dsort_sortent_index(x), ib = dsort_sortent_index(y);
-    const unsigned char *ra = m->recs + ia * m->rs, *rb = m->recs + ib * m->rs;
-    int r = 0;
-    if (m->long_key) { /* the prefixes tie: the rest of the keys */
-        dsort_typedkey_normalize(m->tk, ra, m->ka);
-        dsort_typedkey_normalize(m->tk, rb, m->kb);
-        r = memcmp(m->ka, m->kb, m->nl);
-    }
-    if (!r && m->last_resort)
-        r = memcmp(ra, rb, m->rs);
-    if (r)
-        return m->reverse ? r > 0 : r < 0;
-    return ia < ib;
+    const int r = typed_tie(&m->c, ia, ib);
+    return r ? r < 0 : ia < ib;
 }
 
 /* The runs' cursors, with every entry checked to name a record of its rank's range [lo, hi). */
@@ -195,7 +208,7 @@ static enum dsort_status tm_open(struct tmerge *m, const struct dsort_sortent *c
                                  j, i, ix);
         }
         for (size_t j = 0; j < 16 && j < lens[i]; j++)
-            __builtin_prefetch(m->recs + dsort_sortent_index(&runs[i][j]) * m->rs);
+            __builtin_prefetch(m->c.recs + dsort_sortent_index(&runs[i][j]) * m->c.rs);
     }
     return DSORT_OK;
 }
@@ -206,7 +219,7 @@ static enum dsort_status tm_take(struct tmerge *m, size_t w, struct dsort_sorten
                                  struct dsort_sink *sink, struct dsort_error *err)
 {
     const struct dsort_sortent *e = m->cur[w];
-    const size_t rs = m->rs;
+    const size_t rs = m->c.rs;
     enum dsort_status st;
     if (sink->len + rs > sink->cap) {
         if (!sink->flush)
@@ -219,11 +232,11 @@ static enum dsort_status tm_take(struct tmerge *m, size_t w, struct dsort_sorten
                              rs);
     }
     if (e + 16 < m->end[w])
-        __builtin_prefetch(m->recs + dsort_sortent_index(e + 16) * rs);
-    const unsigned char *rec = m->recs + dsort_sortent_index(e) * rs;
+        __builtin_prefetch(m->c.recs + dsort_sortent_index(e + 16) * rs);
+    const unsigned char *rec = m->c.recs + dsort_sortent_index(e) * rs;
     struct dsort_sortent p;
-    dsort_typedkey_normalize(m->tk, rec, m->ka);
-    key_prefix(m->ka, m->nl, m->reverse ? ~UINT64_C(0) : 0, &p);
+    dsort_typedkey_normalize(m->c.tk, rec, m->c.ka);
+    key_prefix(m->c.ka, m->c.nl, m->c.reverse ? ~UINT64_C(0) : 0, &p);
     if (p.k0 != e->k0 || p.k1 != (e->k1 & ~DSORT_KEYSORT_IDX_MASK) || p.k0 < prev->k0 ||
         (p.k0 == prev->k0 && p.k1 < prev->k1))
         return DSORT_ERR(err, DSORT_EINTERNAL, 0,
@@ -245,20 +258,14 @@ enum dsort_status dsort_job_typed_merge(const struct dsort_typedkey *tk,
                                         const uint64_t *lo, const uint64_t *hi, size_t k,
                                         struct dsort_sink *sink, struct dsort_error *err)
 {
-    struct tmerge m = {.tk = tk,
-                       .recs = recs,
-                       .rs = tk->rec_size,
-                       .nl = tk->norm_len,
-                       .reverse = ord->reverse,
-                       .long_key = tk->norm_len > DSORT_KEYSORT_PREFIX,
-                       .last_resort = dsort_order_last_resort(ord)};
+    struct tmerge m = {0};
+    unsigned char *scratch = malloc(2 * tk->norm_len);
+    typed_cmp_init(&m.c, tk, ord, recs, scratch);
     m.cur = malloc((k ? k : 1) * sizeof *m.cur);
     m.end = malloc((k ? k : 1) * sizeof *m.end);
-    m.ka = malloc(2 * m.nl);
-    m.kb = m.ka ? m.ka + m.nl : NULL;
     enum dsort_status st = DSORT_OK;
     struct dsort_losertree lt = {0};
-    if (!m.cur || !m.end || !m.ka)
+    if (!m.cur || !m.end || !scratch)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
     if (!st)
         st = tm_open(&m, runs, lens, lo, hi, k, err);
@@ -274,6 +281,6 @@ enum dsort_status dsort_job_typed_merge(const struct dsort_typedkey *tk,
     dsort_losertree_free(&lt);
     free(m.cur);
     free(m.end);
-    free(m.ka);
+    free(scratch);
     return st;
 }

@@ -10,12 +10,11 @@
  *
  * The mapped in-memory path (job_map.c) is taken as for raw keys: its records stay the user's,
  * in the page cache, and only its 16-byte entries carry the normalised key. The entries are
- * made from an array of the rank's normalised keys (dsort_job_typed_keys, dropped after the
- * sort), and wherever the path reads a key from the mapping it normalises it again
- * (dsort_job_typed_merge; the cut widens the records it looks at), so that it orders the
- * records exactly as the copying path orders their widened form: the normalised key, then
- * (without -s) the user's record as unsigned bytes, then the input order; -r reverses the first
- * two.
+ * made as the rank's keys are normalised (dsort_job_typed_sort), and wherever the path reads a key
+ * from the mapping it normalises it again (dsort_job_typed_merge; the cut widens the records it
+ * looks at), so that it orders the records exactly as the copying path orders their widened form:
+ * the normalised key, then (without -s) the user's record as unsigned bytes, then the input order;
+ * -r reverses the first two.
  *
  * Without typed keys (o->typed NULL) every function here does what the pipelines did before:
  * read, sum, write. All are local.
@@ -69,17 +68,14 @@ enum dsort_status dsort_job_write(const struct dsort_job_options *o, struct dsor
 
 /* The mapped path's steps with typed keys tk (records of tk->rec_size bytes). */
 
-/* The normalised keys of the n records at recs into keys (n * tk->norm_len bytes). */
-void dsort_job_typed_keys(const struct dsort_typedkey *tk, const unsigned char *recs, size_t n,
-                          unsigned char *keys);
-
 /* dsort_keysort_sort for typed keys: ents (n entries, scratch tmp of n) name the n records at
  * recs in the order the copying path gives their widened form under ord (not -u): the
- * normalised key (keys, from dsort_job_typed_keys), then without -s the record's bytes, then
- * the index; -r reverses key and record. The entries' prefixes are the normalised keys'. */
+ * normalised key, then without -s the record's bytes, then the index; -r reverses key and
+ * record. The entries' prefixes are the normalised keys' (made as the keys are normalised, in
+ * one pass over the records). scratch: 2 * tk->norm_len bytes. */
 void dsort_job_typed_sort(const struct dsort_typedkey *tk, const struct dsort_order *ord,
-                          const unsigned char *recs, const unsigned char *keys, size_t n,
-                          struct dsort_sortent *ents, struct dsort_sortent *tmp);
+                          const unsigned char *recs, size_t n, struct dsort_sortent *ents,
+                          struct dsort_sortent *tmp, unsigned char *scratch);
 
 /* dsort_keysort_merge for typed keys: merge k runs of entries from dsort_job_typed_sort (with
  * the records' numbers at recs) in the same order, copying the user's records into sink. The
