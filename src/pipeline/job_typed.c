@@ -84,6 +84,36 @@ static inline void key_prefix(const unsigned char *nk, size_t nl, uint64_t flip,
     e->k1 = __builtin_bswap64(lo) ^ (flip << DSORT_KEYSORT_IDX_BITS); /* bytes 8, 9 only */
 }
 
+/* The key set is one ascending u64le (the common case, as typedkey.c's widening has it): the
+ * entry's prefix is then the key's value, read without the per-key dispatch. */
+static inline int u64le_only(const struct dsort_typedkey *tk)
+{
+    return tk->count == 1 && tk->keys[0].type == DSORT_TK_U64LE && !tk->keys[0].desc;
+}
+
+static inline uint64_t load_le64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+/* The entry's prefix of rec's keys (index 0); scratch: norm_len bytes. */
+static inline void rec_prefix(const struct dsort_typedkey *tk, const unsigned char *rec,
+                              uint64_t flip, unsigned char *scratch, struct dsort_sortent *e)
+{
+    if (u64le_only(tk)) {
+        e->k0 = load_le64(rec + tk->keys[0].off) ^ flip;
+        e->k1 = flip << DSORT_KEYSORT_IDX_BITS;
+        return;
+    }
+    dsort_typedkey_normalize(tk, rec, scratch);
+    key_prefix(scratch, tk->norm_len, flip, e);
+}
+
 /* What decides between two records whose entries' prefixes tie: the rest of the normalised
  * keys (long keys), then without -s the records' bytes; -r reverses both. ka, kb: scratch
  * for two normalised keys. */
@@ -142,10 +172,17 @@ void dsort_job_typed_sort(const struct dsort_typedkey *tk, const struct dsort_or
      * prefixes. */
     const size_t rs = tk->rec_size;
     const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
-    for (size_t i = 0; i < n; i++) {
-        dsort_typedkey_normalize(tk, recs + i * rs, scratch);
-        key_prefix(scratch, tk->norm_len, flip, &ents[i]);
-        ents[i].k1 |= (uint64_t)i;
+    if (u64le_only(tk)) {
+        const unsigned char *k = recs + tk->keys[0].off;
+        for (size_t i = 0; i < n; i++) {
+            ents[i].k0 = load_le64(k + i * rs) ^ flip;
+            ents[i].k1 = flip << DSORT_KEYSORT_IDX_BITS | (uint64_t)i;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            rec_prefix(tk, recs + i * rs, flip, scratch, &ents[i]);
+            ents[i].k1 |= (uint64_t)i;
+        }
     }
     dsort_keysort_sort_entries(ents, tmp, n);
     struct typed_cmp c;
@@ -235,8 +272,7 @@ static enum dsort_status tm_take(struct tmerge *m, size_t w, struct dsort_sorten
         __builtin_prefetch(m->c.recs + dsort_sortent_index(e + 16) * rs);
     const unsigned char *rec = m->c.recs + dsort_sortent_index(e) * rs;
     struct dsort_sortent p;
-    dsort_typedkey_normalize(m->c.tk, rec, m->c.ka);
-    key_prefix(m->c.ka, m->c.nl, m->c.reverse ? ~UINT64_C(0) : 0, &p);
+    rec_prefix(m->c.tk, rec, m->c.reverse ? ~UINT64_C(0) : 0, m->c.ka, &p);
     if (p.k0 != e->k0 || p.k1 != (e->k1 & ~DSORT_KEYSORT_IDX_MASK) || p.k0 < prev->k0 ||
         (p.k0 == prev->k0 && p.k1 < prev->k1))
         return DSORT_ERR(err, DSORT_EINTERNAL, 0,

@@ -235,6 +235,7 @@ mapped_case 3 "$T/in.bin" 40 u - "${C3[@]}"
 mapped_case 4 "$T/in.bin" 40 s r 8:f64le:r
 mapped_case 4 "$T/all.bin" 64 rec - "${B2[@]}"
 mapped_case 4 "$T/in.bin" 40 rec - "${C3[@]}"
+mapped_case 4 "$T/in.bin" 40 s r "${C3[@]}"
 mapped_case 7 "$T/in.bin" 40 rec - "${A4[@]}"
 mapped_case 7 "$T/in.bin" 40 s - "${C2[@]}"
 mapped_case 7 "$T/all.bin" 64 rec r 44:f32le 48:f64be:r
