@@ -190,6 +190,12 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
     }
 }
 
+void dsort_keysort_sort_entries(struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t n)
+{
+    if (n > 1)
+        msd_sort(ents, tmp, n, 0, 1);
+}
+
 void dsort_keysort_gather(const struct dsort_format *fmt, const unsigned char *recs,
                           const struct dsort_sortent *ents, size_t n, unsigned char *out)
 {

@@ -46,6 +46,11 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
                         const unsigned char *recs, size_t n, struct dsort_sortent *ents,
                         struct dsort_sortent *tmp);
 
+/* The radix sort alone, for entries the caller made (job_typed.c: keys normalised as the
+ * records are read): orders the n entries by their 10-byte prefixes, stably (equal prefixes keep
+ * their order: make them in index order); tmp is scratch of n entries. Ties are the caller's. */
+void dsort_keysort_sort_entries(struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t n);
+
 /* Copy the records into out in the order of ents (out must not overlap recs). */
 void dsort_keysort_gather(const struct dsort_format *fmt, const unsigned char *recs,
                           const struct dsort_sortent *ents, size_t n, unsigned char *out);

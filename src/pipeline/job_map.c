@@ -8,12 +8,18 @@
  * On these machines fresh memory is the largest cost of an in-memory sort
  * (docs/performance.md): the records are never copied into it, where job_mem.c touches two
  * share-sized buffers.
+ *
+ * Typed keys (job_typed.h) keep this path: the records in the mapping stay the user's, the
+ * entries are made as their keys are normalised, the cut looks at the records it needs widened
+ * (o->fmt is the widened format, so that it orders as the copying path does), and the merge
+ * normalises the keys it reads from the mapping.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "inmem.h"
+#include "job_typed.h"
 #include "keysort.h"
 #include "outsink.h"
 #include "progress.h"
@@ -50,7 +56,10 @@ struct fixed_map {
     const struct dsort_sortent **runs; /* [ranks]: the received entries of each sender */
     size_t *lens;
     struct dsort_sum128 sum_in, con_in, sum_out, con_out;
-    uint64_t nout, done; /* records received; bytes written (--progress) */
+    const struct dsort_typedkey *tk; /* typed keys, or NULL */
+    unsigned char *keys;             /* typed keys: two normalised keys (the sort's) */
+    unsigned char *wide;             /* typed keys: one widened record (the cut's) */
+    uint64_t nout, done;             /* records received; bytes written (--progress) */
 };
 
 static const unsigned char *mine(const struct fixed_map *x)
@@ -83,7 +92,10 @@ static void fixed_sort(struct dsort_inmem *m)
 {
     struct fixed_map *x = (struct fixed_map *)m;
     struct dsort_sortent *e = m->ents;
-    dsort_keysort_sort(&m->o->fmt, &m->o->ord, mine(x), m->n, e, m->tmp);
+    if (x->tk)
+        dsort_job_typed_sort(x->tk, &m->o->ord, mine(x), m->n, e, m->tmp, x->keys);
+    else
+        dsort_keysort_sort(&m->o->fmt, &m->o->ord, mine(x), m->n, e, m->tmp);
     for (size_t i = 0; i < m->n; i++)
         e[i].k1 += x->sh.first;
 }
@@ -92,11 +104,16 @@ static const unsigned char *sorted_rec(const void *ctx, uint64_t i)
 {
     const struct fixed_map *x = ctx;
     const struct dsort_sortent *e = x->m.ents;
-    return (const unsigned char *)x->m.map.base + dsort_sortent_index(&e[i]) * x->rs;
+    const unsigned char *rec =
+        (const unsigned char *)x->m.map.base + dsort_sortent_index(&e[i]) * x->rs;
+    if (!x->tk)
+        return rec;
+    dsort_typedkey_widen(x->tk, rec, 1, x->wide); /* as the copying path's records are */
+    return x->wide;
 }
 
 /* The exact splitters over the sorted entries (the keys are read from the mapping: an input
- * rewritten meanwhile shows here first). Agrees. */
+ * rewritten meanwhile shows here first; typed keys' records widened). Agrees. */
 static enum dsort_status fixed_cut(struct dsort_inmem *m)
 {
     struct fixed_map *x = (struct fixed_map *)m;
@@ -149,8 +166,12 @@ static enum dsort_status fixed_write(struct dsort_inmem *m)
     const size_t buf_len = MAP_OUT_BUF > 2 * x->rs ? MAP_OUT_BUF + 4096 : 2 * x->rs + 2 * 4096;
     enum dsort_status st = dsort_output_sink_open(&os, m->out, buf_len, count_out, x, m->err);
     if (!st) {
-        st = dsort_keysort_merge(&m->o->fmt, &m->o->ord, m->map.base, x->runs, x->lens, m->lo,
-                                 m->hi, (size_t)m->c->size, &os.sink, m->err);
+        if (x->tk)
+            st = dsort_job_typed_merge(x->tk, &m->o->ord, m->map.base, x->runs, x->lens, m->lo,
+                                       m->hi, (size_t)m->c->size, &os.sink, m->err);
+        else
+            st = dsort_keysort_merge(&m->o->fmt, &m->o->ord, m->map.base, x->runs, x->lens, m->lo,
+                                     m->hi, (size_t)m->c->size, &os.sink, m->err);
         st = dsort_output_sink_finish(&os, st, m->err);
         m->stats->bytes_written = os.pos;
     }
@@ -174,12 +195,13 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
 {
     struct dsort_error err = {0};
     struct dsort_output out;
-    struct fixed_map x = {.sh = *share, .rs = o->fmt.rec_size};
+    struct fixed_map x = {.sh = *share, .rs = dsort_job_out_rec(o), .tk = o->typed};
     const uint64_t bytes = x.sh.n * x.rs;
     stats->records_in = x.sh.n;
     stats->mapped = 1;
     if (dsort_job_output_open(c, o, bytes, &out, &err))
         return 2;
+    out.narrow = NULL; /* the user's records, typed keys or not */
     /* --progress: read, sort, exchange, merge and write: four passes */
     dsort_progress_start(c, o->progress, bytes, 4);
     x.m = (struct dsort_inmem){.f = &fixed_fmt,
@@ -196,6 +218,12 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     enum dsort_status st = DSORT_OK;
     if (!x.cuts || !x.runs || !x.lens)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    if (!st && x.tk) {
+        x.wide = malloc(o->fmt.rec_size);
+        x.keys = malloc(2 * x.tk->norm_len);
+        if (!x.wide || !x.keys)
+            st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
+    }
     int taken, rc = 2;
     if (!(st = dsort_inmem_mapped(&x.m, st, &taken))) {
         struct dsort_job_sums sums = {x.sum_in, x.sum_out, x.con_in,     x.con_out,
@@ -204,6 +232,8 @@ int dsort_job_sort_mapped(const struct dsort_comm *c, const struct dsort_job_opt
     } else {
         dsort_output_abandon(&out);
     }
+    free(x.keys);
+    free(x.wide);
     free(x.cuts);
     free(x.runs);
     free(x.lens);

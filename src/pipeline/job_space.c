@@ -238,8 +238,8 @@ enum dsort_status dsort_job_space_create(const struct dsort_comm *c,
     memset(sp, 0, sizeof *sp);
     const char *skip = c->rank == 0 ? getenv("DSORT_NO_SPACE_CHECK") : NULL;
     sp->skip = dsort_agree_code(c, skip && *skip && strcmp(skip, "0"));
-    /* The job as the pipelines will run it: with typed keys they hold widened records
-     * (job_typed.h) and never map the input; the output has the user's records. */
+    /* The job as the pipelines will run it: with typed keys the copying ones hold widened
+     * records (job_typed.h); the output has the user's records. */
     struct dsort_job_options wide = *o;
     dsort_job_typed_enter(&wide);
     decide(c, &wide, b, in, sh, sp);

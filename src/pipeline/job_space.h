@@ -15,7 +15,7 @@
  *     record, job_typed.h; the output and the share read have the user's records), plus a 32nd
  *     and 1 MiB of margin, spread over the distinct file systems of its -T dirs as the runs are
  *     striped (tempdir.h). In memory or out of core, and mapped or not, are decided as the
- *     pipelines will (typed keys: by the widened records' need, never mapped). Runs of short lines
+ *     pipelines will (typed keys: by the widened records' need). Runs of short lines
  * with their positions (-s with keys) may take more than the input; the write then fails as before,
  * naming the file and ENOSPC.
  *   - Needs add up per file system: the ranks of a node that share a local file system (same

@@ -1,7 +1,14 @@
 /* Typed keys in the fixed-record pipelines (job_typed.h). */
 #include "job_typed.h"
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "job.h"
+#include "keysort.h"
+#include "losertree.h"
+#include "merge.h"
 #include "output.h"
 #include "job_topo.h"
 
@@ -15,7 +22,6 @@ void dsort_job_typed_enter(struct dsort_job_options *o)
     o->fmt.key_off = tk->wide_key_off;
     o->fmt.key_len = tk->norm_len;
     o->fmt.typed = NULL; /* the widened records' key is plain bytes */
-    o->no_map = 1;
 }
 
 size_t dsort_job_out_rec(const struct dsort_job_options *o)
@@ -62,4 +68,255 @@ enum dsort_status dsort_job_write(const struct dsort_job_options *o, struct dsor
         dsort_typedkey_narrow_inplace(o->typed, buf, (size_t)n);
     dsort_job_sum_records(o->output_dir || o->verify, buf, n, rs, sum, con);
     return dsort_output_write(out, buf, (size_t)(n * rs), 0, err);
+}
+
+/* The entry's prefix of a normalised key (nl bytes), index 0: as dsort_keysort_sort makes an
+ * entry of a key (its first 10 bytes, zero-padded, complemented for -r). */
+static inline void key_prefix(const unsigned char *nk, size_t nl, uint64_t flip,
+                              struct dsort_sortent *e)
+{
+    unsigned char k[16] = {0};
+    memcpy(k, nk, nl < DSORT_KEYSORT_PREFIX ? nl : DSORT_KEYSORT_PREFIX);
+    uint64_t hi, lo;
+    memcpy(&hi, k, 8);
+    memcpy(&lo, k + 8, 8);
+    e->k0 = __builtin_bswap64(hi) ^ flip;
+    e->k1 = __builtin_bswap64(lo) ^ (flip << DSORT_KEYSORT_IDX_BITS); /* bytes 8, 9 only */
+}
+
+/* The key set is one ascending u64le (the common case, as typedkey.c's widening has it): the
+ * entry's prefix is then the key's value, read without the per-key dispatch. */
+static inline int u64le_only(const struct dsort_typedkey *tk)
+{
+    return tk->count == 1 && tk->keys[0].type == DSORT_TK_U64LE && !tk->keys[0].desc;
+}
+
+static inline uint64_t load_le64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+/* The entry's prefix of rec's keys (index 0); scratch: norm_len bytes. */
+static inline void rec_prefix(const struct dsort_typedkey *tk, const unsigned char *rec,
+                              uint64_t flip, unsigned char *scratch, struct dsort_sortent *e)
+{
+    if (u64le_only(tk)) {
+        e->k0 = load_le64(rec + tk->keys[0].off) ^ flip;
+        e->k1 = flip << DSORT_KEYSORT_IDX_BITS;
+        return;
+    }
+    dsort_typedkey_normalize(tk, rec, scratch);
+    key_prefix(scratch, tk->norm_len, flip, e);
+}
+
+/* What decides between two records whose entries' prefixes tie: the rest of the normalised
+ * keys (long keys), then without -s the records' bytes; -r reverses both. ka, kb: scratch
+ * for two normalised keys. */
+struct typed_cmp {
+    const struct dsort_typedkey *tk;
+    const unsigned char *recs;
+    size_t rs, nl;
+    int reverse, long_key, last_resort;
+    unsigned char *ka, *kb;
+};
+
+static void typed_cmp_init(struct typed_cmp *c, const struct dsort_typedkey *tk,
+                           const struct dsort_order *ord, const unsigned char *recs,
+                           unsigned char *scratch)
+{
+    *c = (struct typed_cmp){.tk = tk,
+                            .recs = recs,
+                            .rs = tk->rec_size,
+                            .nl = tk->norm_len,
+                            .reverse = ord->reverse,
+                            .long_key = tk->norm_len > DSORT_KEYSORT_PREFIX,
+                            .last_resort = dsort_order_last_resort(ord),
+                            .ka = scratch,
+                            .kb = scratch + tk->norm_len};
+}
+
+/* Records ia and ib (their prefixes tie): <0, 0 (equal: the index decides), >0. */
+static inline int typed_tie(const struct typed_cmp *c, size_t ia, size_t ib)
+{
+    const unsigned char *ra = c->recs + ia * c->rs, *rb = c->recs + ib * c->rs;
+    int r = 0;
+    if (c->long_key) {
+        dsort_typedkey_normalize(c->tk, ra, c->ka);
+        dsort_typedkey_normalize(c->tk, rb, c->kb);
+        r = memcmp(c->ka, c->kb, c->nl);
+    }
+    if (!r && c->last_resort)
+        r = memcmp(ra, rb, c->rs);
+    return c->reverse ? -r : r;
+}
+
+static int tie_cmp(const void *pa, const void *pb, void *arg)
+{
+    const size_t ia = dsort_sortent_index(pa), ib = dsort_sortent_index(pb);
+    const int r = typed_tie(arg, ia, ib);
+    if (r)
+        return r;
+    return ia < ib ? -1 : ia > ib;
+}
+
+void dsort_job_typed_sort(const struct dsort_typedkey *tk, const struct dsort_order *ord,
+                          const unsigned char *recs, size_t n, struct dsort_sortent *ents,
+                          struct dsort_sortent *tmp, unsigned char *scratch)
+{
+    /* The entries of the normalised keys, in index order: the radix sort keeps it for equal
+     * prefixes. */
+    const size_t rs = tk->rec_size;
+    const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
+    if (u64le_only(tk)) {
+        const unsigned char *k = recs + tk->keys[0].off;
+        for (size_t i = 0; i < n; i++) {
+            ents[i].k0 = load_le64(k + i * rs) ^ flip;
+            ents[i].k1 = flip << DSORT_KEYSORT_IDX_BITS | (uint64_t)i;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            rec_prefix(tk, recs + i * rs, flip, scratch, &ents[i]);
+            ents[i].k1 |= (uint64_t)i;
+        }
+    }
+    dsort_keysort_sort_entries(ents, tmp, n);
+    struct typed_cmp c;
+    typed_cmp_init(&c, tk, ord, recs, scratch);
+    if (!c.long_key && !c.last_resort)
+        return;
+    /* Runs that tie on the prefix: the rest of the keys, the records, the index. */
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && ents[j].k0 == ents[i].k0 &&
+               ents[j].k1 >> DSORT_KEYSORT_IDX_BITS == ents[i].k1 >> DSORT_KEYSORT_IDX_BITS)
+            j++;
+        if (j - i > 1)
+            qsort_r(ents + i, j - i, sizeof *ents, tie_cmp, &c);
+        i = j;
+    }
+}
+
+/* The merge's state: k runs, each at cur[i] of end[i]. */
+struct tmerge {
+    const struct dsort_sortent **cur, **end;
+    struct typed_cmp c;
+};
+
+/* Is run a's current entry before run b's (as dsort_job_typed_sort orders them)? Exhausted
+ * runs are after everything; indices are unique, so ties end there. */
+static int tm_before(const void *ctx, size_t a, size_t b)
+{
+    const struct tmerge *m = ctx;
+    if (m->cur[a] == m->end[a])
+        return 0;
+    if (m->cur[b] == m->end[b])
+        return 1;
+    const struct dsort_sortent *x = m->cur[a], *y = m->cur[b];
+    if (x->k0 != y->k0)
+        return x->k0 < y->k0;
+    uint64_t px = x->k1 >> DSORT_KEYSORT_IDX_BITS, py = y->k1 >> DSORT_KEYSORT_IDX_BITS;
+    if (px != py)
+        return px < py;
+    const size_t ia = dsort_sortent_index(x), ib = dsort_sortent_index(y);
+    const int r = typed_tie(&m->c, ia, ib);
+    return r ? r < 0 : ia < ib;
+}
+
+/* The runs' cursors, with every entry checked to name a record of its rank's range [lo, hi). */
+static enum dsort_status tm_open(struct tmerge *m, const struct dsort_sortent *const *runs,
+                                 const size_t *lens, const uint64_t *lo, const uint64_t *hi,
+                                 size_t k, struct dsort_error *err)
+{
+    for (size_t i = 0; i < k; i++) {
+        m->cur[i] = runs[i];
+        m->end[i] = runs[i] + lens[i];
+        for (size_t j = 0; j < lens[i]; j++) {
+            const size_t ix = dsort_sortent_index(&runs[i][j]);
+            if (ix < lo[i] || ix >= hi[i])
+                return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                                 "entry %zu from rank %zu names record %zu, which that rank did "
+                                 "not sort (the input changed while it was being sorted, or the "
+                                 "entry was corrupted in the exchange); nothing written",
+                                 j, i, ix);
+        }
+        for (size_t j = 0; j < 16 && j < lens[i]; j++)
+            __builtin_prefetch(m->c.recs + dsort_sortent_index(&runs[i][j]) * m->c.rs);
+    }
+    return DSORT_OK;
+}
+
+/* Take the winner's entry: check it against its record (and the one before), copy the record
+ * into the sink (flushed when full). */
+static enum dsort_status tm_take(struct tmerge *m, size_t w, struct dsort_sortent *prev,
+                                 struct dsort_sink *sink, struct dsort_error *err)
+{
+    const struct dsort_sortent *e = m->cur[w];
+    const size_t rs = m->c.rs;
+    enum dsort_status st;
+    if (sink->len + rs > sink->cap) {
+        if (!sink->flush)
+            return DSORT_ERR(err, DSORT_ENOMEM, 0, "merge output buffer of %zu bytes is full",
+                             sink->cap);
+        if ((st = sink->flush(sink, err)))
+            return st;
+        if (sink->len + rs > sink->cap)
+            return DSORT_ERR(err, DSORT_EINTERNAL, 0, "a sink has no room for a %zu-byte record",
+                             rs);
+    }
+    if (e + 16 < m->end[w])
+        __builtin_prefetch(m->c.recs + dsort_sortent_index(e + 16) * rs);
+    const unsigned char *rec = m->c.recs + dsort_sortent_index(e) * rs;
+    struct dsort_sortent p;
+    rec_prefix(m->c.tk, rec, m->c.reverse ? ~UINT64_C(0) : 0, m->c.ka, &p);
+    if (p.k0 != e->k0 || p.k1 != (e->k1 & ~DSORT_KEYSORT_IDX_MASK) || p.k0 < prev->k0 ||
+        (p.k0 == prev->k0 && p.k1 < prev->k1))
+        return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                         "an entry from rank %zu does not match record %zu, or is out of order "
+                         "(the input changed while it was being sorted, or the entry was "
+                         "corrupted in the exchange); nothing written",
+                         w, dsort_sortent_index(e));
+    *prev = p;
+    memcpy(sink->buf + sink->len, rec, rs);
+    sink->len += rs;
+    sink->records++;
+    m->cur[w] = e + 1;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_job_typed_merge(const struct dsort_typedkey *tk,
+                                        const struct dsort_order *ord, const unsigned char *recs,
+                                        const struct dsort_sortent *const *runs, const size_t *lens,
+                                        const uint64_t *lo, const uint64_t *hi, size_t k,
+                                        struct dsort_sink *sink, struct dsort_error *err)
+{
+    struct tmerge m = {0};
+    unsigned char *scratch = malloc(2 * tk->norm_len);
+    typed_cmp_init(&m.c, tk, ord, recs, scratch);
+    m.cur = malloc((k ? k : 1) * sizeof *m.cur);
+    m.end = malloc((k ? k : 1) * sizeof *m.end);
+    enum dsort_status st = DSORT_OK;
+    struct dsort_losertree lt = {0};
+    if (!m.cur || !m.end || !scratch)
+        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
+    if (!st)
+        st = tm_open(&m, runs, lens, lo, hi, k, err);
+    if (!st && k)
+        st = dsort_losertree_init(&lt, k, tm_before, &m, err);
+    struct dsort_sortent prev = {0, 0};
+    while (!st && k && m.cur[lt.w] != m.end[lt.w]) { /* the winner exhausted: all are */
+        if (!(st = tm_take(&m, lt.w, &prev, sink, err)))
+            dsort_losertree_replay(&lt, tm_before, &m);
+    }
+    if (!st && sink->flush && sink->len)
+        st = sink->flush(sink, err);
+    dsort_losertree_free(&lt);
+    free(m.cur);
+    free(m.end);
+    free(scratch);
+    return st;
 }

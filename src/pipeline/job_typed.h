@@ -6,8 +6,15 @@
  * narrowed as they are written, so that nothing between (the radix sort, the splitters, the
  * exchange, the runs, the merges, -u, checkpoints) knows about typed keys. The checksums
  * (conservation, --verify, the -O manifest) are of the user's records, taken where they are
- * narrow. The mapped in-memory path is not taken (its records stay in the page cache, where
- * they cannot be widened): dsort_job_typed_enter sets no_map.
+ * narrow.
+ *
+ * The mapped in-memory path (job_map.c) is taken as for raw keys: its records stay the user's,
+ * in the page cache, and only its 16-byte entries carry the normalised key. The entries are
+ * made as the rank's keys are normalised (dsort_job_typed_sort), and wherever the path reads a key
+ * from the mapping it normalises it again (dsort_job_typed_merge; the cut widens the records it
+ * looks at), so that it orders the records exactly as the copying path orders their widened form:
+ * the normalised key, then (without -s) the user's record as unsigned bytes, then the input order;
+ * -r reverses the first two.
  *
  * Without typed keys (o->typed NULL) every function here does what the pipelines did before:
  * read, sum, write. All are local.
@@ -25,10 +32,13 @@
 
 struct dsort_job_options;
 struct dsort_output;
+struct dsort_order;
+struct dsort_sink;
+struct dsort_sortent;
 
 /* When o->fmt carries typed keys (fmt.typed, finished by the program), make the job sort by
  * them: o->typed gets the key set, o->fmt becomes the widened format (rec_size wide_prefix +
- * rec_size, the key the normalised key at wide_key_off; its name is kept), o->no_map is set. The
+ * rec_size, the key the normalised key at wide_key_off; its name is kept). The
  * caller keeps the user's format to restore it after the sort. Nothing otherwise. */
 void dsort_job_typed_enter(struct dsort_job_options *o);
 
@@ -55,5 +65,27 @@ enum dsort_status dsort_job_read_one(const struct dsort_job_options *o,
 enum dsort_status dsort_job_write(const struct dsort_job_options *o, struct dsort_output *out,
                                   unsigned char *buf, uint64_t n, struct dsort_sum128 *sum,
                                   struct dsort_sum128 *con, struct dsort_error *err);
+
+/* The mapped path's steps with typed keys tk (records of tk->rec_size bytes). */
+
+/* dsort_keysort_sort for typed keys: ents (n entries, scratch tmp of n) name the n records at
+ * recs in the order the copying path gives their widened form under ord (not -u): the
+ * normalised key, then without -s the record's bytes, then the index; -r reverses key and
+ * record. The entries' prefixes are the normalised keys' (made as the keys are normalised, in
+ * one pass over the records). scratch: 2 * tk->norm_len bytes. */
+void dsort_job_typed_sort(const struct dsort_typedkey *tk, const struct dsort_order *ord,
+                          const unsigned char *recs, size_t n, struct dsort_sortent *ents,
+                          struct dsort_sortent *tmp, unsigned char *scratch);
+
+/* dsort_keysort_merge for typed keys: merge k runs of entries from dsort_job_typed_sort (with
+ * the records' numbers at recs) in the same order, copying the user's records into sink. The
+ * same checks of the entries (each index in [lo[i], hi[i]), each prefix its record's
+ * normalised key's, prefixes never going down): DSORT_EINTERNAL naming the run and the record;
+ * otherwise the first error of a flush, or DSORT_ENOMEM. Local. */
+enum dsort_status dsort_job_typed_merge(const struct dsort_typedkey *tk,
+                                        const struct dsort_order *ord, const unsigned char *recs,
+                                        const struct dsort_sortent *const *runs, const size_t *lens,
+                                        const uint64_t *lo, const uint64_t *hi, size_t k,
+                                        struct dsort_sink *sink, struct dsort_error *err);
 
 #endif

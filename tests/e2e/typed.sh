@@ -185,6 +185,60 @@ typed_case 3 "$T/in.bin" 40 rec ooc "${C3[@]}"
 typed_case 7 "$T/all.bin" 64 rec ooc "${C1[@]}"
 typed_case 7 "$T/in.bin" 40 s mem "${C4[@]}"
 typed_case 7 "$T/in.bin" 40 rec mem "${C3[@]}"
+# Typed keys keep the mapped in-memory path (job_map.c: the records stay the user's in the page
+# cache, the entries carry their normalised keys) where raw keys take it, i.e. without -u: the
+# default run's --stats says mapped exactly then, its output is byte for byte what the copying
+# path (--no-map) writes with the same keys and options, and what numpy gives (without -r),
+# and every rank writes as many records on both paths (the exact balance). At 1, 2, 3, 4 and 7
+# ranks: -s, the default (ties by the record's bytes: NaNs of other payloads, -0.0 and +0.0,
+# equal ids), -u, -r, one to thirteen keys (a normalised key longer than the entries' 10-byte
+# prefix, and one shorter), in place and widened.
+# mapped_case RANKS IN SIZE MODE R KEY...: MODE s, rec or u as for typed_case; R r for -r, or -.
+mapped_case() {
+    local n=$1 in=$2 size=$3 mode=$4 r=$5
+    shift 5
+    local ks=() opts=() k
+    for k in "$@"; do ks+=(-k "$k"); done
+    case $mode in s) opts+=(-s) ;; u) opts+=(-u) ;; esac
+    [ "$r" = r ] && opts+=(-r)
+    local tag="$n ranks -$mode${opts[*]:+ ${opts[*]}} $*" want_mapped=True
+    [ "$mode" = u ] && want_mapped=False
+    rm -f "$T/map.bin" "$T/copy.bin" "$T/map.json" "$T/copy.json"
+    ok "$n" "$DSORT" --format "fixed:$size:0:$size" "${ks[@]}" "${opts[@]}" --stats "$T/map.json" \
+        -o "$T/map.bin" "$in" || return
+    ok "$n" "$DSORT" --format "fixed:$size:0:$size" "${ks[@]}" "${opts[@]}" --no-map \
+        --stats "$T/copy.json" -o "$T/copy.bin" "$in" || return
+    same_file "mapped and copying paths, $tag" "$size" "$T/copy.bin" "$T/map.bin"
+    "$NUMPY_PY" - "$T/map.json" "$T/copy.json" >"$T/mc" 2>&1 <<'PY'
+import json, sys
+m, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+print("mapped %s copied %s" % (m["mapped"], c["mapped"]))
+print("records_out %s %s" % ([r["records_out"] for r in m["per_rank"]],
+                             [r["records_out"] for r in c["per_rank"]]))
+PY
+    contains "the default path of $tag" "$T/mc" "^mapped $want_mapped copied False\$"
+    contains "every rank's records, mapped and copying, $tag" "$T/mc" \
+        '^records_out (\[[0-9, ]*\]) \1$'
+    if [ "$r" != r ]; then
+        oracle "$in" "$size" "$mode" "$T/want.bin" "$@" || fail "numpy failed ($tag)"
+        same_file "mapped path against numpy, $tag" "$size" "$T/want.bin" "$T/map.bin"
+    fi
+}
+mapped_case 1 "$T/in.bin" 40 rec - "${A3[@]}"
+mapped_case 1 "$T/all.bin" 64 s r "${B3[@]}"
+mapped_case 2 "$T/in.bin" 40 rec - 8:f64le
+mapped_case 2 "$T/in.bin" 40 s - "${A1[@]}"
+mapped_case 2 "$T/all.bin" 64 rec r "${C1[@]}"
+mapped_case 3 "$T/in.bin" 40 rec r "${A2[@]}"
+mapped_case 3 "$T/all.bin" 64 rec - "${B3[@]}"
+mapped_case 3 "$T/in.bin" 40 u - "${C3[@]}"
+mapped_case 4 "$T/in.bin" 40 s r 8:f64le:r
+mapped_case 4 "$T/all.bin" 64 rec - "${B2[@]}"
+mapped_case 4 "$T/in.bin" 40 rec - "${C3[@]}"
+mapped_case 4 "$T/in.bin" 40 s r "${C3[@]}"
+mapped_case 7 "$T/in.bin" 40 rec - "${A4[@]}"
+mapped_case 7 "$T/in.bin" 40 s - "${C2[@]}"
+mapped_case 7 "$T/all.bin" 64 rec r 44:f32le 48:f64be:r
 # -c checks by the same keys; a key past the record is refused before any work.
 ok "$N" "$DSORT" --format "$FMT" -k 26:bytes:6 -k 24:u16le:r -k 16:i32be -k 0:u64le:r -s \
     -c "$T/mixed4.bin"
