@@ -22,6 +22,9 @@
  * Ties: with -s or -u, equal keys must keep input order across runs made in different
  * rounds, so every record carries its 8-byte global position while it is in flight and on
  * disk ("tagged" records); the default order breaks ties by the whole record and needs no tag.
+ * The composite keys, the chunk's sort, its cut and the framing are the format's
+ * (src/engine/fmt_fixed.c, recfmt.h); this file is the glue: the reads, the collectives, the
+ * buffers, the checkpoint's position.
  *
  * Memory (src/engine/memplan.h, from the smallest budget of all ranks): A and B (a chunk each)
  * plus 16 bytes a record of chunk for the sort entries, plus two I/O blocks for the writer

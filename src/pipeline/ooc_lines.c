@@ -16,9 +16,11 @@
  * Memory (src/engine/memplan.h): thirds of the budget (the smallest of all ranks'): the chunk
  * (lines and their 16-byte index entries), the framed send buffer, the receive buffer; the
  * sort's scratch entries are allocated while the send buffer is not.
- * Reading whole lines and choosing the splitters are in lines_read.c (lines_job.h); this file
- * is the lines' part of the out-of-core skeleton (ooc.h's pipeline table, dsort_ooc_lines):
- * setup, position, the run block, the mapped shortcut, rounds, final merge, checkpoint.
+ * Sorting a chunk, cutting it by the splitters, framing its pieces and the sample keys are the
+ * format's (src/engine/fmt_lines.c, recfmt.h); reading whole lines and choosing the splitters
+ * are in lines_read.c (lines_job.h); this file is the lines' glue in the out-of-core skeleton
+ * (ooc.h's pipeline table, dsort_ooc_lines): setup, position, the run block, the mapped
+ * shortcut, rounds (the buffers the format's operations work in), final merge, checkpoint.
  */
 #include <errno.h>
 #include <inttypes.h>
