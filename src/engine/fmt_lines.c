@@ -108,24 +108,29 @@ static enum dsort_status lines_cut(const struct dsort_recfmt_ctx *x,
 static uint64_t lines_frame(const struct dsort_recfmt_ctx *x, const struct dsort_recfmt_chunk *c,
                             size_t lo, size_t hi, unsigned char *out)
 {
+    /* in locals: the stores into out may not alias them */
     const struct dsort_line_ent *e = c->ents;
+    const unsigned char *data = c->data;
+    const struct dsort_lines_order *ord = x->ord;
+    const unsigned char eol = ord->eol;
+    const int unique = x->unique, with_pos = x->with_pos;
     const unsigned char *prev = NULL;
     size_t prev_len = 0;
     uint64_t at = 0;
     for (size_t i = lo; i < hi; i++) {
         uint64_t off = dsort_line_off(&e[i]);
-        size_t len = dsort_line_len(&e[i], c->data, x->ord->eol);
-        if (x->unique) {
-            if (prev && dsort_lines_cmp(x->ord, prev, prev_len, c->data + off, len) == 0)
+        size_t len = dsort_line_len(&e[i], data, eol);
+        if (unique) {
+            if (prev && dsort_lines_cmp(ord, prev, prev_len, data + off, len) == 0)
                 continue; /* a later line of equal keys: -u drops it */
-            prev = c->data + off;
+            prev = data + off;
             prev_len = len;
         }
-        if (x->with_pos) {
+        if (with_pos) {
             dsort_recfmt_put_be64(out + at, c->pos(c->pos_ctx, off));
             at += 8;
         }
-        memcpy(out + at, c->data + off, len + 1); /* the line and its eol */
+        memcpy(out + at, data + off, len + 1); /* the line and its eol */
         at += len + 1;
     }
     return at;
