@@ -2,6 +2,8 @@
  * in flight under -s/-u), ordered by a struct dsort_cmp, merged by merge.h; their memory plan. */
 #include "recfmt.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "keysort.h"
@@ -65,6 +67,103 @@ static enum dsort_status fixed_merge_to_out(const struct dsort_recfmt_ctx *x, vo
     *records = sink->records - before;
     *bytes = *records * x->rec_out;
     return st;
+}
+
+/* ---- chunks ---- */
+
+static void fixed_sort_chunk(const struct dsort_recfmt_ctx *x, struct dsort_recfmt_chunk *c)
+{
+    dsort_keysort_sort(x->fmt, x->order, c->data, c->n, c->ents, c->scratch);
+}
+
+static void put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip)
+{
+    if (flip)
+        for (size_t b = 0; b < len; b++)
+            out[b] = (unsigned char)~in[b];
+    else
+        memcpy(out, in, len);
+}
+
+/* The composite key: normalised key, normalised last-resort bytes (untagged) or nothing, then
+ * the position. memcmp order = output order. */
+static size_t fixed_sample_key(const struct dsort_recfmt_ctx *x, const unsigned char *rec,
+                               size_t len, uint64_t pos, unsigned char *out)
+{
+    (void)len;
+    const struct dsort_cmp *c = x->cmp;
+    unsigned char *o = out;
+    put_bytes(o, rec + c->key_off, c->key_len, c->reverse);
+    o += c->key_len;
+    if (!x->tagged) {
+        put_bytes(o, rec + c->tie_off, c->tie_len, c->tie_reverse);
+        o += c->tie_len;
+    }
+    dsort_recfmt_put_be64(o, pos);
+    return (size_t)(o + 8 - out);
+}
+
+static int fixed_key_cmp(const struct dsort_recfmt_ctx *x, const unsigned char *a, size_t alen,
+                         const unsigned char *b, size_t blen)
+{
+    (void)alen, (void)blen;
+    return memcmp(a, b, x->ks);
+}
+
+/* First index in [lo, n) of the sorted chunk whose composite key is >= key. */
+static size_t bound(const struct dsort_recfmt_ctx *x, const struct dsort_recfmt_chunk *c, size_t lo,
+                    const unsigned char *key, unsigned char *tmp)
+{
+    const struct dsort_sortent *e = c->ents;
+    size_t hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        size_t idx = dsort_sortent_index(&e[mid]);
+        fixed_sample_key(x, c->data + idx * x->rec_in, x->rec_in, c->g0 + idx, tmp);
+        if (memcmp(tmp, key, x->ks) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static enum dsort_status fixed_cut(const struct dsort_recfmt_ctx *x,
+                                   const struct dsort_recfmt_chunk *c,
+                                   const struct dsort_recfmt_splits *s, size_t *end,
+                                   struct dsort_error *err)
+{
+    unsigned char *tmp = malloc(x->ks ? x->ks : 1);
+    if (!tmp)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    size_t lo = 0;
+    for (size_t d = 0; d < s->n; d++)
+        lo = end[d] = bound(x, c, lo, s->keys + d * s->ks, tmp);
+    end[s->n] = c->n;
+    free(tmp);
+    return DSORT_OK;
+}
+
+static uint64_t fixed_frame(const struct dsort_recfmt_ctx *x, const struct dsort_recfmt_chunk *c,
+                            size_t lo, size_t hi, unsigned char *out)
+{
+    const struct dsort_sortent *e = c->ents;
+    if (!x->tagged) {
+        dsort_keysort_gather(x->fmt, c->data, e + lo, hi - lo, out);
+        return (uint64_t)(hi - lo) * x->rec;
+    }
+    for (size_t i = lo; i < hi; i++, out += x->rec) {
+        size_t idx = dsort_sortent_index(&e[i]);
+        memcpy(out, c->data + idx * x->rec_in, x->rec_in);
+        dsort_recfmt_put_be64(out + x->rec_in, c->g0 + idx);
+    }
+    return (uint64_t)(hi - lo) * x->rec;
+}
+
+static uint64_t fixed_frame_bytes(const struct dsort_recfmt_ctx *x,
+                                  const struct dsort_recfmt_chunk *c)
+{
+    return (uint64_t)c->n * x->rec;
 }
 
 /* The blob: the composite keys, one after another. */
@@ -161,6 +260,12 @@ const struct dsort_recfmt dsort_recfmt_fixed = {.name = "fixed",
                                                 .plan = fixed_plan,
                                                 .rounds = fixed_rounds,
                                                 .wave_split = 1,
+                                                .sort_chunk = fixed_sort_chunk,
+                                                .cut = fixed_cut,
+                                                .frame = fixed_frame,
+                                                .frame_bytes = fixed_frame_bytes,
+                                                .sample_key = fixed_sample_key,
+                                                .key_cmp = fixed_key_cmp,
 
                                                 .unique_run = 1,
                                                 .merge_to_out = fixed_merge_to_out,

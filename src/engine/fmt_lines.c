@@ -49,6 +49,119 @@ static enum dsort_status lines_merge_to_run(const struct dsort_recfmt_ctx *x, vo
     return st;
 }
 
+/* ---- chunks ---- */
+
+static void lines_sort_chunk(const struct dsort_recfmt_ctx *x, struct dsort_recfmt_chunk *c)
+{
+    if (c->n > 1)
+        dsort_lines_sort(x->ord, c->data, c->ents, c->n, c->scratch);
+}
+
+static int pos_cmp(uint64_t a, uint64_t b)
+{
+    return a < b ? -1 : a > b;
+}
+
+/* Number of the sorted entries [lo, n) that belong at or before splitter d. Equal lines sit
+ * in input order (the sort is stable), so with by_pos their positions increase. */
+static size_t cut_after(const struct dsort_recfmt_ctx *x, const struct dsort_recfmt_chunk *c,
+                        const struct dsort_recfmt_splits *s, size_t lo, size_t d)
+{
+    if (!s->line[d])
+        return c->n;
+    const struct dsort_line_ent *e = c->ents;
+    const size_t kl = s->by_pos ? s->len[d] - 8 : s->len[d];
+    const uint64_t at = s->by_pos ? dsort_recfmt_get_be64(s->line[d] + kl) : 0;
+    size_t hi = c->n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        const uint64_t off = dsort_line_off(&e[m]);
+        int r = dsort_lines_cmp(x->ord, c->data + off, dsort_line_len(&e[m], c->data, x->ord->eol),
+                                s->line[d], kl);
+        if (!r && s->by_pos)
+            r = pos_cmp(c->pos(c->pos_ctx, off), at);
+        if (r <= 0)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+static enum dsort_status lines_cut(const struct dsort_recfmt_ctx *x,
+                                   const struct dsort_recfmt_chunk *c,
+                                   const struct dsort_recfmt_splits *s, size_t *end,
+                                   struct dsort_error *err)
+{
+    (void)err;
+    size_t lo = 0;
+    for (size_t d = 0; d < s->n; d++)
+        lo = end[d] = cut_after(x, c, s, lo, d);
+    end[s->n] = c->n;
+    return DSORT_OK;
+}
+
+/* With -u only the first line of each run of equal keys is framed: the sort is stable, so it
+ * is the run's first in input order, the one -u keeps, and equal keys all go to one rank
+ * (by_pos is off), whose merge keeps the first of what the ranks send. A key that dominates
+ * the data then costs each rank one line a chunk, not all of them. */
+static uint64_t lines_frame(const struct dsort_recfmt_ctx *x, const struct dsort_recfmt_chunk *c,
+                            size_t lo, size_t hi, unsigned char *out)
+{
+    /* in locals: the stores into out may not alias them */
+    const struct dsort_line_ent *e = c->ents;
+    const unsigned char *data = c->data;
+    const struct dsort_lines_order *ord = x->ord;
+    const unsigned char eol = ord->eol;
+    const int unique = x->unique, with_pos = x->with_pos;
+    const unsigned char *prev = NULL;
+    size_t prev_len = 0;
+    uint64_t at = 0;
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t off = dsort_line_off(&e[i]);
+        size_t len = dsort_line_len(&e[i], data, eol);
+        if (unique) {
+            if (prev && dsort_lines_cmp(ord, prev, prev_len, data + off, len) == 0)
+                continue; /* a later line of equal keys: -u drops it */
+            prev = data + off;
+            prev_len = len;
+        }
+        if (with_pos) {
+            dsort_recfmt_put_be64(out + at, c->pos(c->pos_ctx, off));
+            at += 8;
+        }
+        memcpy(out + at, data + off, len + 1); /* the line and its eol */
+        at += len + 1;
+    }
+    return at;
+}
+
+static uint64_t lines_frame_bytes(const struct dsort_recfmt_ctx *x,
+                                  const struct dsort_recfmt_chunk *c)
+{
+    return c->bytes + (x->with_pos ? 8 : 0) * (uint64_t)c->n;
+}
+
+static size_t lines_sample_key(const struct dsort_recfmt_ctx *x, const unsigned char *rec,
+                               size_t len, uint64_t pos, unsigned char *out)
+{
+    memcpy(out, rec, len);
+    if (!x->by_pos)
+        return len;
+    dsort_recfmt_put_be64(out + len, pos);
+    return len + 8;
+}
+
+static int lines_key_cmp(const struct dsort_recfmt_ctx *x, const unsigned char *a, size_t alen,
+                         const unsigned char *b, size_t blen)
+{
+    if (!x->by_pos)
+        return dsort_lines_cmp(x->ord, a, alen, b, blen);
+    int r = dsort_lines_cmp(x->ord, a, alen - 8, b, blen - 8);
+    return r ? r
+             : pos_cmp(dsort_recfmt_get_be64(a + alen - 8), dsort_recfmt_get_be64(b + blen - 8));
+}
+
 /* A line sink that only counts (the size of -u's output). */
 static enum dsort_status count_emit(void *ctx, const unsigned char *line, size_t len, uint64_t pos,
                                     struct dsort_error *err)
@@ -74,19 +187,6 @@ static enum dsort_status lines_merge_to_out(const struct dsort_recfmt_ctx *x, vo
  * everything goes below; 1: a line; 2: a line and its position), the length (8 bytes,
  * big-endian) and the bytes (a line, or a line and its 8-byte position). Checkpoints of builds
  * before 2 existed hold 1s and resume as they were cut: by line alone. */
-static void put_be64(unsigned char *p, uint64_t v)
-{
-    for (int b = 0; b < 8; b++)
-        p[b] = (unsigned char)(v >> (56 - 8 * b));
-}
-
-static uint64_t get_be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int b = 0; b < 8; b++)
-        v = v << 8 | p[b];
-    return v;
-}
 
 static size_t lines_blob_len(const struct dsort_recfmt_splits *s)
 {
@@ -100,12 +200,12 @@ static void lines_blob_put(const struct dsort_recfmt_splits *s, unsigned char *b
 {
     uint64_t avg;
     memcpy(&avg, &s->avg_line, 8);
-    put_be64(blob, avg);
+    dsort_recfmt_put_be64(blob, avg);
     size_t at = 8;
     for (size_t d = 0; d < s->n; d++) {
         const size_t len = s->line[d] ? s->len[d] : 0;
         blob[at] = (unsigned char)(s->line[d] ? 1 + (s->by_pos != 0) : 0);
-        put_be64(blob + at + 1, len);
+        dsort_recfmt_put_be64(blob + at + 1, len);
         at += 9;
         if (len)
             memcpy(blob + at, s->line[d], len);
@@ -121,7 +221,7 @@ static int lines_blob_get(struct dsort_recfmt_splits *s, unsigned char *b, size_
     s->by_pos = 0;
     for (size_t d = 0; ok && d < s->n; d++) {
         ok = at + 9 <= blen && b[at] <= 2;
-        uint64_t len = ok ? get_be64(b + at + 1) : 0;
+        uint64_t len = ok ? dsort_recfmt_get_be64(b + at + 1) : 0;
         int has = ok && b[at];
         if (has) {
             ok = (!flag || flag == b[at]) && (b[at] == 1 || len >= 8);
@@ -136,7 +236,7 @@ static int lines_blob_get(struct dsort_recfmt_splits *s, unsigned char *b, size_
     }
     if (!ok || at != blen)
         return 0;
-    uint64_t avg = get_be64(b);
+    uint64_t avg = dsort_recfmt_get_be64(b);
     memcpy(&s->avg_line, &avg, 8);
     return 1;
 }
@@ -184,6 +284,12 @@ const struct dsort_recfmt dsort_recfmt_lines = {.name = "lines",
                                                 .plan = lines_plan,
                                                 .rounds = lines_rounds,
                                                 .wave_split = 0,
+                                                .sort_chunk = lines_sort_chunk,
+                                                .cut = lines_cut,
+                                                .frame = lines_frame,
+                                                .frame_bytes = lines_frame_bytes,
+                                                .sample_key = lines_sample_key,
+                                                .key_cmp = lines_key_cmp,
 
                                                 .unique_run = 0,
                                                 .merge_to_out = lines_merge_to_out,

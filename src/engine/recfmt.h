@@ -1,8 +1,10 @@
 /* recfmt.h - the engine's record formats: one table of operations a format, through which the
  * out-of-core machinery that is the same for every format (spilling a merge into a run file,
  * the extra merge passes, opening the final merge's cursors over the runs: runmerge.h) handles
- * records without knowing their shape, and through which the one memory plan (memplan.h)
- * learns a format's memory need. Two implementations, a file each:
+ * records without knowing their shape, through which the one memory plan (memplan.h) learns a
+ * format's memory need, and through which a format's pipeline glue (src/pipeline/ooc_fixed.c,
+ * ooc_lines.c) sorts a chunk, cuts it after the splitters, frames its pieces for the exchange
+ * and makes the sample keys the splitters are chosen from. Two implementations, a file each:
  *   dsort_recfmt_fixed  (fmt_fixed.c) fixed-size records (rec_size bytes; the in-flight record
  *                       may carry an 8-byte position tag), cursors struct dsort_cursor
  *                       (merge.h), ordered by a struct dsort_cmp;
@@ -30,6 +32,38 @@
 struct dsort_memplan_in;
 struct dsort_memplan;
 
+/* Big-endian 64-bit numbers (positions in frames, sample keys and blobs). */
+static inline void dsort_recfmt_put_be64(unsigned char *p, uint64_t v)
+{
+    for (int b = 0; b < 8; b++)
+        p[b] = (unsigned char)(v >> (56 - 8 * b));
+}
+
+static inline uint64_t dsort_recfmt_get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++)
+        v = v << 8 | p[b];
+    return v;
+}
+
+/* A chunk of the share in memory, as the chunk operations (sort_chunk, cut, frame) see it;
+ * the pipeline reads it and owns every buffer. */
+struct dsort_recfmt_chunk {
+    const unsigned char *data; /* fixed: n records of rec_in bytes; lines: the lines, each
+                                * ending in the eol, bytes of them */
+    size_t n;                  /* records, or lines indexed */
+    uint64_t bytes;            /* lines: the data's bytes */
+    void *ents;    /* n sort entries: fixed struct dsort_sortent (made by sort_chunk); lines
+                    * struct dsort_line_ent (made by the reader, lines.h) */
+    void *scratch; /* room for n entries: the sort's scratch */
+    uint64_t g0;   /* fixed: the job-wide input position of record 0 (record i's: g0 + i) */
+    /* lines: the job-wide input position of the line at data offset off (ties by position:
+     * frames under with_pos, cuts under the splitters' by_pos; else may be NULL) */
+    uint64_t (*pos)(const void *ctx, uint64_t off);
+    const void *pos_ctx;
+};
+
 /* The splitters a checkpoint keeps (its blob, checkpoint.h), in the format's form; n splitters
  * (ranks - 1). */
 struct dsort_recfmt_splits {
@@ -49,11 +83,17 @@ struct dsort_recfmt_splits {
 struct dsort_recfmt_ctx {
     int unique; /* merges keep the first record of each run of equal keys (-u) */
     /* fixed */
-    const struct dsort_cmp *cmp; /* the order of in-flight records */
-    size_t rec;                  /* in-flight record bytes (with the tag when tagged) */
+    const struct dsort_cmp *cmp;     /* the order of in-flight records */
+    size_t rec;                      /* in-flight record bytes (with the tag when tagged) */
+    const struct dsort_format *fmt;  /* chunks: the input's records (rec_size: rec_in) */
+    const struct dsort_order *order; /* chunks: the order the sort keys follow */
+    size_t rec_in;                   /* the input's record bytes */
+    int tagged;                      /* in flight a record ends in its 8-byte position */
+    size_t ks;                       /* a sample key's bytes (see sample_key) */
     /* lines */
     const struct dsort_lines_order *ord;
     int with_pos;       /* lines carry their 8-byte input position (ties under -s/-u) */
+    int by_pos;         /* sample keys end in the line's 8-byte input position (unless -u) */
     size_t max_payload; /* the largest framed record a run file may hold (its longest line) */
     /* merge: the final merge into the output */
     size_t rec_out;                   /* fixed: the output's record bytes (the tag dropped) */
@@ -99,6 +139,38 @@ struct dsort_recfmt {
      * whole (lines, whose -u drops repeats per piece and whose pieces are framed with positions).
      */
     int wave_split;
+    /* chunks: what differs between formats in forming a round's pieces (the pipeline reads the
+     * chunk, times the phases and moves the pieces). */
+    /* Sort the chunk's entries in the format's order, c->scratch as scratch (fixed: index the
+     * records into c->ents first; lines: the reader indexed them). Stable: equal keys keep
+     * input order. */
+    void (*sort_chunk)(const struct dsort_recfmt_ctx *x, struct dsort_recfmt_chunk *c);
+    /* Cut the sorted chunk after the splitters s (s->n of them): rank d's piece is entries
+     * [end[d-1], end[d]) (end[-1]: 0), end[s->n] = c->n. Fixed: records whose sample key is
+     * below splitter d go to ranks up to d; lines: lines at or below splitter line d (by
+     * line, then position under s->by_pos; none: everything below). DSORT_ENOMEM only. */
+    enum dsort_status (*cut)(const struct dsort_recfmt_ctx *x, const struct dsort_recfmt_chunk *c,
+                             const struct dsort_recfmt_splits *s, size_t *end,
+                             struct dsort_error *err);
+    /* Frame entries [lo, hi) of the sorted chunk for the exchange into out, as the run files
+     * and cursor_memory take them; the bytes written. Fixed: the records (each followed by
+     * its 8-byte big-endian position when tagged); lines: [position] line eol (the position
+     * under with_pos), and under -u only the first line of each run of equal keys. */
+    uint64_t (*frame)(const struct dsort_recfmt_ctx *x, const struct dsort_recfmt_chunk *c,
+                      size_t lo, size_t hi, unsigned char *out);
+    /* The most bytes frame writes for the whole chunk. */
+    uint64_t (*frame_bytes)(const struct dsort_recfmt_ctx *x, const struct dsort_recfmt_chunk *c);
+    /* sample: the keys the splitters are chosen from (and that the checkpoint's blob keeps).
+     * The sample key of a record at job-wide input position pos into out (at most ks bytes:
+     * fixed; len + 8: lines); its bytes. Fixed: rec is an input record (len unused), the key
+     * the normalised key, the normalised last-resort bytes when untagged, then pos, so that
+     * memcmp orders keys as the output; lines: rec is the line (len bytes, no eol), the key the
+     * line, then pos under by_pos. */
+    size_t (*sample_key)(const struct dsort_recfmt_ctx *x, const unsigned char *rec, size_t len,
+                         uint64_t pos, unsigned char *out);
+    /* The order of two sample keys (<0, 0, >0). */
+    int (*key_cmp)(const struct dsort_recfmt_ctx *x, const unsigned char *a, size_t alen,
+                   const unsigned char *b, size_t blen);
     /* merge: the final merge into the output and -u's policy (src/pipeline/ooc_merge.c). */
     /* -u: 1 when equal keys may sit on two ranks (fixed: the splitters cut composite keys), so
      * the deduplicated merge goes into one more run, and a rank drops its first record when the

@@ -1,7 +1,7 @@
 /* lines_job.h - the text-line pipeline's state and its reading side, shared by ooc_lines.c
  * (its part of the out-of-core skeleton: setup, rounds, runs, final merge), lines_read.c
  * (reading whole lines of the share into the arena; sampling and choosing the splitter lines),
- * and lines_map.c (the mapped path). Internal to src/pipeline/.
+ * and lines_map.c (the mapped path, and the lines' output). Internal to src/pipeline/.
  * Local unless marked collective.
  */
 #ifndef DSORT_LINES_JOB_H
@@ -89,14 +89,14 @@ enum dsort_status dsort_lines_job_fill(struct lx *x, struct chunk *k, struct dso
 enum dsort_status dsort_lines_job_sample(void *x);
 enum dsort_status dsort_lines_job_select(void *x, int *rounds);
 void dsort_lines_job_sample_free(void *x);
-/* Number of the chunk's sorted entries [lo, n) that belong at or before splitter d. */
-size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
-                                 int d);
-
-/* The same over sorted entries e of lines of the one input file, mapped at file (offsets
- * into the file: the mapped path, lines_map.c). */
-size_t dsort_lines_job_cut_after_file(const struct lx *x, const struct dsort_line_ent *e,
-                                      const unsigned char *file, size_t lo, size_t n, int d);
+/* The splitter lines as the format's cut takes them (recfmt.h). */
+static inline struct dsort_recfmt_splits dsort_lines_job_splits(const struct lx *x)
+{
+    return (struct dsort_recfmt_splits){.n = (size_t)(x->j.c->size - 1),
+                                        .line = x->split,
+                                        .len = x->split_len,
+                                        .by_pos = x->by_pos};
+}
 
 /* The mapped in-memory path (lines_map.c). Collective: can the job read its one input through
  * a mapping (dsort_job_map_usable), in one round (direct), with offsets that fit an entry? */
@@ -107,7 +107,7 @@ enum dsort_status dsort_lines_job_sort_mapped(struct lx *x, struct dsort_output 
 /* Local: add the line and eol checksums of n entries' lines in buf (conservation; --verify). */
 void dsort_lines_job_sum(struct lx *x, const unsigned char *buf, const struct dsort_line_ent *e,
                          size_t n);
-/* Collective (lines_out.c): set this rank's share of the output to bytes, then stream
+/* Collective (lines_map.c): set this rank's share of the output to bytes, then stream
  * merge(x, ctx, sink)'s lines into it through the output's writer thread (outsink.h); with
  * exact, the bytes written must be `bytes`. */
 enum dsort_status
@@ -115,7 +115,7 @@ dsort_lines_job_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes
                           enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *),
                           void *ctx);
 /* Local: the output sink's view of the bytes passed on (ctx: the struct lx): --progress's
- * local figure on rank 0, and the bytes written so far (lines_out.c). */
+ * local figure on rank 0, and the bytes written so far (lines_map.c). */
 void dsort_lines_job_out_seen(void *ctx, const unsigned char *p, size_t len);
 
 #endif

@@ -1,6 +1,9 @@
 /* The text lines' steps of the mapped in-memory path (inmem.h; lines_job.h): one input file,
  * one round, the lines left in the page cache; only 16-byte entries (prefix, the line's offset
- * in the file, its length) are sorted and exchanged, cut by the sampled splitter lines. */
+ * in the file, its length) are sorted and exchanged (the format's sort_chunk and cut,
+ * recfmt.h), cut by the sampled splitter lines. And the lines' output (lines_job.h's
+ * dsort_lines_job_to_output): a merge's lines streamed into this rank's share of the output,
+ * for the mapped path and (its sink's view, dsort_lines_job_out_seen) the out-of-core merge. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,7 +11,10 @@
 
 #include "inmem.h"
 #include "lines_job.h"
+#include "ooc.h"
+#include "outsink.h"
 #include "progress.h"
+#include "runfile.h"
 #include "phase.h"
 
 /* Collective: can the job read its one input through a mapping (dsort_job_map_usable), in one
@@ -87,25 +93,46 @@ static void lines_index(struct dsort_inmem *m)
     }
 }
 
+/* The chunk as the format's chunk operations see it (recfmt.h): the mapped file, offsets into
+ * it, which are input positions. */
+static uint64_t file_pos_at(const void *ctx, uint64_t off)
+{
+    const struct lx *x = ctx;
+    return x->sh.g0 + (off - x->sh.first);
+}
+
+static struct dsort_recfmt_chunk chunk_of(const struct dsort_inmem *m, const struct lx *x)
+{
+    return (struct dsort_recfmt_chunk){.data = file(m),
+                                       .n = m->n,
+                                       .ents = m->ents,
+                                       .scratch = m->tmp,
+                                       .pos = file_pos_at,
+                                       .pos_ctx = x};
+}
+
 static void lines_sort(struct dsort_inmem *m)
 {
     const struct lx *x = ((struct lines_map *)m)->x;
-    if (m->n > 1)
-        dsort_lines_sort(&x->ord, file(m), m->ents, m->n, m->tmp);
+    struct dsort_recfmt_chunk c = chunk_of(m, x);
+    dsort_recfmt_lines.sort_chunk(&x->j.fx, &c);
 }
 
 /* By the splitter lines (local: they were chosen before). */
 static enum dsort_status lines_cut(struct dsort_inmem *m)
 {
-    const struct lx *x = ((struct lines_map *)m)->x;
+    struct lx *x = ((struct lines_map *)m)->x;
     const size_t p = (size_t)m->c->size;
-    for (size_t d = 0, l = 0; d < p; d++) {
-        size_t h =
-            d + 1 < p ? dsort_lines_job_cut_after_file(x, m->ents, file(m), l, m->n, (int)d) : m->n;
-        m->scount[d] = (h - l) * DSORT_INMEM_ENT;
-        l = h;
-    }
-    return DSORT_OK;
+    const struct dsort_recfmt_chunk c = chunk_of(m, x);
+    const struct dsort_recfmt_splits sp = dsort_lines_job_splits(x);
+    size_t *end = malloc(p * sizeof *end);
+    if (!end)
+        return DSORT_ERR(m->err, DSORT_ENOMEM, errno, "out of memory");
+    enum dsort_status st = dsort_recfmt_lines.cut(&x->j.fx, &c, &sp, end, m->err);
+    for (size_t d = 0, l = 0; !st && d < p; l = end[d], d++)
+        m->scount[d] = (end[d] - l) * DSORT_INMEM_ENT;
+    free(end);
+    return st;
 }
 
 /* The output's size: the received entries' lines with their eols, each of which must lie in
@@ -133,6 +160,60 @@ static enum dsort_status lines_received(struct dsort_inmem *m)
                                r, dsort_line_off(&lm->runs[r][i]));
         }
     }
+    return st;
+}
+
+/* ---- the output: a merge's lines streamed into this rank's share of the output, for the
+ * out-of-core merge (ooc_lines.c) and the mapped path ---- */
+
+/* The output sink's view of the bytes passed on: --progress's local figure (rank 0). */
+void dsort_lines_job_out_seen(void *ctx, const unsigned char *p, size_t len)
+{
+    struct lx *x = ctx;
+    (void)p;
+    x->j.out_done += len;
+    dsort_progress_local("write", x->sh.n + x->j.out_done);
+}
+
+/* The output's writer: a merge's lines through a line writer into the output's sink
+ * (O_DIRECT, page-carry: outsink.h). */
+struct lines_write {
+    struct lx *x;
+    enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *);
+    void *ctx;
+    struct dsort_line_writer w;
+    struct dsort_line_sink sink;
+};
+
+/* ooc.h's write: the merge's lines through a line writer into the output's sink. */
+static enum dsort_status write_lines(void *ctx, struct dsort_output_sink *os)
+{
+    struct lines_write *lw = ctx;
+    lw->w.sink = &os->sink;
+    return lw->merge(lw->x, lw->ctx, &lw->sink);
+}
+
+enum dsort_status
+dsort_lines_job_to_output(struct lx *x, struct dsort_output *out, uint64_t bytes, int exact,
+                          enum dsort_status (*merge)(struct lx *, void *, struct dsort_line_sink *),
+                          void *ctx)
+{
+    const struct dsort_job_options *o = x->j.o;
+    struct lines_write lw = {.x = x, .merge = merge, .ctx = ctx};
+    lw.w = (struct dsort_line_writer){.eol = x->ord.eol,
+                                      .sum = o->verify || o->output_dir ? &x->j.sum_out : NULL,
+                                      .sum_c = &x->j.con_out};
+    lw.sink = (struct dsort_line_sink){dsort_line_writer_emit, &lw.w, 0, 0};
+    /* A page more than a block: room for a block after a carried partial page. */
+    enum dsort_status st =
+        dsort_ooc_to_output(&x->j, out, bytes, x->mp.out_block + DSORT_RUN_ALIGN,
+                            dsort_lines_job_out_seen, write_lines, &lw, PH_WRITE, PH_WRITE);
+    if (st == DSORT_OK && exact && lw.sink.bytes != bytes)
+        st =
+            DSORT_ERR(&x->j.err, DSORT_EINTERNAL, 0,
+                      "wrote %" PRIu64 " bytes of output, expected %" PRIu64, lw.sink.bytes, bytes);
+    x->j.stats->records_out = lw.sink.lines;
+    x->j.stats->bytes_written = lw.sink.bytes;
     return st;
 }
 

@@ -379,60 +379,39 @@ static enum dsort_status sample(struct lx *x, struct chunk *smp, struct dsort_er
     return st;
 }
 
-/* The rank's sorted sample lines as dsort_splitters_select's items: the line, and with by_pos
- * its job-wide position after it (8 bytes, big-endian), so that equal lines are told apart. */
+/* The rank's sorted sample lines as dsort_splitters_select's items: their sample keys (the
+ * format's, recfmt.h: the line, and with by_pos its job-wide position after it, so that equal
+ * lines are told apart). key: room for the longest key. */
 struct sample_items {
-    const struct dsort_lines_order *ord;
+    struct dsort_recfmt_ctx fx;
     const unsigned char *buf;
     const struct dsort_line_ent *ents;
-    int by_pos;
     const struct lx *x;
     const struct chunk *smp; /* the sample's data and segs (buf is smp->a) */
+    unsigned char *key;
 };
-
-static size_t item_len(const struct sample_items *s, uint64_t i)
-{
-    return dsort_line_len(&s->ents[i], s->buf, s->ord->eol);
-}
-
-/* The job-wide input position of sample item i. */
-static uint64_t item_pos(const struct sample_items *s, uint64_t i)
-{
-    return dsort_lines_job_chunk_pos(s->x, s->smp, dsort_line_off(&s->ents[i]));
-}
 
 static size_t item_key_at(const void *ctx, uint64_t i, unsigned char *out)
 {
     const struct sample_items *s = ctx;
-    const size_t l = item_len(s, i);
-    memcpy(out, s->buf + dsort_line_off(&s->ents[i]), l);
-    if (!s->by_pos)
-        return l;
-    dsort_job_put_be64(out + l, item_pos(s, i));
-    return l + 8;
-}
-
-static int pos_cmp(uint64_t a, uint64_t b)
-{
-    return a < b ? -1 : a > b;
+    const uint64_t off = dsort_line_off(&s->ents[i]);
+    const size_t l = dsort_line_len(&s->ents[i], s->buf, s->fx.ord->eol);
+    const uint64_t pos = s->fx.by_pos ? dsort_lines_job_chunk_pos(s->x, s->smp, off) : 0;
+    return dsort_recfmt_lines.sample_key(&s->fx, s->buf + off, l, pos, out);
 }
 
 static int item_cmp_at(const void *ctx, uint64_t i, const unsigned char *key, size_t len)
 {
     const struct sample_items *s = ctx;
-    const size_t kl = s->by_pos ? len - 8 : len;
-    int r = dsort_lines_cmp(s->ord, s->buf + dsort_line_off(&s->ents[i]), item_len(s, i), key, kl);
-    return r || !s->by_pos ? r : pos_cmp(item_pos(s, i), dsort_job_get_be64(key + kl));
+    const size_t kl = item_key_at(s, i, s->key);
+    return dsort_recfmt_lines.key_cmp(&s->fx, s->key, kl, key, len);
 }
 
 static int item_cmp(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
                     size_t blen)
 {
     const struct sample_items *s = ctx;
-    if (!s->by_pos)
-        return dsort_lines_cmp(s->ord, a, alen, b, blen);
-    int r = dsort_lines_cmp(s->ord, a, alen - 8, b, blen - 8);
-    return r ? r : pos_cmp(dsort_job_get_be64(a + alen - 8), dsort_job_get_be64(b + blen - 8));
+    return dsort_recfmt_lines.key_cmp(&s->fx, a, alen, b, blen);
 }
 
 /* Tolerance of the selection, as a fraction of a bucket's sample lines (see ooc_fixed.c). */
@@ -481,11 +460,21 @@ enum dsort_status dsort_lines_job_select(void *ctx, int *rounds)
     uint64_t here[2] = {mlen, n}, all[2] = {0, 0};
     dsort_agree_reduce(c, c->comm, here, all, 2, MPI_UINT64_T, MPI_SUM, -1, "the samples' sizes");
     x->avg_line = all[1] ? (double)all[0] / (double)all[1] : 100.0;
-    struct sample_items si = {&x->ord, mine, ents, x->by_pos, x, &x->smp};
+    struct sample_items si = {.fx = {.ord = &x->ord, .by_pos = x->by_pos},
+                              .buf = mine,
+                              .ents = ents,
+                              .x = x,
+                              .smp = &x->smp};
     struct dsort_sample_items it = {
         n, longest + (x->by_pos ? 8 : 0), item_key_at, item_cmp_at, item_cmp, &si};
-    /* Lines that go to rank d are those up to and including split[d] (cut_after). */
-    enum dsort_status st = dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->j.err);
+    enum dsort_status st = DSORT_OK;
+    if (!(si.key = malloc(it.key_max + 1)))
+        st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    st = dsort_comm_agree(c, st, &x->j.err);
+    /* Lines that go to rank d are those up to and including split[d] (the format's cut). */
+    if (!st)
+        st = dsort_splitters_select(c->comm, &it, 1, SAMPLE_TOL, &sel, &x->j.err);
+    free(si.key);
     *rounds = sel.rounds;
     /* No lines anywhere: everything (nothing) goes to rank 0 (split[d] stays NULL). */
     for (int d = 0; !st && d + 1 < c->size && sel.keys; d++) {
@@ -512,64 +501,6 @@ void dsort_lines_job_sample_free(void *ctx)
     free(x->smp_tmp);
     memset(&x->smp, 0, sizeof x->smp);
     x->smp_ents = x->smp_tmp = NULL;
-}
-
-/* Number of the sorted entries e[lo, n) of lines in buf that belong at or before splitter d;
- * pos(ctx, off): the job-wide input position of the line at offset off. Equal lines sit in
- * input order (the sort is stable), so with by_pos their positions increase. */
-static size_t cut_after(const struct lx *x, const struct dsort_line_ent *e,
-                        const unsigned char *buf, uint64_t (*pos)(const void *, uint64_t),
-                        const void *ctx, size_t lo, size_t n, int d)
-{
-    if (!x->split[d])
-        return n;
-    const size_t kl = x->by_pos ? x->split_len[d] - 8 : x->split_len[d];
-    const uint64_t at = x->by_pos ? dsort_job_get_be64(x->split[d] + kl) : 0;
-    size_t hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        const uint64_t off = dsort_line_off(&e[m]);
-        int r = dsort_lines_cmp(&x->ord, buf + off, dsort_line_len(&e[m], buf, x->ord.eol),
-                                x->split[d], kl);
-        if (!r && x->by_pos)
-            r = pos_cmp(pos(ctx, off), at);
-        if (r <= 0)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
-}
-
-struct chunk_at {
-    const struct lx *x;
-    const struct chunk *k;
-};
-
-static uint64_t chunk_pos_at(const void *ctx, uint64_t off)
-{
-    const struct chunk_at *c = ctx;
-    return dsort_lines_job_chunk_pos(c->x, c->k, off);
-}
-
-size_t dsort_lines_job_cut_after(const struct lx *x, const struct chunk *k, size_t lo, size_t n,
-                                 int d)
-{
-    const struct chunk_at c = {x, k};
-    return cut_after(x, chunk_ents(k), k->a, chunk_pos_at, &c, lo, n, d);
-}
-
-/* Offsets into the one input file (a mapped input) are input positions. */
-static uint64_t file_pos_at(const void *ctx, uint64_t off)
-{
-    const struct lx *x = ctx;
-    return x->sh.g0 + (off - x->sh.first);
-}
-
-size_t dsort_lines_job_cut_after_file(const struct lx *x, const struct dsort_line_ent *e,
-                                      const unsigned char *file, size_t lo, size_t n, int d)
-{
-    return cut_after(x, e, file, file_pos_at, x, lo, n, d);
 }
 
 /* The line and eol checksums of n entries' lines in buf (conservation; --verify). */

@@ -22,6 +22,9 @@
  * Ties: with -s or -u, equal keys must keep input order across runs made in different
  * rounds, so every record carries its 8-byte global position while it is in flight and on
  * disk ("tagged" records); the default order breaks ties by the whole record and needs no tag.
+ * The composite keys, the chunk's sort, its cut and the framing are the format's
+ * (src/engine/fmt_fixed.c, recfmt.h); this file is the glue: the reads, the collectives, the
+ * buffers, the checkpoint's position.
  *
  * Memory (src/engine/memplan.h, from the smallest budget of all ranks): A and B (a chunk each)
  * plus 16 bytes a record of chunk for the sort entries, plus two I/O blocks for the writer
@@ -56,9 +59,10 @@ struct ext {
     struct dsort_ooc j; /* the skeleton's state (ooc.h) */
     size_t rs, irs;     /* record size in the input and in flight (irs = rs + 8 when tagged) */
     int tagged;
-    struct dsort_cmp cmp; /* on in-flight records */
-    size_t ks;            /* composite key bytes */
-    uint64_t budget;      /* the smallest memory budget of all ranks (the plan's, memplan.h) */
+    struct dsort_cmp cmp;       /* on in-flight records */
+    struct dsort_recfmt_ctx fx; /* the format's operations' context (recfmt.h) */
+    size_t ks;                  /* composite key bytes */
+    uint64_t budget; /* the smallest memory budget of all ranks (the plan's, memplan.h) */
     unsigned char *splitters;
     unsigned char *sample; /* nsample composite keys, while the splitters are chosen */
     uint64_t nsample;
@@ -82,20 +86,6 @@ struct ext {
  * quantile: a few rounds fewer than exact, and well below the sampling error. */
 #define SAMPLE_TOL 0.002
 
-/* The composite key of an input record at global position g: normalised key, normalised
- * last-resort bytes (default order) or nothing, then g. memcmp order = output order. */
-static void composite(const struct ext *x, const unsigned char *rec, uint64_t g, unsigned char *out)
-{
-    const struct dsort_format *f = &x->j.o->fmt;
-    dsort_job_put_bytes(out, rec + f->key_off, f->key_len, x->cmp.reverse);
-    out += f->key_len;
-    if (!x->tagged) {
-        dsort_job_put_bytes(out, rec + x->cmp.tie_off, x->cmp.tie_len, x->cmp.tie_reverse);
-        out += x->cmp.tie_len;
-    }
-    dsort_job_put_be64(out, g);
-}
-
 /* The pipeline's sample (not on --resume): a few thousand records at evenly spaced positions
  * of the share, as composite keys; every rank holds its own (SAMPLE_BYTES at most, outside the
  * budget). Local. */
@@ -113,7 +103,7 @@ static enum dsort_status fixed_sample(void *ctx)
         uint64_t i = (k * x->n + x->n / 2) / x->nsample; /* evenly spaced, centred */
         st = dsort_job_read_one(x->j.o, x->j.in, x->first + i, rec, &x->j.err);
         if (!st)
-            composite(x, rec, x->g0 + i, x->sample + k * x->ks);
+            dsort_recfmt_fixed.sample_key(&x->fx, rec, x->rs, x->g0 + i, x->sample + k * x->ks);
     }
     free(rec);
     return st;
@@ -133,23 +123,6 @@ static void fixed_sample_free(void *ctx)
     struct ext *x = ctx;
     free(x->sample);
     x->sample = NULL;
-}
-
-/* First index in the sorted chunk whose composite key is >= key. */
-static uint64_t chunk_bound(const struct ext *x, uint64_t m, uint64_t g0, const unsigned char *key,
-                            unsigned char *tmp)
-{
-    uint64_t lo = 0, hi = m;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        size_t idx = dsort_sortent_index(&x->ents[mid]);
-        composite(x, x->a + idx * x->rs, g0 + idx, tmp);
-        if (memcmp(tmp, key, x->ks) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* The rounds (ooc_round.h's ops): the chunk of m records at share position at, read by round
@@ -182,44 +155,39 @@ static enum dsort_status ext_read(void *ctx, int *more)
     return dsort_comm_agree(x->j.c, st, &x->j.err);
 }
 
-/* Sort the chunk, cut it by the splitters and move it to B as in-flight records: the record,
- * plus its global position when tagged. */
+/* Sort the chunk, cut it by the splitters and frame it into B as in-flight records (the
+ * format's table, recfmt.h: the record, plus its global position when tagged). */
 static enum dsort_status ext_frame(void *ctx, struct dsort_ooc_send *s)
 {
     struct ext_round *er = ctx;
     struct ext *x = er->x;
-    const uint64_t m = er->m, g0 = x->g0 + er->at;
-    const size_t irs = x->irs;
+    const struct dsort_recfmt *f = &dsort_recfmt_fixed;
     const int p = x->j.c->size;
-    struct dsort_phase_clock pc;
-    unsigned char *tmp = malloc(x->ks);
-    if (!tmp)
+    struct dsort_recfmt_chunk c = {.data = x->a,
+                                   .n = (size_t)er->m,
+                                   .ents = x->ents,
+                                   .scratch = x->scratch ? x->scratch
+                                                         : (struct dsort_sortent *)(void *)x->b,
+                                   .g0 = x->g0 + er->at};
+    const struct dsort_recfmt_splits sp = {.n = (size_t)(p - 1), .keys = x->splitters, .ks = x->ks};
+    size_t *end = malloc((size_t)p * sizeof *end);
+    if (!end)
         return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_SORT);
-    dsort_keysort_sort(&x->j.o->fmt, &x->j.o->ord, x->a, m, x->ents,
-                       x->scratch ? x->scratch : (struct dsort_sortent *)(void *)x->b);
+    f->sort_chunk(&x->fx, &c);
     dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
     dsort_job_phase_begin(&pc, PH_SPLIT);
-    uint64_t lo = 0;
-    for (int d = 0; d < p; d++) {
-        uint64_t hi = d + 1 < p ? chunk_bound(x, m, g0, x->splitters + (size_t)d * x->ks, tmp) : m;
-        s->displ[d] = lo * irs;
-        s->count[d] = (hi - lo) * irs;
-        lo = hi;
-    }
+    enum dsort_status st = f->cut(&x->fx, &c, &sp, end, &x->j.err);
     dsort_job_phase_end(x->j.stats, PH_SPLIT, &pc);
-    free(tmp);
     dsort_job_phase_begin(&pc, PH_SORT);
-    if (!x->tagged) {
-        dsort_keysort_gather(&x->j.o->fmt, x->a, x->ents, m, x->b);
-    } else {
-        for (uint64_t i = 0; i < m; i++) {
-            size_t idx = dsort_sortent_index(&x->ents[i]);
-            memcpy(x->b + i * irs, x->a + idx * x->rs, x->rs);
-            dsort_job_put_be64(x->b + i * irs + x->rs, g0 + idx);
-        }
+    for (int d = 0; !st && d < p; d++) {
+        const size_t from = d ? end[d - 1] : 0;
+        s->displ[d] = from * x->irs;
+        s->count[d] = f->frame(&x->fx, &c, from, end[d], x->b + from * x->irs);
     }
     dsort_job_phase_end(x->j.stats, PH_SORT, &pc);
+    free(end);
     /* A receives, a wave at most what it holds */
     *s = (struct dsort_ooc_send){.buf = x->b,
                                  .count = s->count,
@@ -227,8 +195,8 @@ static enum dsort_status ext_frame(void *ctx, struct dsort_ooc_send *s)
                                  .rbuf = x->a,
                                  .rsize = x->abytes,
                                  .cap = x->abytes,
-                                 .unit = irs};
-    return DSORT_OK;
+                                 .unit = x->irs};
+    return st;
 }
 
 static uint64_t ext_done(void *ctx)
@@ -361,7 +329,7 @@ static void fixed_runs(void *ctx, struct dsort_recfmt_ctx *fx, size_t *block)
     struct ext *x = ctx;
     if (!x->j.o->resume)
         fit_block(x, dsort_comm_max(x->j.c, (x->n + x->chunk - 1) / x->chunk));
-    *fx = (struct dsort_recfmt_ctx){.unique = x->j.o->ord.unique, .cmp = &x->cmp, .rec = x->irs};
+    *fx = x->fx;
     *block = x->block;
 }
 
@@ -463,6 +431,14 @@ static void fixed_setup(void *ctx, const struct dsort_share *sh)
         x->cmp.tie_reverse = 0;
     }
     x->ks = o->fmt.key_len + (x->tagged ? 0 : x->cmp.tie_len) + 8;
+    x->fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique,
+                                      .cmp = &x->cmp,
+                                      .rec = x->irs,
+                                      .fmt = &o->fmt,
+                                      .order = &o->ord,
+                                      .rec_in = x->rs,
+                                      .tagged = x->tagged,
+                                      .ks = x->ks};
     x->first = sh->first;
     x->n = sh->n;
     x->g0 = sh->g0;

@@ -16,9 +16,11 @@
  * Memory (src/engine/memplan.h): thirds of the budget (the smallest of all ranks'): the chunk
  * (lines and their 16-byte index entries), the framed send buffer, the receive buffer; the
  * sort's scratch entries are allocated while the send buffer is not.
- * Reading whole lines and choosing the splitters are in lines_read.c (lines_job.h); this file
- * is the lines' part of the out-of-core skeleton (ooc.h's pipeline table, dsort_ooc_lines):
- * setup, position, the run block, the mapped shortcut, rounds, final merge, checkpoint.
+ * Sorting a chunk, cutting it by the splitters, framing its pieces and the sample keys are the
+ * format's (src/engine/fmt_lines.c, recfmt.h); reading whole lines and choosing the splitters
+ * are in lines_read.c (lines_job.h); this file is the lines' glue in the out-of-core skeleton
+ * (ooc.h's pipeline table, dsort_ooc_lines): setup, position, the run block, the mapped
+ * shortcut, rounds (the buffers the format's operations work in), final merge, checkpoint.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -140,70 +142,72 @@ static enum dsort_status reopen_memory(struct lx *x, struct dsort_line_cursor *c
     return DSORT_OK;
 }
 
-/* Build the framed send buffer of the sorted chunk, cut by the splitters. With -u only the
- * first line of each run of equal keys is sent: the sort is stable, so it is the run's first
- * in input order, the one -u keeps, and equal keys all go to one rank (by_pos is off), whose
- * merge keeps the first of what the ranks send. A key that dominates the data then costs each
- * rank one line a chunk, not all of them. */
-static void frame_chunk(struct lx *x, const struct chunk *k, unsigned char *s, uint64_t *scount,
-                        uint64_t *sdispl)
+/* The chunk as the format's chunk operations see it (recfmt.h); at: its positions' context. */
+struct chunk_at {
+    const struct lx *x;
+    const struct chunk *k;
+};
+
+static uint64_t chunk_pos_at(const void *ctx, uint64_t off)
 {
-    const struct dsort_line_ent *e = chunk_ents(k);
-    const int p = x->j.c->size;
-    const uint64_t hdr = x->with_pos ? 8 : 0;
-    const int unique = x->j.o->ord.unique;
-    size_t lo = 0;
-    uint64_t at = 0;
-    for (int d = 0; d < p; d++) {
-        size_t hi = d + 1 < p ? dsort_lines_job_cut_after(x, k, lo, k->n, d) : k->n;
-        sdispl[d] = at;
-        const unsigned char *prev = NULL;
-        size_t prev_len = 0;
-        for (size_t i = lo; i < hi; i++) {
-            uint64_t off = dsort_line_off(&e[i]);
-            size_t len = dsort_line_len(&e[i], k->a, x->ord.eol);
-            if (unique) {
-                if (prev && dsort_lines_cmp(&x->ord, prev, prev_len, k->a + off, len) == 0)
-                    continue; /* a later line of equal keys: -u drops it */
-                prev = k->a + off;
-                prev_len = len;
-            }
-            if (hdr) {
-                uint64_t pos = dsort_lines_job_chunk_pos(x, k, off);
-                for (int b = 0; b < 8; b++)
-                    s[at + (uint64_t)b] = (unsigned char)(pos >> (56 - 8 * b));
-                at += 8;
-            }
-            memcpy(s + at, k->a + off, len + 1); /* the line and its eol */
-            at += len + 1;
-        }
-        scount[d] = at - sdispl[d];
-        lo = hi;
-    }
+    const struct chunk_at *c = ctx;
+    return dsort_lines_job_chunk_pos(c->x, c->k, off);
 }
 
-/* Sort the chunk's entries, and allocate the send buffer (*sbuf, *sbytes: the chunk's lines
- * with their positions when they travel with them). */
-static enum dsort_status sort_chunk(struct lx *x, const struct chunk *k, unsigned char **sbuf,
-                                    uint64_t *sbytes)
+static struct dsort_recfmt_chunk chunk_of(const struct chunk *k, const struct chunk_at *at)
 {
+    return (struct dsort_recfmt_chunk){.data = k->a,
+                                       .n = k->n,
+                                       .bytes = k->used,
+                                       .ents = chunk_ents(k),
+                                       .pos = chunk_pos_at,
+                                       .pos_ctx = at};
+}
+
+/* Sort the chunk's entries, and allocate the send buffer (*sbuf, *sbytes: the chunk's framed
+ * lines at most, recfmt.h's frame_bytes). */
+static enum dsort_status sort_chunk(struct lx *x, struct dsort_recfmt_chunk *c,
+                                    unsigned char **sbuf, uint64_t *sbytes)
+{
+    const struct dsort_recfmt *f = &dsort_recfmt_lines;
     /* The send buffer is the sort's scratch first (when it is large enough: lines of 8 bytes
      * and more), so that no memory is touched for the first time twice. */
-    *sbytes = k->used + (x->with_pos ? 8 : 0) * k->n;
+    *sbytes = f->frame_bytes(&x->j.fx, c);
     if (!(*sbuf = dsort_mem_alloc(*sbytes ? (size_t)*sbytes : 1)))
         return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno,
                          "cannot allocate %" PRIu64 " bytes for the exchange", *sbytes);
-    if (k->n > 1) {
-        size_t tbytes = k->n * sizeof(struct dsort_line_ent);
-        struct dsort_line_ent *tmp =
-            tbytes <= *sbytes ? (struct dsort_line_ent *)(void *)*sbuf : dsort_mem_alloc(tbytes);
-        if (!tmp)
+    if (c->n > 1) {
+        size_t tbytes = c->n * sizeof(struct dsort_line_ent);
+        c->scratch = tbytes <= *sbytes ? (void *)*sbuf : dsort_mem_alloc(tbytes);
+        if (!c->scratch)
             return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "cannot allocate the sort scratch");
-        dsort_lines_sort(&x->ord, k->a, chunk_ents(k), k->n, tmp);
-        if ((void *)tmp != (void *)*sbuf)
-            dsort_mem_free(tmp, tbytes);
+        f->sort_chunk(&x->j.fx, c);
+        if (c->scratch != (void *)*sbuf)
+            dsort_mem_free(c->scratch, tbytes);
+        c->scratch = NULL;
     }
     return DSORT_OK;
+}
+
+/* Cut the sorted chunk by the splitters and frame its pieces into s->buf (recfmt.h). */
+static enum dsort_status frame_chunk(struct lx *x, const struct dsort_recfmt_chunk *c,
+                                     struct dsort_ooc_send *s)
+{
+    const struct dsort_recfmt *f = &dsort_recfmt_lines;
+    const int p = x->j.c->size;
+    const struct dsort_recfmt_splits sp = dsort_lines_job_splits(x);
+    size_t *end = malloc((size_t)p * sizeof *end);
+    if (!end)
+        return DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    enum dsort_status st = f->cut(&x->j.fx, c, &sp, end, &x->j.err);
+    uint64_t at = 0;
+    for (int d = 0; !st && d < p; d++) {
+        s->displ[d] = at;
+        s->count[d] = f->frame(&x->j.fx, c, d ? end[d - 1] : 0, end[d], s->buf + at);
+        at += s->count[d];
+    }
+    free(end);
+    return st;
 }
 
 /* The rounds (ooc_round.h's ops): the chunk k; direct: the job sorts in memory, unless the
@@ -258,12 +262,14 @@ static enum dsort_status lines_frame(void *ctx, struct dsort_ooc_send *s)
 {
     struct lines_round *lr = ctx;
     struct dsort_phase_clock pc;
+    const struct chunk_at at = {lr->x, lr->k};
+    struct dsort_recfmt_chunk c = chunk_of(lr->k, &at);
     uint64_t sbytes = 0;
     dsort_job_phase_begin(&pc, PH_SORT);
-    enum dsort_status st = sort_chunk(lr->x, lr->k, &s->buf, &sbytes);
+    enum dsort_status st = sort_chunk(lr->x, &c, &s->buf, &sbytes);
     s->own = sbytes ? sbytes : 1;
     if (!st)
-        frame_chunk(lr->x, lr->k, s->buf, s->count, s->displ);
+        st = frame_chunk(lr->x, &c, s);
     dsort_job_phase_end(lr->x->j.stats, PH_SORT, &pc);
     s->rbuf = lr->k->a;
     s->rsize = lr->k->size;

@@ -2,9 +2,11 @@
  * the loop (read a chunk of the share, one round, a checkpoint at its end, until every rank's
  * share is read) and one round (sort and frame the chunk, send every piece to its owner in
  * waves that fit the receiver's buffer, spill each wave into a run). What differs between
- * formats: the wave policy is in the engine's table (recfmt.h, "rounds:"); reading, sorting and
- * framing a chunk and the end of a round are the format pipeline's (struct dsort_ooc_round_ops,
- * ooc_fixed.c and ooc_lines.c). Internal to src/pipeline/. Collective where marked.
+ * formats: the wave policy, sorting a chunk, cutting it after the splitters and framing its
+ * pieces are in the engine's table (recfmt.h: wave_split, sort_chunk, cut, frame); reading a
+ * chunk, lending the buffers the table's operations work in, timing them, and the end of a
+ * round are the format pipeline's glue (struct dsort_ooc_round_ops, ooc_fixed.c and
+ * ooc_lines.c). Internal to src/pipeline/. Collective where marked.
  */
 #ifndef DSORT_OOC_ROUND_H
 #define DSORT_OOC_ROUND_H
@@ -42,7 +44,8 @@ struct dsort_ooc_round_ops {
     /* Collective: read the share's next chunk (counted in the stats); *more: whether any rank
      * has more to read after it. Agrees. */
     enum dsort_status (*read)(void *x, int *more);
-    /* Local: sort the chunk and frame it (s->buf, count, displ, rbuf, rsize, cap, unit, own),
+    /* Local: sort the chunk, cut it and frame its pieces through the format's table (recfmt.h's
+     * sort_chunk, cut, frame), setting s->buf, count, displ, rbuf, rsize, cap, unit, own;
      * timing its own phases. */
     enum dsort_status (*frame)(void *x, struct dsort_ooc_send *s);
     /* Collective: what a wave's pieces become; NULL: a run spilled (dsort_ooc_spill). */
