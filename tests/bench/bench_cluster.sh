@@ -6,16 +6,18 @@
 # Input and output on the shared path (this machine's disk), temp files on each node's own disk.
 #
 # Per run: wall time (mpirun included), dsort's time, the phases (slowest rank, --stats) and
-# the roofline (tests/bench/roofline.py): per phase group the busiest resource, its floor, the
-# time as a multiple of it. Every output is checked with dsort-validate (sorted, the
-# generator's checksum). Runs of the modes alternate, after a warm-up of each; medians at the end.
+# dsort's own roofline (the "roofline" of --stats, src/roofline.c, under the rates below passed
+# in DSORT_ROOFLINE_RATES and the shared disk in DSORT_ROOFLINE_SHARED): per phase group the
+# busiest resource, its floor, the time as a multiple of it. Every output is checked with
+# dsort-validate (sorted, the generator's checksum). Runs of the modes alternate, after a
+# warm-up of each; medians at the end.
 #
 # Rates, and where they come from:
 #   network  GIVEN: the tbf rate (2gbit = 250 MB/s each way of each node's link);
 #   cpu      MEASURED here: dsort-floor-probe over the same nodes and share (radix sort plus
 #            gather of the rank's records, one core), MB of records a second;
-#   disks    MEASURED by the block layer in each run (bytes over busy seconds; see roofline.py),
-#            or given: BC_DISK_RATES="*.read=40 *.write=40" (as roofline.py's --rate).
+#   disks    MEASURED by the block layer in each run (bytes over busy seconds; src/roofline.h),
+#            or given: BC_DISK_RATES="*.read=40 *.write=40" (as DSORT_ROOFLINE_RATES).
 #
 # Usage: tests/bench/bench_cluster.sh [BUILD_DIR [DIR]]   (root; BUILD_DIR default build)
 #   BC_NODES=2 (2 or 3)  BC_RECS=10000000 (1 GB)  BC_RATE=2gbit  BC_RUNS=5
@@ -90,7 +92,8 @@ one() { # one MODE TAG: a run; its stats in $res/TAG.json, a line in $res/runs.t
     rm -f "$S/out"
     [ "$cold" = 1 ] && sync && echo 3 >/proc/sys/vm/drop_caches
     t0=$(date +%s.%N)
-    run_mpi "$bin/dsort" -T "$LT" "${args[@]}" --stats "$res/$tag.json" "$S/in" -o "$S/out" \
+    run_mpi -x DSORT_ROOFLINE_RATES="$rates" -x DSORT_ROOFLINE_SHARED="$shared" \
+        "$bin/dsort" -T "$LT" "${args[@]}" --stats "$res/$tag.json" "$S/in" -o "$S/out" \
         >"$res/$tag.log" 2>&1 || { echo "$tag: dsort failed:" && cat "$res/$tag.log"; return 1; } >&2
     t1=$(date +%s.%N)
     v=$(run_mpi "$bin/dsort-validate" "$S/out" 2>&1)
@@ -98,17 +101,13 @@ one() { # one MODE TAG: a run; its stats in $res/TAG.json, a line in $res/runs.t
         echo "$tag: the output is not valid: $v" >&2
         return 1
     fi
-    python3 "$top/tests/bench/roofline.py" "$res/$tag.json" --rate "$rates" --shared-disk "$shared" \
-        >"$res/$tag.roof"
-    python3 - "$res/$tag.json" "$mode" "$tag" "$t0" "$t1" "$top/tests/bench/roofline.py" "$rates" "$shared" \
-        >>"$res/runs.jsonl" <<'PY'
-import importlib.util, json, sys
-path, mode, tag, t0, t1, roof, rates, shared = sys.argv[1:]
-spec = importlib.util.spec_from_file_location("roofline", roof)
-rl = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rl)
+    python3 "$top/tests/bench/roofline_show.py" "$res/$tag.json" >"$res/$tag.roof" ||
+        { echo "$tag: dsort wrote no roofline" && cat "$res/$tag.log"; return 1; } >&2
+    python3 - "$res/$tag.json" "$mode" "$tag" "$t0" "$t1" >>"$res/runs.jsonl" <<'PY'
+import json, sys
+path, mode, tag, t0, t1 = sys.argv[1:]
 s = json.load(open(path))
-r = rl.roofline(s, rl.parse_rates([rates]), [shared])
+r = s["roofline"]  # dsort's own
 print(json.dumps({"mode": mode, "tag": tag, "wall": float(t1) - float(t0), "seconds": s["seconds"],
                   "groups": {g["group"]: g for g in r["groups"]}, "busiest": r["busiest"],
                   "floor": r["floor_seconds"], "ratio": r["ratio"],

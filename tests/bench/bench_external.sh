@@ -54,9 +54,10 @@ for ph in p0["phases"]:
     if t > 0.0005 or r > 0.001 or w > 0.001:
         print(f"    {ph:12s} {t:8.2f} s   read {r:7.2f} GB   written {w:7.2f} GB")
 PY
-    # The run's roofline (issue 27); disk rates as the block layer measured them, unless given
-    # in DSORT_ROOFLINE_RATES (e.g. "vda=1000").
-    python3 "$top/tests/bench/roofline.py" "$1" | sed 's/^/  /'
+    # The run's roofline (issue 27), dsort's own (the "roofline" of --stats): disk rates as the
+    # block layer measured them, unless given in DSORT_ROOFLINE_RATES (e.g. "vda=1000"), which
+    # mpirun passes on to the ranks.
+    python3 "$top/tests/bench/roofline_show.py" "$1" | sed 's/^/  /'
 }
 rss() { cat "$dir/$1".rss.* | sort -n | tr '\n' ' '; }
 

@@ -63,19 +63,21 @@ one() {
     local phases=$1 n=$2
     shift 2
     rm -f "$work/out" "$work/stats.json"
-    thr_run mpirun -q -n "$n" "$bin/dsort" --stats "$work/stats.json" "$@" -o "$work/out"
+    thr_run mpirun -q -n "$n" -x DSORT_ROOFLINE_RATES="$roof_rates" "$bin/dsort" \
+        --stats "$work/stats.json" "$@" -o "$work/out"
     "$PYTHON3" - "$work/stats.json" "$phases" "$THR_ELAPSED" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ph = sys.argv[2].split(",")
 print("%.3f %s" % (max(sum(r["phases"][p] for p in ph) for r in d["per_rank"]), sys.argv[3]))
 PY
-    # The run's roofline (issue 27): the throttled loop disks at their given limits (MiB/s in
-    # MB/s), the machine's own disk at its rate measured by the block layer.
-    "$PYTHON3" "$top/tests/bench/roofline.py" "$work/stats.json" --rate "$roof_rates" \
+    # The run's roofline (issue 27), dsort's own (the "roofline" of --stats): the throttled
+    # loop disks at their given limits (MiB/s in MB/s, DSORT_ROOFLINE_RATES), the machine's own
+    # disk at its rate measured by the block layer.
+    "$PYTHON3" "$top/tests/bench/roofline_show.py" "$work/stats.json" --job \
         >"$work/roof.txt" 2>&1 || true
 }
-roof_rates=""
+roof_rates="" # "LOOP.read=MB/s LOOP.write=MB/s ..." for dsort's roofline
 roof_mbps=$(awk -v b="$bps" 'BEGIN { printf "%.3f", b / 1e6 }')
 for l in "${THR_LOOPS[@]}"; do
     roof_rates+=" $(basename "$l").read=$roof_mbps $(basename "$l").write=$roof_mbps"

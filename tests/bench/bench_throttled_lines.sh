@@ -11,8 +11,9 @@
 #   B  the same out of core (-S 64M --out-of-core, spills to the work dir) at -n 2.
 #
 # The read phase of the slowest rank from --stats, and the wall time of mpirun; medians of RUNS
-# runs after a warm-up, the two modes alternating. Prints each run, the load average and a
-# markdown table. Needs root, loop devices and cgroup blkio (v1) or io (v2); exits 77 with the
+# runs after a warm-up, the two modes alternating. Prints each run with dsort's own roofline
+# (issue 27: the job's line of the "roofline" of --stats, the throttled disks at their given
+# limits in DSORT_ROOFLINE_RATES), the load average and a markdown table. Needs root, loop devices and cgroup blkio (v1) or io (v2); exits 77 with the
 # reason otherwise. Cleans up on exit and signals.
 #
 #   tests/bench/bench_throttled_lines.sh [RUNS] [MB] [RATE]
@@ -49,7 +50,7 @@ one() {
     local n=$1
     shift
     rm -f "$work/out" "$work/stats.json"
-    thr_run mpirun -q -n "$n" "$bin/dsort" --format lines -T "$work" --stats "$work/stats.json" \
+    thr_run mpirun -q -n "$n" -x DSORT_ROOFLINE_RATES="$roof_rates" "$bin/dsort" --format lines -T "$work" --stats "$work/stats.json" \
         "$@" "${in3[@]}" -o "$work/out"
     "$PYTHON3" - "$work/stats.json" "$THR_ELAPSED" <<'PY'
 import json, sys
@@ -57,7 +58,16 @@ d = json.load(open(sys.argv[1]))
 ph = [r["phases"] for r in d["per_rank"]]
 print("%.3f %s %.3f" % (max(p["read"] for p in ph), sys.argv[2], max(p["sample"] for p in ph)))
 PY
+    "$PYTHON3" "$top/tests/bench/roofline_show.py" "$work/stats.json" --job >"$work/roof.txt" 2>&1 ||
+        true
 }
+# The throttled loop disks at their given limits (MiB/s in MB/s) for dsort's roofline; the
+# machine's own disk at its rate measured by the block layer.
+roof_rates=""
+roof_mbps=$(awk -v b="$bps" 'BEGIN { printf "%.3f", b / 1e6 }')
+for l in "${THR_LOOPS[@]}"; do
+    roof_rates+=" $(basename "$l").read=$roof_mbps $(basename "$l").write=$roof_mbps"
+done
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 gain() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f%%", 100 * (1 - a / b) }'; }
 rows=()
@@ -72,9 +82,11 @@ row() {
         read -r rd tt sm <<<"$(one "$n" "$@")"
         ar+=("$rd") at+=("$tt") as+=("$sm")
         echo "   $what -n $n run $r device-parallel: read $rd s, total $tt s (sample $sm s)"
+        sed -n 's/^roofline: job/     roofline: job/p' "$work/roof.txt"
         read -r rd tt sm <<<"$(one "$n" --one-stream "$@")"
         br+=("$rd") bt+=("$tt") bs+=("$sm")
         echo "   $what -n $n run $r --one-stream:    read $rd s, total $tt s (sample $sm s)"
+        sed -n 's/^roofline: job/     roofline: job/p' "$work/roof.txt"
     done
     local a1 a2 a3 b1 b2 b3
     a1=$(printf '%s\n' "${ar[@]}" | median) a2=$(printf '%s\n' "${at[@]}" | median)

@@ -14,6 +14,15 @@
 # measured by looking for the newline: a rank died of SIGSEGV). Every one must end as a
 # truncation does: exit 2 within 10 s with a line naming the input and saying that it changed.
 # A hang is caught by the case's own deadline (HANG_S), well within ctest's timeout.
+#
+# And typed keys on the mapped path (-k, 32-byte records of typed fields from dsort-gen
+# --format/--field), whose merge checks each entry against its record (the prefix must match it
+# and never go down): the input rewritten in place (same size, other records) or truncated to a
+# third, every rank stopped at the start of the write phase (the merge), with a u64le key and
+# with an f64le key. The same ending: exit 2 within 10 s, a line naming the rank and the input,
+# nothing committed; and not one byte written to the output after the change (a write there
+# fails with EIO: without the merge's check, the merge wrote the changed records out, the write
+# failed, and the error named the output, since the change itself is seen only at the end).
 # Usage: inputchange.sh NRANKS [inplace]
 FAULTS_SUFFIX=${2:+.$2}
 . "$(dirname "$0")/faultlib.sh"
@@ -128,6 +137,53 @@ inplace_case() {
     case_end
 }
 
+# typed_case KEY HOW KIND: the typed-key mapped path (--format fixed:32:0:8 -k KEY), HOW
+# rewrite (other records of the same size written over the input in place) or truncate (to a
+# third); every rank stopped at the start of the write phase, the merge of the entries.
+TFMT=fixed:32:0:8
+typed_case() {
+    local key=$1 how=$2 kind=$3 ranks=() r
+    for ((r = 0; r < N; r++)); do ranks+=("$r"); done
+    case_begin "typed key $key: the input $([ "$how" = truncate ] && echo "truncated to a third" ||
+        echo "rewritten in place (same size, other data)") in the write phase" "map -k $key" \
+        "exit 2 within 10 s; error naming rank and input; nothing committed"
+    if need_phase_hook; then
+        if [ ! -f "$T/typed.a" ]; then # 160000 records of 32 bytes (5 MB), two seeds
+            gen 2 --format "$TFMT" --field 0:u64le --field 8:f64le --field 16:u64le \
+                --seed 1 160000 "$T/typed.a" &&
+                gen 2 --format "$TFMT" --field 0:u64le --field 8:f64le --field 16:u64le \
+                    --seed 2 160000 "$T/typed.b" || suite_finish
+        fi
+        cp "$T/typed.a" "$C/input.dat"
+        out_setup "$kind"
+        note "output $kind"
+        phase_hook write 1 0 all
+        # a tripwire: a write to the output fails with EIO, so a merge that went on writing
+        # records once they no longer matched their entries would report that, not the change
+        FX+=("FAULT_MODE=eio" "FAULT_OP=write" "FAULT_PATH=$OUT_DIR/")
+        start_job "$N" -T "$C/tmp" "${OUTARGS[@]}" --format "$TFMT" -k "$key" "$C/input.dat"
+        if wait_ready "${ranks[@]}"; then
+            local size t0
+            size=$(stat -c %s "$C/input.dat")
+            if [ "$how" = truncate ]; then
+                truncate -s $((size / 3 / 32 * 32)) "$C/input.dat"
+            else
+                dd if="$T/typed.b" of="$C/input.dat" bs=1M conv=notrunc status=none
+                eq "the input's size after the rewrite" "$size" "$(stat -c %s "$C/input.dat")"
+            fi
+            t0=$(date +%s%N)
+            resume "${ranks[@]}"
+            wait_end "$t0"
+            check_exit 2
+            check_prompt
+            check_rank_line "input\.dat' changed while it was being sorted"
+            check_final
+            check_no_temps
+        fi
+    fi
+    case_end
+}
+
 if [ "$GROUP" = inplace ]; then
     inplace_case map sorted splitters o-new
     inplace_case map rewrite splitters O
@@ -149,4 +205,8 @@ change_case ext truncate O
 change_case ext append o-new
 change_case lines truncate o-old
 change_case lines append O
+typed_case 0:u64le rewrite o-new
+typed_case 8:f64le rewrite O
+typed_case 0:u64le truncate o-old
+typed_case 8:f64le truncate o-new
 suite_finish
