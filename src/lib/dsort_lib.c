@@ -363,7 +363,8 @@ static int sort_fmt(struct ctx *x, const struct dsort_format *fmt, const struct 
     if ((code = agree(x, st, &err)) || direct)
         goto out;
     if (x->size == 1) { /* typed keys: the sorted run narrowed is the output */
-        dsort_typedkey_narrow(d->tk, run, n, d->buf);
+        if (n)          /* else out may be NULL */
+            dsort_typedkey_narrow(d->tk, run, n, d->buf);
         goto out;
     }
     struct dsort_cmp cmp;

@@ -1,12 +1,12 @@
 /* layout.c - dsort_sort_layout against a qsort oracle (issue 28): random input counts and
  * random output layouts (zeros on some ranks, everything on one rank, the balanced one and
- * others), with raw keys, typed keys with DSORT_STABLE and raw keys with DSORT_REVERSE, many
- * duplicates. Every rank makes the same global records from the seed, sorts all of them with
- * qsort, and checks that its output is exactly the oracle's positions [S_i, S_i + n_out).
- * Then the error cases: output counts that do not add up, a "negative" n_out (one that makes
- * the 64-bit sum wrap to the right total), a NULL out: DSORT_ERR_ARG with the same message on
- * every rank. Exit 0 on success, 1 on any failure (rank 0 prints the seed to replay with
- * DSORT_TEST_SEED). Run at any rank count (ctest: 1, 2, 3, 4 and 7).
+ * others), with raw keys, typed keys with DSORT_STABLE, raw keys with DSORT_REVERSE and two
+ * typed keys that the library sorts widened, many duplicates. Every rank makes the same global
+ * records from the seed, sorts all of them with qsort, and checks that its output is exactly the
+ * oracle's positions [S_i, S_i + n_out). Then the error cases: output counts that do not add up, a
+ * "negative" n_out (one that makes the 64-bit sum wrap to the right total), a NULL out:
+ * DSORT_ERR_ARG with the same message on every rank. Exit 0 on success, 1 on any failure (rank 0
+ * prints the seed to replay with DSORT_TEST_SEED). Run at any rank count (ctest: 1, 2, 3, 4 and 7).
  */
 #include <dsort.h>
 #include <inttypes.h>
@@ -20,7 +20,7 @@
 static int rank, size, failures;
 static uint64_t seed;
 static unsigned flags_now; /* the oracle's flags */
-static int typed_now;
+static int typed_now;      /* 1: "0:u64le"; 2: "8:u16le,0:u64le" (widened: not back to back) */
 
 static uint64_t rnd(uint64_t *s) /* splitmix64 */
 {
@@ -44,8 +44,9 @@ static int oracle_cmp(const void *a, const void *b)
     const unsigned char *x = a, *y = b;
     int c;
     if (typed_now) {
+        unsigned a16 = x[8] | (unsigned)x[9] << 8, b16 = y[8] | (unsigned)y[9] << 8;
         uint64_t u = get_u64le(x), v = get_u64le(y);
-        c = u < v ? -1 : u > v;
+        c = typed_now == 2 && a16 != b16 ? (a16 < b16 ? -1 : 1) : u < v ? -1 : u > v;
     } else {
         c = memcmp(x + 8, y + 8, 2); /* key_off 8, key_len 2 */
     }
@@ -106,6 +107,8 @@ static void trial(uint64_t *s, size_t total, int in_mode, int out_mode, int sett
         f.keys = "0:u64le", f.flags = DSORT_STABLE;
     if (setting == 2)
         f.flags = DSORT_REVERSE;
+    if (setting == 3)
+        f.keys = "8:u16le,0:u64le";
     size_t *nin = malloc(size * sizeof *nin), *nout = malloc(size * sizeof *nout);
     unsigned char *all = malloc(total * (RS + 8) + 1), *ord = malloc(total * (RS + 8) + 1);
     const uint64_t distinct = 1 + rnd(s) % 6;
@@ -121,7 +124,7 @@ static void trial(uint64_t *s, size_t total, int in_mode, int out_mode, int sett
     make_counts(s, in_mode, total, nin);
     make_counts(s, out_mode, total, nout);
     memcpy(ord, all, total * (RS + 8));
-    flags_now = f.flags, typed_now = f.keys != NULL;
+    flags_now = f.flags, typed_now = setting == 1 ? 1 : setting == 3 ? 2 : 0;
     qsort(ord, total, RS + 8, oracle_cmp);
     const size_t n = nin[rank], no = nout[rank], i0 = below(nin, rank), o0 = below(nout, rank);
     unsigned char *in = malloc(n * RS + 1), *out = no ? malloc(no * RS) : NULL;
@@ -197,7 +200,7 @@ int main(int argc, char **argv)
     for (size_t t = 0; t < sizeof totals / sizeof *totals; t++)
         for (int in_mode = 0; in_mode < 4; in_mode++)
             for (int out_mode = 0; out_mode < 4; out_mode++)
-                for (int setting = 0; setting < 3; setting++)
+                for (int setting = 0; setting < 4; setting++)
                     trial(&s, totals[t], in_mode, out_mode, setting);
     errors();
     int all = 0;
