@@ -7,6 +7,11 @@
  * the duplicates), one exchange (exchange.h), and a stable merge of the p pieces, which
  * arrive in source-rank order, that is input order.
  *
+ * Layouts: the splitters cut at global positions (dsort_splitters_cut_at), the prefix sums of
+ * the output counts that every rank gathers with the input counts (plan()). dsort_sort_layout
+ * takes the caller's counts and buffer; dsort_sort is the same path with the balanced counts
+ * and a buffer allocated once they are known (struct dest, alloc).
+ *
  * Typed keys (struct dsort_records.keys) as the program's pipelines have them (job_typed.h):
  * the records are widened once (typedkey.h: normkey || record, or the record with its key
  * bytes normalised in place), sorted as a plain fixed format whose key is the normalised key,
