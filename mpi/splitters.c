@@ -248,13 +248,15 @@ static int cut_apply(const struct dsort_splitter_keys *src, struct win *w, const
 }
 
 /* Open the splitters of the p ranks over total keys (n here): the rank's own target in
- * *my_target; a splitter at either end is cut at once. */
-static void cut_open(const struct dsort_splitter_keys *src, struct win *w, int rank, int p,
-                     uint64_t total, uint64_t *cuts, uint64_t *my_target)
+ * *my_target; a splitter at either end is cut at once. targets: p+1 global positions, or NULL
+ * for the balanced ones. */
+static void cut_open(const struct dsort_splitter_keys *src, const uint64_t *targets, struct win *w,
+                     int rank, int p, uint64_t total, uint64_t *cuts, uint64_t *my_target)
 {
     const uint64_t n = src->n;
     for (size_t j = 0; j < w->m; j++) {
-        uint64_t t = (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
+        uint64_t t =
+            targets ? targets[j + 1] : (uint64_t)((unsigned __int128)total * (j + 1) / (unsigned)p);
         if (j + 1 == (size_t)rank)
             *my_target = t;
         if (t == 0 || t == total) {
@@ -311,6 +313,13 @@ static enum dsort_status cut_rounds(MPI_Comm comm, const struct dsort_splitter_k
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err)
 {
+    return dsort_splitters_cut_at(comm, src, NULL, cuts, rounds, err);
+}
+
+enum dsort_status dsort_splitters_cut_at(MPI_Comm comm, const struct dsort_splitter_keys *src,
+                                         const uint64_t *targets, uint64_t *cuts, int *rounds,
+                                         struct dsort_error *err)
+{
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
@@ -333,11 +342,15 @@ enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter
     MPI_Allreduce(mine_tf, tf, 2, MPI_UINT64_T, MPI_SUM, comm);
     const uint64_t total = tf[0];
     enum dsort_status st = DSORT_OK;
-    if (tf[1]) {
+    if (!tf[1] && targets && targets[p] != total) {
+        st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                       "splitter targets end at %" PRIu64 " of %" PRIu64 " elements", targets[p],
+                       total);
+    } else if (tf[1]) {
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
     } else {
         uint64_t my_target = 0;
-        cut_open(src, &w, rank, p, total, cuts, &my_target);
+        cut_open(src, targets, &w, rank, p, total, cuts, &my_target);
         cand_key_size = ks;
         st = cut_rounds(comm, src, &w, rank, p, total, my_target, cuts, rounds, err);
     }

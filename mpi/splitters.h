@@ -51,6 +51,14 @@ struct dsort_splitter_keys {
 enum dsort_status dsort_splitters_cut(MPI_Comm comm, const struct dsort_splitter_keys *src,
                                       uint64_t *cuts, int *rounds, struct dsort_error *err);
 
+/* dsort_splitters_cut at given global positions: rank j receives the elements of global ranks
+ * [targets[j], targets[j+1]). targets: p+1 entries, the same on every rank, non-decreasing,
+ * targets[0] = 0 and targets[p] = the elements on all ranks (else DSORT_EINTERNAL on every
+ * rank); NULL is the balanced targets of dsort_splitters_cut. */
+enum dsort_status dsort_splitters_cut_at(MPI_Comm comm, const struct dsort_splitter_keys *src,
+                                         const uint64_t *targets, uint64_t *cuts, int *rounds,
+                                         struct dsort_error *err);
+
 /* Sampled splitters (the out-of-core pipelines: the data is not all in memory when they must
  * be chosen), with no root: every rank keeps its own sample, sorted, and it never leaves the
  * rank. Splitter j (1 <= j < p) is owned by rank j and is selected over the union of the

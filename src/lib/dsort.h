@@ -91,16 +91,33 @@ struct dsort_errinfo {
  * Returns DSORT_SUCCESS, or a DSORT_ERR_* code, the same on every rank; then *out is NULL,
  * *n_out is 0, and err (if not NULL) says why (DSORT_ERR_ARG also, on the calling rank
  * alone, without communicating, when MPI is not initialised or comm is MPI_COMM_NULL; and on
- * every rank for an intercommunicator). Memory besides in and the output: at most
+ * every rank for an intercommunicator). dsort_sort is dsort_sort_layout with the balanced
+ * counts and an output buffer allocated here. Memory besides in and the output: at most
  * n * (rec_size + 32) bytes during the local sort, then n * rec_size (the sorted copy, freed
  * once sent) plus *n_out * rec_size (the received pieces, merged into the output). With typed
  * keys the sort works on widened records, the normalised keys (a byte string as long as the
  * keys' sizes added up, made once per record) before each record, so read rec_size above as
- * rec_size + that length, and add n widened records during the local sort; when every key is
- * an integer or bytes and each starts where the one before it ends, the records are not
- * widened (their key bytes are normalised in a copy) and rec_size stays as it is. */
+ * rec_size + that length (but not for the output, which the merge writes narrowed, through a
+ * staging buffer of about 64 KiB), and add n widened records during the local sort; when every
+ * key is an integer or bytes and each starts where the one before it ends, the records are
+ * not widened (their key bytes are normalised in a copy) and rec_size stays as it is. There is
+ * no -u (DSORT_UNIQUE is the file API's alone): it would break the exact counts. */
 int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, const void *in, size_t n, void **out,
                size_t *n_out, struct dsort_errinfo *err);
+
+/* Collective over comm. dsort_sort with a given output layout, as DTCMP's sortv and MPI codes
+ * that own their arrays want it: each rank says how many records it wants (n_out, 0 allowed)
+ * and passes its own buffer of n_out * rec_size bytes at out (the caller's; it must not overlap
+ * in or another rank's buffer; out may be NULL when n_out is 0). Rank i gets the records of
+ * global sorted positions [S_i, S_i + n_out), where S_i is the sum of n_out over the ranks
+ * below i; the concatenation in rank order is the sorted sequence, duplicates included.
+ * The n_out of all ranks must add up to the n of all ranks: else DSORT_ERR_ARG on every rank,
+ * with a message giving both sums (and DSORT_ERR_ARG for an n_out too large for memory, such
+ * as a negative count cast to size_t, or a NULL out with n_out > 0). Format, keys, flags,
+ * errors (the same code and message on every rank) and memory as dsort_sort's, with the
+ * caller's buffer as the output; on an error out's contents are unspecified. */
+int dsort_sort_layout(MPI_Comm comm, const struct dsort_records *fmt, const void *in, size_t n,
+                      void *out, size_t n_out, struct dsort_errinfo *err);
 
 /* Local: a constant English text for a code ("out of memory"); never NULL. */
 const char *dsort_strerror(int code);

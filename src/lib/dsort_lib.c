@@ -7,6 +7,11 @@
  * the duplicates), one exchange (exchange.h), and a stable merge of the p pieces, which
  * arrive in source-rank order, that is input order.
  *
+ * Layouts: the splitters cut at global positions (dsort_splitters_cut_at), the prefix sums of
+ * the output counts that every rank gathers with the input counts (plan()). dsort_sort_layout
+ * takes the caller's counts and buffer; dsort_sort is the same path with the balanced counts
+ * and a buffer allocated once they are known (struct dest, alloc).
+ *
  * Typed keys (struct dsort_records.keys) as the program's pipelines have them (job_typed.h):
  * the records are widened once (typedkey.h: normkey || record, or the record with its key
  * bytes normalised in place), sorted as a plain fixed format whose key is the normalised key,
@@ -234,18 +239,30 @@ static void run_key_at(const void *ctx, uint64_t i, unsigned char *out)
     put_be64(out + k->cmp->tie_len + 8, i);
 }
 
-/* The local sort: *run gets the n records in sorted order (a new buffer). */
+/* Where the sorted records go: n records of the user's size at buf (the caller's buffer, or
+ * one allocated here for dsort_sort), narrowed from the sorted records with typed keys. */
+struct dest {
+    unsigned char *buf;
+    size_t n;  /* records wanted here: the caller's n_out, or the balanced share */
+    int alloc; /* dsort_sort: n is computed and buf allocated here */
+    const struct dsort_typedkey *tk;
+    size_t done; /* records written (the narrowing sink) */
+};
+
+/* The local sort: *run gets the n records in sorted order (into, if not NULL, else a new
+ * buffer). */
 static enum dsort_status sort_local(const struct dsort_format *fmt, const struct dsort_order *ord,
-                                    const unsigned char *in, size_t n, unsigned char **run,
-                                    struct dsort_error *err)
+                                    const unsigned char *in, size_t n, unsigned char *into,
+                                    unsigned char **run, struct dsort_error *err)
 {
     struct dsort_sortent *ents = malloc((n ? n : 1) * sizeof *ents);
     struct dsort_sortent *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    *run = malloc(n ? n * fmt->rec_size : 1);
+    *run = into ? into : malloc(n ? n * fmt->rec_size : 1);
     enum dsort_status st = DSORT_OK;
     if (!ents || !tmp || !*run) {
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory for the sort of %zu records", n);
-        free(*run);
+        if (!into)
+            free(*run);
         *run = NULL;
     } else {
         dsort_keysort_sort(fmt, ord, in, n, ents, tmp);
@@ -256,19 +273,32 @@ static enum dsort_status sort_local(const struct dsort_format *fmt, const struct
     return st;
 }
 
+/* The narrowing sink's flush: the staged widened records to the user's records at d->buf. */
+static enum dsort_status narrow_flush(struct dsort_sink *s, struct dsort_error *err)
+{
+    struct dest *d = s->ctx;
+    const size_t ws = d->tk->wide_prefix + d->tk->rec_size, k = s->len / ws;
+    if (k > d->n - d->done)
+        return DSORT_ERR(err, DSORT_EINTERNAL, 0, "merged more than the %zu records wanted", d->n);
+    dsort_typedkey_narrow(d->tk, s->buf, k, d->buf + d->done * d->tk->rec_size);
+    d->done += k;
+    s->len = 0;
+    return DSORT_OK;
+}
+
 /* Collective: the exchange of the cut run (freed once sent) and the merge of its pieces into
- * *out. */
+ * d (through a small staged buffer, narrowed, with typed keys). */
 static int exchange_merge(struct ctx *x, const struct dsort_format *fmt,
                           const struct dsort_order *ord, unsigned char **run, const uint64_t *cuts,
-                          unsigned char **out, size_t *n_out)
+                          struct dest *d)
 {
     struct dsort_error err = {0};
-    const size_t rs = fmt->rec_size, p = (size_t)x->size;
+    const size_t rs = fmt->rec_size, p = (size_t)x->size, stage = rs * (65536 / rs + 1);
     uint64_t *sc = calloc(p, sizeof *sc), *rc = calloc(p, sizeof *rc);
     struct dsort_cursor *cur = calloc(p, sizeof *cur);
-    unsigned char *recv = NULL;
+    unsigned char *recv = NULL, *staged = d->tk->count ? malloc(stage) : NULL;
     enum dsort_status st = DSORT_OK;
-    if (!sc || !rc || !cur)
+    if (!sc || !rc || !cur || (d->tk->count && !staged))
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
     int code = agree(x, st, &err);
     if (code)
@@ -279,9 +309,10 @@ static int exchange_merge(struct ctx *x, const struct dsort_format *fmt,
     uint64_t total = 0;
     for (size_t r = 0; r < p; r++)
         total += rc[r];
+    if (!st && total != (uint64_t)d->n * rs)
+        st = DSORT_ERR(&err, DSORT_EINTERNAL, 0, "%" PRIu64 " records come of the %zu wanted",
+                       total / rs, d->n);
     if (!st && !(recv = malloc(total ? total : 1)))
-        st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory for %" PRIu64 " bytes", total);
-    if (!st && !(*out = malloc(total ? total : 1)))
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory for %" PRIu64 " bytes", total);
     if ((code = agree(x, st, &err)))
         goto out;
@@ -298,61 +329,60 @@ static int exchange_merge(struct ctx *x, const struct dsort_format *fmt,
         off += rc[r];
     }
     struct dsort_sink sink;
-    dsort_sink_memory(&sink, *out, total);
+    dsort_sink_memory(&sink, staged ? staged : d->buf, staged ? stage : total);
+    if (staged)
+        sink.flush = narrow_flush, sink.ctx = d;
     st = dsort_merge(fmt, ord, cur, p, &sink, &err);
-    *n_out = (size_t)(total / rs);
-    if (!st && sink.records != *n_out)
+    if (!st && sink.records != d->n)
         st = DSORT_ERR(&err, DSORT_EINTERNAL, 0, "merged %" PRIu64 " records of %zu", sink.records,
-                       *n_out);
+                       d->n);
     code = agree(x, st, &err);
 out:
     free(sc);
     free(rc);
     free(cur);
     free(recv);
+    free(staged);
     return code;
 }
 
-/* Collective: sort the n records at in (fmt's, widened with typed keys) into *out. *own, if
- * not NULL, is in, freed once the local sort no longer needs it. */
+/* Collective: sort the n records at in (fmt's, widened with typed keys) into d, rank j getting
+ * global positions [targets[j], targets[j+1]); g0 is this rank's first input position. *own,
+ * if not NULL, is in, freed once the local sort no longer needs it. */
 static int sort_fmt(struct ctx *x, const struct dsort_format *fmt, const struct dsort_order *ord,
-                    const unsigned char *in, size_t n, unsigned char **own, unsigned char **out,
-                    size_t *n_out)
+                    const unsigned char *in, size_t n, unsigned char **own, const uint64_t *targets,
+                    uint64_t g0, struct dest *d)
 {
     struct dsort_error err = {0};
     enum dsort_status st = DSORT_OK;
     unsigned char *run = NULL;
     int code;
+    const int direct = x->size == 1 && !d->tk->count; /* the sorted run is the output */
     uint64_t *cuts = calloc((size_t)x->size + 1, sizeof *cuts);
     if (!cuts)
         st = DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory");
     if (!st)
-        st = sort_local(fmt, ord, in, n, &run, &err);
+        st = sort_local(fmt, ord, in, n, direct ? d->buf : NULL, &run, &err);
     free(*own);
     *own = NULL;
-    if ((code = agree(x, st, &err)))
+    if ((code = agree(x, st, &err)) || direct)
         goto out;
-    if (x->size == 1) { /* the sorted run is the output */
-        *out = run, *n_out = n, run = NULL;
-        goto out;
-    }
-    uint64_t mine = n, g0 = 0;
-    if (MPI_Exscan(&mine, &g0, 1, MPI_UINT64_T, MPI_SUM, x->comm) != MPI_SUCCESS) {
-        code = DSORT_ERR_MPI;
+    if (x->size == 1) { /* typed keys: the sorted run narrowed is the output */
+        if (n)          /* else out may be NULL */
+            dsort_typedkey_narrow(d->tk, run, n, d->buf);
         goto out;
     }
-    if (x->rank == 0)
-        g0 = 0; /* MPI_Exscan leaves rank 0's undefined */
     struct dsort_cmp cmp;
     dsort_cmp_init(&cmp, fmt, ord);
     struct run_keys rk = {&cmp, run, fmt->rec_size, g0};
     struct dsort_splitter_keys sk = {n, cmp.key_len + cmp.tie_len + 16, run_key_at, &rk};
-    st = dsort_splitters_cut(x->comm, &sk, cuts, NULL, &err);
+    st = dsort_splitters_cut_at(x->comm, &sk, targets, cuts, NULL, &err);
     if ((code = agree(x, st, &err)))
         goto out;
-    code = exchange_merge(x, fmt, ord, &run, cuts, out, n_out);
+    code = exchange_merge(x, fmt, ord, &run, cuts, d);
 out:
-    free(run);
+    if (run != d->buf)
+        free(run);
     free(cuts);
     return code;
 }
@@ -371,53 +401,101 @@ static enum dsort_status widen(const struct dsort_typedkey *tk, const void *in, 
     return DSORT_OK;
 }
 
-/* The sorted widened records back to the user's, in place (the buffer shrunk to fit). */
-static void narrow(const struct dsort_typedkey *tk, unsigned char **out, size_t n)
+/* Local checks of the caller's output (dsort_sort_layout). */
+static enum dsort_status check_dest(const struct dsort_records *f, const struct dest *d,
+                                    struct dsort_error *err)
 {
-    dsort_typedkey_narrow_inplace(tk, *out, n);
-    unsigned char *o = tk->wide_prefix && n ? realloc(*out, n * tk->rec_size) : NULL;
-    if (o) /* else the larger buffer stays: it holds the records */
-        *out = o;
+    if (d->alloc)
+        return DSORT_OK;
+    if (d->n >= DSORT_KEYSORT_MAX_RECORDS || d->n > SIZE_MAX / 2 / f->rec_size)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "too many output records: %zu", d->n);
+    if (d->n && !d->buf)
+        return DSORT_ERR(err, DSORT_EINVAL, 0, "%zu output records at a NULL pointer", d->n);
+    return DSORT_OK;
+}
+
+/* Collective: every rank's input and output counts (each below DSORT_KEYSORT_MAX_RECORDS, so
+ * that the sums cannot wrap); targets (p+1) the global first position of each rank's output,
+ * *g0 this rank's first input position. dsort_sort: d->n the balanced share, and d->buf
+ * allocated. */
+static enum dsort_status plan(struct ctx *x, const struct dsort_records *f, size_t n,
+                              struct dest *d, uint64_t *all, uint64_t *targets, uint64_t *g0,
+                              struct dsort_error *err)
+{
+    const uint64_t mine[2] = {n, d->alloc ? 0 : d->n}, p = (uint64_t)x->size;
+    if (MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, x->comm) != MPI_SUCCESS)
+        return DSORT_ERR(err, DSORT_EIO, 0, "MPI_Allgather of the record counts failed");
+    uint64_t total = 0, want = 0;
+    *g0 = 0;
+    for (uint64_t r = 0; r < p; r++) {
+        *g0 += r < (uint64_t)x->rank ? all[2 * r] : 0;
+        total += all[2 * r];
+        targets[r] = want;
+        want += all[2 * r + 1];
+    }
+    targets[p] = want;
+    if (!d->alloc && want != total)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "the output counts add up to %" PRIu64 " records, the inputs to %" PRIu64,
+                         want, total);
+    if (!d->alloc)
+        return DSORT_OK;
+    for (uint64_t j = 0; j <= p; j++) /* the balanced layout: floor(j*N/p) */
+        targets[j] = (uint64_t)((unsigned __int128)total * j / p);
+    d->n = (size_t)(targets[x->rank + 1] - targets[x->rank]);
+    if (d->n > SIZE_MAX / f->rec_size || !(d->buf = malloc(d->n ? d->n * f->rec_size : 1)))
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory for %zu records", d->n);
+    return DSORT_OK;
 }
 
 static int sort_comm(struct ctx *x, const struct dsort_records *f, const void *in, size_t n,
-                     unsigned char **out, size_t *n_out)
+                     struct dest *d)
 {
     struct dsort_error err = {0};
     struct dsort_typedkey tk;
     enum dsort_status st = check_args(f, in, n, &tk, &err);
+    if (!st)
+        st = check_dest(f, d, &err);
     int code = agree(x, st, &err);
     if (!code)
         code = agree(x, same_layout(x, f, &tk, &err), &err);
     if (code)
         return code;
+    d->tk = &tk;
+    const size_t p = (size_t)x->size;
+    uint64_t g0 = 0, *all = malloc((3 * p + 1) * sizeof *all), *targets = all + 2 * p;
+    if ((code = agree(x, all ? DSORT_OK : DSORT_ERR(&err, DSORT_ENOMEM, errno, "out of memory"),
+                      &err))) {
+        free(all);
+        return code;
+    }
+    st = plan(x, f, n, d, all, targets, &g0, &err);
     struct dsort_format fmt = {DSORT_FORMAT_FIXED, f->rec_size, f->key_off, f->key_len, "", NULL};
     struct dsort_order ord = {(f->flags & DSORT_REVERSE) != 0, 0, (f->flags & DSORT_STABLE) != 0};
     unsigned char *wide = NULL;
-    if (tk.count) { /* sort the widened records by their normalised key, as the program does */
+    if (!st && tk.count) { /* sort the widened records by their normalised key, as the program */
         fmt.rec_size = tk.wide_prefix + tk.rec_size;
         fmt.key_off = tk.wide_key_off;
         fmt.key_len = tk.norm_len;
-        if ((code = agree(x, widen(&tk, in, n, &wide, &err), &err))) {
-            free(wide); /* widened here, but another rank failed */
-            return code;
-        }
+        st = widen(&tk, in, n, &wide, &err);
         in = wide;
     }
-    code = sort_fmt(x, &fmt, &ord, in, n, &wide, out, n_out);
-    if (!code && tk.count && *out)
-        narrow(&tk, out, *n_out);
+    if (!(code = agree(x, st, &err)))
+        code = sort_fmt(x, &fmt, &ord, in, n, &wide, targets, g0, d);
+    free(wide); /* NULL unless another rank failed before the sort */
+    free(all);
+    d->tk = NULL;
     return code;
 }
 
-DSORT_EXPORT int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, const void *in,
-                            size_t n, void **out, size_t *n_out, struct dsort_errinfo *err)
+/* Both entry points: the checks that need no communication, the library's duplicate of comm,
+ * and the sort into d; err filled in on an error. */
+static int run(MPI_Comm comm, const struct dsort_records *fmt, const void *in, size_t n,
+               struct dest *d, struct dsort_errinfo *err)
 {
     struct ctx x = {MPI_COMM_NULL, 0, 0, err};
     if (err)
         *err = (struct dsort_errinfo){DSORT_SUCCESS, -1, ""};
-    unsigned char *o = NULL;
-    size_t no = 0;
     int code = DSORT_ERR_MPI, init = 0, fin = 1, inter = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
@@ -437,27 +515,40 @@ DSORT_EXPORT int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, cons
         MPI_Comm_set_errhandler(x.comm, MPI_ERRORS_RETURN);
         MPI_Comm_rank(x.comm, &x.rank);
         MPI_Comm_size(x.comm, &x.size);
-        code = sort_comm(&x, fmt, in, n, &o, &no);
+        code = sort_comm(&x, fmt, in, n, d);
         MPI_Comm_free(&x.comm);
     }
     if (code) {
-        free(o);
-        o = NULL, no = 0;
         if (err && !err->code)
             *err = (struct dsort_errinfo){code, -1, ""};
         if (err && !err->msg[0])
             snprintf(err->msg, sizeof err->msg, "%s", dsort_strerror(code));
     }
-    if (!no) { /* dsort.h: NULL when *n_out is 0 (the sort's buffers are never empty) */
-        free(o);
-        o = NULL;
+    return code;
+}
+
+DSORT_EXPORT int dsort_sort_layout(MPI_Comm comm, const struct dsort_records *fmt, const void *in,
+                                   size_t n, void *out, size_t n_out, struct dsort_errinfo *err)
+{
+    struct dest d = {out, n_out, 0, NULL, 0};
+    return run(comm, fmt, in, n, &d, err);
+}
+
+DSORT_EXPORT int dsort_sort(MPI_Comm comm, const struct dsort_records *fmt, const void *in,
+                            size_t n, void **out, size_t *n_out, struct dsort_errinfo *err)
+{
+    struct dest d = {NULL, 0, 1, NULL, 0}; /* the balanced counts, allocated by plan() */
+    int code = run(comm, fmt, in, n, &d, err);
+    if (code || !d.n) { /* dsort.h: NULL when *n_out is 0 */
+        free(d.buf);
+        d.buf = NULL, d.n = 0;
     }
     if (out)
-        *out = o;
+        *out = d.buf;
     else
-        free(o);
+        free(d.buf);
     if (n_out)
-        *n_out = no;
+        *n_out = d.n;
     return code;
 }
 
