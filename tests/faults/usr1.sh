@@ -1,7 +1,8 @@
 #!/bin/bash
 # SIGUSR1 without --checkpoint (issue 29 item 5): Slurm's time-limit warning, not a stop. Sent
 # to mpirun (which forwards it to every rank) and to one rank, while the ranks are held in a
-# phase (the shim's phase hook): in memory in the merge, out of core in a spill and in the
+# phase (the shim's phase hook): in memory in the merge (its second write, the merge writing
+# the output as it goes), out of core in a spill and in the
 # final merge. What must hold: the job goes on and exits 0; its output is GNU sort's
 # (LC_ALL=C, the oracle of data()); rank 0 said once, when it got the signal, that there is
 # no checkpoint to write and the sort goes on (a rank other than 0 goes on without a word);
@@ -52,8 +53,9 @@ usr1_case() {
     case_end
 }
 
-usr1_case mem merge 1 0 mpirun
-usr1_case mem merge 1 0 1
+# the copying path merges into the output as it goes (job_copy.c): held at its second write
+usr1_case mem write 1 2 mpirun
+usr1_case mem write 1 2 1
 usr1_case ext spill 2 0 mpirun
 usr1_case ext write 1 3 0
 suite_finish
