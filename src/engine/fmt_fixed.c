@@ -189,7 +189,9 @@ static uint64_t per_record(const struct dsort_memplan_in *in, int ahead)
 {
     const size_t ent = sizeof(struct dsort_sortent);
     const uint64_t a = in->rec + in->rec / 16;
-    return (ahead ? 2 * a : a) + in->rec + ent + (in->rec_in < ent ? ent : 0);
+    const uint64_t rest = in->rec + ent + (in->rec_in < ent ? ent : 0);
+    /* with C, A's sixteenth rounded up, so that A and C (bbytes + bbytes / 16 each) fit */
+    return ahead ? 2 * (in->rec + (in->rec + 15) / 16) + rest : a + rest;
 }
 
 /* The chunk (records) that budget leaves with I/O blocks of block bytes, or 0 if it does not
