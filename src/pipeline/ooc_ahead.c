@@ -1,6 +1,9 @@
 /* The out-of-core rounds' read-ahead (ooc_ahead.h). */
 #include "ooc_ahead.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "cleanup.h"
 #include "job_typed.h"
 
@@ -48,4 +51,18 @@ void dsort_ooc_ahead_drop(struct dsort_ooc_ahead *a)
     if (a->running)
         pthread_join(a->tid, NULL);
     a->running = 0;
+}
+
+uint64_t dsort_ooc_ahead_rchar(void)
+{
+    FILE *f = fopen("/proc/self/io", "re");
+    if (!f)
+        return 0;
+    char name[64];
+    unsigned long long v, r = 0;
+    while (fscanf(f, "%63s %llu", name, &v) == 2)
+        if (!strcmp(name, "rchar:"))
+            r = v;
+    fclose(f);
+    return (uint64_t)r;
 }

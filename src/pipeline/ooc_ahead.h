@@ -43,6 +43,10 @@ int dsort_ooc_ahead_is(const struct dsort_ooc_ahead *a, uint64_t first, uint64_t
 enum dsort_status dsort_ooc_ahead_wait(struct dsort_ooc_ahead *a, struct dsort_sum128 *sum,
                                        struct dsort_sum128 *con, struct dsort_error *err);
 
+/* The process's bytes read so far (/proc/self/io's rchar, what --stats' phases count; 0 when
+ * it cannot be read). */
+uint64_t dsort_ooc_ahead_rchar(void);
+
 /* Wait for the read in flight, if any, and drop it (a stop, an error, the rounds' end). */
 void dsort_ooc_ahead_drop(struct dsort_ooc_ahead *a);
 

@@ -76,6 +76,7 @@ struct ext {
     size_t cbytes;                 /* C: the next chunk read ahead (0: no read-ahead) */
     unsigned char *a, *b, *c;
     struct dsort_ooc_ahead ahead;         /* the read in flight into C */
+    uint64_t rchar0, phased0;             /* when it started: the process's reads, the phases' */
     struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
     unsigned char *region[3];             /* the final merge's buffers: A, B (and C) */
     size_t region_len[3];
@@ -157,8 +158,30 @@ static enum dsort_status read_chunk(struct ext *x, uint64_t at, uint64_t m)
     return st;
 }
 
+/* The bytes read that the phases counted (--stats). */
+static uint64_t phased_reads(const struct dsort_job_stats *s)
+{
+    uint64_t n = 0;
+    for (int p = 0; p < PH_COUNT; p++)
+        n += s->io_read[p];
+    return n;
+}
+
+/* The reads since the read ahead started that no phase counted (it read between two phases):
+ * the read phase's, so that --stats' phases still add up to every byte read. */
+static uint64_t unphased_reads(const struct ext *x)
+{
+    if (!x->ahead.running)
+        return 0;
+    const uint64_t all = dsort_ooc_ahead_rchar() - x->rchar0;
+    const uint64_t seen = phased_reads(x->j.stats) - x->phased0;
+    return all > seen ? all - seen : 0;
+}
+
 /* Read the round's chunk into A; with C, start reading the next one into it. A read ahead
- * that failed fails this read (agreed here). Collective; agrees. */
+ * that failed fails this read (agreed here). The read phase (--stats) is the time the round
+ * waits for its chunk; the bytes read and the sums are counted as the chunk is consumed.
+ * Collective; agrees. */
 static enum dsort_status ext_read(void *ctx, int *more)
 {
     struct ext_round *er = ctx;
@@ -170,12 +193,16 @@ static enum dsort_status ext_read(void *ctx, int *more)
     er->at = at;
     er->m = m;
     *more = ++er->r < er->rounds;
+    const uint64_t unphased = unphased_reads(x);
     dsort_job_phase_begin(&pc, PH_READ);
     enum dsort_status st = read_chunk(x, at, m);
     x->j.stats->bytes_read += m * dsort_job_out_rec(x->j.o); /* the input's, not widened */
     dsort_job_phase_end(x->j.stats, PH_READ, &pc);
+    x->j.stats->io_read[PH_READ] += unphased;
     if ((st = dsort_comm_agree(x->j.c, st, &x->j.err)))
         return st;
+    x->rchar0 = dsort_ooc_ahead_rchar();
+    x->phased0 = phased_reads(x->j.stats);
     if (x->c && at + m < x->n) /* not started: the next read reads it */
         (void)dsort_ooc_ahead_start(&x->ahead, x->j.o, x->j.in, x->first + at + m,
                                     x->n - at - m < x->chunk ? x->n - at - m : x->chunk, x->c);
