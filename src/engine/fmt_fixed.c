@@ -184,21 +184,24 @@ static int fixed_blob_get(struct dsort_recfmt_splits *s, unsigned char *blob, si
 }
 
 /* The bytes a chunk record costs: A and B, a sixteenth of slack in A, its sort entry and, for
- * records shorter than an entry, the sort scratch. */
-static uint64_t per_record(const struct dsort_memplan_in *in)
+ * records shorter than an entry, the sort scratch; with read-ahead (ahead), C as large as A. */
+static uint64_t per_record(const struct dsort_memplan_in *in, int ahead)
 {
     const size_t ent = sizeof(struct dsort_sortent);
-    return 2 * in->rec + in->rec / 16 + ent + (in->rec_in < ent ? ent : 0);
+    const uint64_t a = in->rec + in->rec / 16;
+    const uint64_t rest = in->rec + ent + (in->rec_in < ent ? ent : 0);
+    /* with C, A's sixteenth rounded up, so that A and C (bbytes + bbytes / 16 each) fit */
+    return ahead ? 2 * (in->rec + (in->rec + 15) / 16) + rest : a + rest;
 }
 
 /* The chunk (records) that budget leaves with I/O blocks of block bytes, or 0 if it does not
  * hold DSORT_MEMPLAN_MIN_CHUNK records and two merge read buffers besides the run writer's
  * buffers (two blocks, or one more than the files of a run striped over several temp devices,
  * runfile.h). */
-static uint64_t chunk_for(const struct dsort_memplan_in *in, uint64_t block)
+static uint64_t chunk_for(const struct dsort_memplan_in *in, uint64_t block, int ahead)
 {
     uint64_t writer = dsort_runwriter_buf_len(in->rec, block, in->temp_disks);
-    uint64_t chunk = in->budget > writer ? (in->budget - writer) / per_record(in) : 0;
+    uint64_t chunk = in->budget > writer ? (in->budget - writer) / per_record(in, ahead) : 0;
     if (chunk < DSORT_MEMPLAN_MIN_CHUNK ||
         chunk * in->rec < dsort_runreader_buf_len(in->rec, block))
         return 0;
@@ -209,22 +212,23 @@ static uint64_t chunk_for(const struct dsort_memplan_in *in, uint64_t block)
  * 4 KiB) while the chunk does not hold two blocks: with records of a few bytes each record
  * costs many times its size, so a sixteenth of the budget is more than the chunk holds.
  * *chunk gets chunk_for's answer for it (0: the budget is too small for any block). */
-static uint64_t block_for(const struct dsort_memplan_in *in, uint64_t *chunk)
+static uint64_t block_for(const struct dsort_memplan_in *in, uint64_t *chunk, int ahead)
 {
     uint64_t block = in->block < in->budget / 16 ? in->block : in->budget / 16;
     if (block < 4096)
         block = 4096;
-    while (!(*chunk = chunk_for(in, block)) && block > 4096)
+    while (!(*chunk = chunk_for(in, block, ahead)) && block > 4096)
         block = block / 2 < 4096 ? 4096 : block / 2;
     return block;
 }
 
-/* Fixed records: the chunk, the block and buffers A and B; p->fits 0 if the budget is too
- * small to sort out of core. */
-static void fixed_plan(const struct dsort_memplan_in *in, struct dsort_memplan *p)
+/* The plan with buffers A and B (and C with ahead); p->fits 0 if the budget is too small to
+ * sort out of core. */
+static void plan_with(const struct dsort_memplan_in *in, struct dsort_memplan *p, int ahead)
 {
     uint64_t chunk;
-    p->block = (size_t)block_for(in, &chunk);
+    *p = (struct dsort_memplan){0};
+    p->block = (size_t)block_for(in, &chunk, ahead);
     if (!(p->fits = chunk != 0))
         return;
     /* No bigger than the share, but big enough for two merge read buffers. */
@@ -238,9 +242,33 @@ static void fixed_plan(const struct dsort_memplan_in *in, struct dsort_memplan *
      * a chunk, and a second wave (another run) for a few records is a waste. */
     p->bbytes = (size_t)(chunk * in->rec);
     p->abytes = p->bbytes + p->bbytes / 16;
+    p->cbytes = ahead ? p->abytes : 0;
     p->ebytes = (size_t)(chunk * sizeof(struct dsort_sortent));
     p->scratch = in->rec_in < sizeof(struct dsort_sortent);
-    p->merge_mem = (uint64_t)p->abytes + p->bbytes;
+    p->merge_mem = (uint64_t)p->abytes + p->bbytes + p->cbytes;
+}
+
+/* Does plan p (with more than one round) let the final merge read every run at once in
+ * blocks of the floor's size (memplan.c's fit)? */
+static int merge_fits(const struct dsort_memplan_in *in, const struct dsort_memplan *p)
+{
+    const uint64_t rounds = (in->records + p->chunk - 1) / p->chunk;
+    return 2 * (rounds + rounds / 4 + 1) * DSORT_MEMPLAN_MIN_RUN_BLOCK <= p->merge_mem;
+}
+
+/* Fixed records: the chunk, the block and buffers A and B, and C for the read-ahead when it
+ * is asked for and pays: the share takes more than one round as planned without it, and the
+ * smaller chunk's runs still fit the final merge at once (an extra merge pass, or a larger
+ * one, costs more than the overlap saves). */
+static void fixed_plan(const struct dsort_memplan_in *in, struct dsort_memplan *p)
+{
+    plan_with(in, p, 0);
+    if (!in->readahead || !p->fits || p->chunk >= in->records)
+        return;
+    struct dsort_memplan q;
+    plan_with(in, &q, 1);
+    if (q.fits && merge_fits(in, &q))
+        *p = q;
 }
 
 static uint64_t fixed_rounds(const struct dsort_memplan_in *in, const struct dsort_memplan *p,

@@ -38,10 +38,10 @@ uint64_t dsort_memplan_arena(const struct dsort_memplan *p, int in_memory)
 }
 
 int dsort_memplan_reads_fit(const struct dsort_memplan_in *in, size_t abytes, size_t bbytes,
-                            uint64_t block)
+                            size_t cbytes, uint64_t block)
 {
-    const size_t len[2] = {abytes, bbytes};
-    return dsort_runmerge_region_mem(in->rec, (size_t)block, len, 2) >=
+    const size_t len[3] = {abytes, bbytes, cbytes};
+    return dsort_runmerge_region_mem(in->rec, (size_t)block, len, cbytes ? 3 : 2) >=
            2 * (uint64_t)dsort_runreader_buf_len(in->rec, (size_t)block);
 }
 
@@ -53,7 +53,8 @@ static int budget_fits(const struct dsort_memplan_in *in, uint64_t budget, uint6
     at.budget = budget;
     at.fit_runs = 0;
     dsort_memplan_compute(&at, &p);
-    return p.fits && (!run_block || dsort_memplan_reads_fit(in, p.abytes, p.bbytes, run_block));
+    return p.fits &&
+           (!run_block || dsort_memplan_reads_fit(in, p.abytes, p.bbytes, p.cbytes, run_block));
 }
 
 uint64_t dsort_memplan_least_budget(const struct dsort_memplan_in *in, uint64_t unit, uint64_t lo,

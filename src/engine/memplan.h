@@ -2,7 +2,8 @@
  * ranks) and the format's memory need to every buffer size both pipelines use.
  *
  * The format's part is in its table (recfmt.h: plan, rounds; fmt_fixed.c, fmt_lines.c).
- * Fixed records: A and B (a chunk each, A 1/16 more: it receives a round's pieces),
+ * Fixed records: A and B (a chunk each, A 1/16 more: it receives a round's pieces), with
+ * read-ahead (asked for, and the share takes more than one round) C as large as A,
  * 16 bytes of sort entry a record of chunk (and a scratch as large for records shorter than an
  * entry), and the run writer's buffers; in the merge phase A and B hold the run readers. The
  * I/O block starts at --block-size, at most a 16th of the budget, and halves (down to 4 KiB)
@@ -46,6 +47,7 @@ struct dsort_memplan_in {
     /* both: the runs the final merge will read, to fit the run files' block to them */
     int fit_runs;    /* 0: the block before the rounds are known (or a resumed job's) */
     uint64_t rounds; /* the most rounds of any rank (agreed; dsort_memplan_rounds) */
+    int readahead;   /* fixed: a reader thread may read the next chunk during a round */
 };
 
 struct dsort_memplan {
@@ -55,7 +57,8 @@ struct dsort_memplan {
     /* fixed records */
     uint64_t chunk;                /* records a round */
     size_t abytes, bbytes, ebytes; /* A (receives a round), B, the sort entries */
-    int scratch;                   /* a sort scratch of ebytes too (records < 16 bytes) */
+    size_t cbytes; /* C, as large as A: the next chunk read ahead (0: no read-ahead) */
+    int scratch;   /* a sort scratch of ebytes too (records < 16 bytes) */
     /* text lines */
     uint64_t third;   /* each of chunk, send and receive */
     uint64_t need;    /* the rank's share with its index entries (estimated), one arena */
@@ -76,10 +79,11 @@ uint64_t dsort_memplan_rounds(const struct dsort_memplan_in *in, const struct ds
  * in memory, else a third; a multiple of 16 bytes. */
 uint64_t dsort_memplan_arena(const struct dsort_memplan *p, int in_memory);
 
-/* Fixed records: do A and B (abytes, bbytes) hold the final merge's two read buffers for
- * runs written in blocks of `block`? (A resumed job's runs keep their own block.) */
+/* Fixed records: do A, B and C (abytes, bbytes, cbytes; C may be 0) hold the final merge's
+ * two read buffers for runs written in blocks of `block`? (A resumed job's runs keep their
+ * own block.) */
 int dsort_memplan_reads_fit(const struct dsort_memplan_in *in, size_t abytes, size_t bbytes,
-                            uint64_t block);
+                            size_t cbytes, uint64_t block);
 
 /* Fixed records: the smallest budget, a multiple of unit bytes above lo (a budget known not to
  * fit, or 0), whose plan fits and, with run_block != 0, reads runs written in blocks of

@@ -5,19 +5,18 @@
  *           share and keeps them; the p-1 splitters (composite keys, so that equal keys are
  *           still split evenly) are selected over all ranks' samples in histogram rounds of
  *           O(p) bytes a rank (dsort_splitters_sample: no rank gathers the samples).
- *   rounds: each rank reads a memory-sized chunk (the kernel prefetches the next one),
- *           radix-sorts it, cuts it by the splitters and sends every piece to its owner once.
- *           Each rank merges what it receives in a round into one sorted run and spills it
- *           to a temp dir (checksummed blocks, written by a writer thread). If a round would
- *           bring a rank more than its receive buffer holds (skewed input order), the round
- *           is split into waves, each of which makes its own run.
- *   merge:  the runs are merged with the largest fan-in that the open-file limit and the
- *           budget allow; only when there are more runs than that are the smallest merged
- *           first (an extra pass over just those). The final merge writes the output
- *           (ooc_merge.c).
- * I/O: read input, write runs, read runs, write output: 2 reads + 2 writes of the data.
- * With -u the deduplicated output goes through one more temp run, because its size (and so
- * every rank's offset in -o FILE) is known only after the final merge.
+ *   rounds: each rank reads a memory-sized chunk (when the budget holds a third buffer C, a
+ *           reader thread reads the next one into C during the round, ooc_ahead.h; else the
+ *           kernel prefetches it; DSORT_NO_READAHEAD=1 turns the thread off), radix-sorts it, cuts
+ * it by the splitters and sends every piece to its owner once. Each rank merges what it receives in
+ * a round into one sorted run and spills it to a temp dir (checksummed blocks, written by a writer
+ * thread). If a round would bring a rank more than its receive buffer holds (skewed input order),
+ * the round is split into waves, each of which makes its own run. merge:  the runs are merged with
+ * the largest fan-in that the open-file limit and the budget allow; only when there are more runs
+ * than that are the smallest merged first (an extra pass over just those). The final merge writes
+ * the output (ooc_merge.c). I/O: read input, write runs, read runs, write output: 2 reads + 2
+ * writes of the data. With -u the deduplicated output goes through one more temp run, because its
+ * size (and so every rank's offset in -o FILE) is known only after the final merge.
  *
  * Ties: with -s or -u, equal keys must keep input order across runs made in different
  * rounds, so every record carries its 8-byte global position while it is in flight and on
@@ -27,8 +26,10 @@
  * buffers, the checkpoint's position.
  *
  * Memory (src/engine/memplan.h, from the smallest budget of all ranks): A and B (a chunk each)
- * plus 16 bytes a record of chunk for the sort entries, plus two I/O blocks for the writer
- * thread. In the merge phase A and B hold the read buffers.
+ * and, with read-ahead, C (as large as A: C and A swap at every read), plus 16 bytes a record
+ * of chunk for the sort entries, plus two I/O blocks for the writer thread. In the merge
+ * phase A, B and C hold the read buffers. A checkpoint records what the rounds consumed, not
+ * what was read ahead: a resumed job reads the chunk read ahead again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +48,7 @@
 #include "memplan.h"
 #include "merge.h"
 #include "ooc.h"
+#include "ooc_ahead.h"
 #include "ooc_round.h"
 #include "progress.h"
 #include "runfile.h"
@@ -71,10 +73,13 @@ struct ext {
     uint64_t chunk;    /* records per chunk */
     size_t block;
     size_t abytes, bbytes, ebytes; /* A also receives: 1/16 more than a chunk */
-    unsigned char *a, *b;
+    size_t cbytes;                 /* C: the next chunk read ahead (0: no read-ahead) */
+    unsigned char *a, *b, *c;
+    struct dsort_ooc_ahead ahead;         /* the read in flight into C */
+    uint64_t rchar0, phased0;             /* when it started: the process's reads, the phases' */
     struct dsort_sortent *ents, *scratch; /* scratch only when records are < 16 bytes */
-    unsigned char *region[2];             /* the final merge's buffers: A and B */
-    size_t region_len[2];
+    unsigned char *region[3];             /* the final merge's buffers: A, B (and C) */
+    size_t region_len[3];
     /* stop and resume (job_ckpt.c) */
     uint64_t consumed; /* records of the share read by earlier runs of a resumed job */
     uint64_t ck_upto;  /* --checkpoint: the records of the share the checkpoint has consumed */
@@ -132,7 +137,51 @@ struct ext_round {
     uint64_t at, m, r, rounds;
 };
 
-/* Read the round's chunk into A. Collective; agrees. */
+/* Records [at, at + m) of the share into A: the read ahead of them (A and C swap), or a read
+ * now; the input sums follow. Local. */
+static enum dsort_status read_chunk(struct ext *x, uint64_t at, uint64_t m)
+{
+    struct dsort_ooc *j = &x->j;
+    if (dsort_ooc_ahead_is(&x->ahead, x->first + at, m)) {
+        enum dsort_status st = dsort_ooc_ahead_wait(&x->ahead, &j->sum_in, &j->con_in, &j->err);
+        unsigned char *t = x->a;
+        x->a = x->c;
+        x->c = t;
+        return st;
+    }
+    dsort_ooc_ahead_drop(&x->ahead); /* not the chunk wanted (not reached) */
+    enum dsort_status st =
+        dsort_job_read(j->o, j->in, x->first + at, m, x->a, &j->sum_in, &j->con_in, &j->err);
+    if (!st && at + m < x->n && !x->c) /* let the kernel fetch the next chunk meanwhile */
+        dsort_inputs_advise(j->in, x->first + at + m,
+                            x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
+    return st;
+}
+
+/* The bytes read that the phases counted (--stats). */
+static uint64_t phased_reads(const struct dsort_job_stats *s)
+{
+    uint64_t n = 0;
+    for (int p = 0; p < PH_COUNT; p++)
+        n += s->io_read[p];
+    return n;
+}
+
+/* The reads since the read ahead started that no phase counted (it read between two phases):
+ * the read phase's, so that --stats' phases still add up to every byte read. */
+static uint64_t unphased_reads(const struct ext *x)
+{
+    if (!x->ahead.running)
+        return 0;
+    const uint64_t all = dsort_ooc_ahead_rchar() - x->rchar0;
+    const uint64_t seen = phased_reads(x->j.stats) - x->phased0;
+    return all > seen ? all - seen : 0;
+}
+
+/* Read the round's chunk into A; with C, start reading the next one into it. A read ahead
+ * that failed fails this read (agreed here). The read phase (--stats) is the time the round
+ * waits for its chunk; the bytes read and the sums are counted as the chunk is consumed.
+ * Collective; agrees. */
 static enum dsort_status ext_read(void *ctx, int *more)
 {
     struct ext_round *er = ctx;
@@ -144,15 +193,20 @@ static enum dsort_status ext_read(void *ctx, int *more)
     er->at = at;
     er->m = m;
     *more = ++er->r < er->rounds;
+    const uint64_t unphased = unphased_reads(x);
     dsort_job_phase_begin(&pc, PH_READ);
-    enum dsort_status st = dsort_job_read(x->j.o, x->j.in, x->first + at, m, x->a, &x->j.sum_in,
-                                          &x->j.con_in, &x->j.err);
-    if (!st && at + m < x->n) /* let the kernel fetch the next chunk meanwhile */
-        dsort_inputs_advise(x->j.in, x->first + at + m,
-                            x->n - at - m < x->chunk ? x->n - at - m : x->chunk);
+    enum dsort_status st = read_chunk(x, at, m);
     x->j.stats->bytes_read += m * dsort_job_out_rec(x->j.o); /* the input's, not widened */
     dsort_job_phase_end(x->j.stats, PH_READ, &pc);
-    return dsort_comm_agree(x->j.c, st, &x->j.err);
+    x->j.stats->io_read[PH_READ] += unphased;
+    if ((st = dsort_comm_agree(x->j.c, st, &x->j.err)))
+        return st;
+    x->rchar0 = dsort_ooc_ahead_rchar();
+    x->phased0 = phased_reads(x->j.stats);
+    if (x->c && at + m < x->n) /* not started: the next read reads it */
+        (void)dsort_ooc_ahead_start(&x->ahead, x->j.o, x->j.in, x->first + at + m,
+                                    x->n - at - m < x->chunk ? x->n - at - m : x->chunk, x->c);
+    return DSORT_OK;
 }
 
 /* Sort the chunk, cut it by the splitters and frame it into B as in-flight records (the
@@ -240,6 +294,7 @@ static enum dsort_status fixed_rounds(void *ctx, struct dsort_output *out, int *
     *wrote = 0;
     er.rounds = dsort_comm_max(x->j.c, (x->n - x->consumed + x->chunk - 1) / x->chunk);
     enum dsort_status st = dsort_ooc_rounds(&x->j, &dsort_recfmt_fixed, &ops, &er, er.rounds > 0);
+    dsort_ooc_ahead_drop(&x->ahead); /* a stop or an error: what was read ahead is not used */
     dsort_mem_free(x->ents, x->ebytes);
     dsort_mem_free(x->scratch, x->ebytes);
     x->ents = x->scratch = NULL;
@@ -249,14 +304,24 @@ static enum dsort_status fixed_rounds(void *ctx, struct dsort_output *out, int *
 static void fixed_release(void *ctx)
 {
     struct ext *x = ctx;
+    dsort_ooc_ahead_drop(&x->ahead);
     dsort_mem_free(x->a, x->abytes);
     dsort_mem_free(x->b, x->bbytes);
+    dsort_mem_free(x->c, x->cbytes);
+    x->c = NULL;
     dsort_mem_free(x->ents, x->ebytes);
     dsort_mem_free(x->scratch, x->ebytes);
     x->a = x->b = NULL;
     x->ents = x->scratch = NULL;
     free(x->splitters);
     x->splitters = NULL;
+}
+
+/* DSORT_NO_READAHEAD=1: no reader thread (to compare the two in one build). */
+static int no_readahead(void)
+{
+    const char *e = getenv("DSORT_NO_READAHEAD");
+    return e && *e && strcmp(e, "0") != 0;
 }
 
 /* The plan's inputs (memplan.h): the budget agreed over all ranks (x->budget). */
@@ -268,7 +333,8 @@ static struct dsort_memplan_in plan_in(const struct ext *x)
                                      .temp_disks = dsort_job_temp_disks(x->j.o),
                                      .rec = x->irs,
                                      .rec_in = x->rs,
-                                     .records = x->n};
+                                     .records = x->n,
+                                     .readahead = !no_readahead()};
 }
 
 /* Size the chunk, the I/O block and buffers A and B from the budget (memplan.h), and
@@ -292,7 +358,10 @@ static enum dsort_status plan_memory(struct ext *x)
     x->bbytes = p.bbytes;
     x->abytes = p.abytes;
     x->ebytes = p.ebytes;
+    x->cbytes = p.cbytes;
     x->a = dsort_mem_alloc(x->abytes);
+    if (x->cbytes && !(x->c = dsort_mem_alloc(x->cbytes)))
+        return dsort_job_alloc_error(&x->j.err, errno, "the read-ahead buffer", x->cbytes);
     x->b = dsort_mem_alloc(x->bbytes);
     x->ents = dsort_mem_alloc(x->ebytes);
     if (p.scratch)
@@ -351,7 +420,7 @@ static enum dsort_status resume_state(void *ctx, struct dsort_ckpt *k)
      * not hold two of their read buffers (then no number of merge passes helps). Refused
      * before anything is touched, naming the budget that does. */
     const struct dsort_memplan_in in = plan_in(x);
-    if (!dsort_memplan_reads_fit(&in, x->abytes, x->bbytes, k->block)) {
+    if (!dsort_memplan_reads_fit(&in, x->abytes, x->bbytes, x->cbytes, k->block)) {
         char b1[32], b2[32], b3[32];
         uint64_t need = dsort_memplan_least_budget(&in, (uint64_t)1 << 20, 0, k->block);
         dsort_mem_format(x->budget, b1, sizeof b1);
@@ -393,9 +462,11 @@ static void fixed_final(void *ctx, struct dsort_ooc_final *f)
     x->region[1] = x->b;
     x->region_len[0] = x->abytes;
     x->region_len[1] = x->bbytes;
+    x->region[2] = x->c;
+    x->region_len[2] = x->cbytes;
     *f = (struct dsort_ooc_final){.region = x->region,
                                   .region_len = x->region_len,
-                                  .nregion = 2,
+                                  .nregion = x->c ? 3 : 2,
                                   .passes = PH_MERGE,
                                   .uniq = PH_MERGE,
                                   .write = PH_WRITE,

@@ -201,12 +201,56 @@ static void test_monotone(void **state)
     }
 }
 
+/* Read-ahead (issue 27): asked for, the plan adds C (as large as A) only when the share takes
+ * more than one round and the smaller chunk's runs still fit the final merge at once; the
+ * buffers with C, the sort entries and the run writer's stay within the budget, and the
+ * final merge's memory counts C. Checked against the plan without read-ahead. */
+static void test_readahead(void **state)
+{
+    (void)state;
+    int seen_on = 0, seen_off = 0;
+    for (uint64_t b = 1 << 20; b <= (uint64_t)1 << 30; b *= 2)
+        for (uint64_t n = 1000; n <= 100000000; n *= 10) {
+            struct dsort_memplan_in in = {.fmt = &dsort_recfmt_fixed,
+                                          .budget = b,
+                                          .block = BLOCK,
+                                          .temp_disks = 1,
+                                          .rec = 108,
+                                          .rec_in = 100,
+                                          .records = n};
+            struct dsort_memplan p, q;
+            dsort_memplan_compute(&in, &p);
+            in.readahead = 1;
+            dsort_memplan_compute(&in, &q);
+            assert_int_equal(p.cbytes, 0);
+            if (!q.cbytes) { /* as without read-ahead */
+                seen_off++;
+                assert_memory_equal(&p, &q, sizeof p);
+                continue;
+            }
+            seen_on++;
+            assert_true(p.fits && q.fits);
+            assert_true(p.chunk < n);
+            assert_int_equal(q.cbytes, q.abytes);
+            assert_true(q.chunk < p.chunk);
+            assert_int_equal(q.merge_mem, (uint64_t)q.abytes + q.bbytes + q.cbytes);
+            const uint64_t rounds = (n + q.chunk - 1) / q.chunk;
+            assert_true(2 * (rounds + rounds / 4 + 1) * DSORT_MEMPLAN_MIN_RUN_BLOCK <= q.merge_mem);
+            const uint64_t used = (uint64_t)q.abytes + q.bbytes + q.cbytes + q.ebytes +
+                                  dsort_runwriter_buf_len(in.rec, q.block, 1);
+            assert_true(used <= b);
+            assert_true(dsort_memplan_reads_fit(&in, q.abytes, q.bbytes, q.cbytes, q.block));
+        }
+    assert_true(seen_on > 0 && seen_off > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed),
         cmocka_unit_test(test_lines),
         cmocka_unit_test(test_monotone),
+        cmocka_unit_test(test_readahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
