@@ -6,8 +6,8 @@
  *           still split evenly) are selected over all ranks' samples in histogram rounds of
  *           O(p) bytes a rank (dsort_splitters_sample: no rank gathers the samples).
  *   rounds: each rank reads a memory-sized chunk (when the budget holds a third buffer C, a
- *           reader thread reads the next one into C during the round, ooc_ahead.h; else the
- *           kernel prefetches it; DSORT_NO_READAHEAD=1 turns the thread off), radix-sorts it, cuts
+ *           reader thread reads the next one into C during the round, ooc_ahead.h, when
+ *           DSORT_READAHEAD=1 asks for it; else the kernel prefetches it), radix-sorts it, cuts
  * it by the splitters and sends every piece to its owner once. Each rank merges what it receives in
  * a round into one sorted run and spills it to a temp dir (checksummed blocks, written by a writer
  * thread). If a round would bring a rank more than its receive buffer holds (skewed input order),
@@ -317,10 +317,11 @@ static void fixed_release(void *ctx)
     x->splitters = NULL;
 }
 
-/* DSORT_NO_READAHEAD=1: no reader thread (to compare the two in one build). */
-static int no_readahead(void)
+/* DSORT_READAHEAD=1: the rounds' reader thread (off by default: with the page cache warm it
+ * cost more in the smaller chunk's extra rounds than it saved, docs/performance.md). */
+static int readahead_wanted(void)
 {
-    const char *e = getenv("DSORT_NO_READAHEAD");
+    const char *e = getenv("DSORT_READAHEAD");
     return e && *e && strcmp(e, "0") != 0;
 }
 
@@ -334,7 +335,7 @@ static struct dsort_memplan_in plan_in(const struct ext *x)
                                      .rec = x->irs,
                                      .rec_in = x->rs,
                                      .records = x->n,
-                                     .readahead = !no_readahead()};
+                                     .readahead = readahead_wanted()};
 }
 
 /* Size the chunk, the I/O block and buffers A and B from the budget (memplan.h), and

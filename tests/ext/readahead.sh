@@ -1,7 +1,7 @@
 #!/bin/bash
 # The read-ahead of the rounds (issue 27): out of core at a budget that holds a third chunk
-# buffer, a reader thread reads the next chunk during a round; DSORT_NO_READAHEAD=1 turns it
-# off. Both give a valid output (dsort-validate: order, count and the generator's checksum)
+# buffer, a reader thread reads the next chunk during a round when DSORT_READAHEAD=1 asks for
+# it (off by default). Both give a valid output (dsort-validate: order, count and the generator's checksum)
 # and the same bytes (default order, -s, -u); with the thread the chunk is smaller, so a rank
 # takes more rounds (what says it was on), and the runs still fit one merge (no extra pass,
 # as without it); peak RSS stays within the budget's bound (rss.sh's: x 1.1 + 64 MiB).
@@ -30,9 +30,9 @@ sort_with() {
 
 for opts in "" "-s" "-u"; do
     # shellcheck disable=SC2086
-    sort_with on DSORT_NO_READAHEAD=0 -- $opts || continue
+    sort_with on DSORT_READAHEAD=1 -- $opts || continue
     # shellcheck disable=SC2086
-    sort_with off DSORT_NO_READAHEAD=1 -- $opts || continue
+    sort_with off DSORT_READAHEAD=0 -- $opts || continue
     empty_dir "${opts:-default}: the temp dir" "$T/spill"
     recs=$COUNT sum=$SUM
     if [ "$opts" = -u ]; then
