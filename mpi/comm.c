@@ -132,6 +132,20 @@ static size_t line_of(const struct dsort_comm *c, char *line, size_t cap, const 
     return len;
 }
 
+/* A formatted line to the caller's hook (comm.h), or to stderr in one write(2): never
+ * interleaved with another rank's line, and out of this process before anything that may end
+ * it; whatever stdio holds goes first. */
+static void say_line(const struct dsort_comm *c, int is_error, enum dsort_status st,
+                     const char *line, size_t len)
+{
+    if (c->say) {
+        c->say(c->say_arg, is_error, st, line, len);
+        return;
+    }
+    fflush(stderr);
+    dsort_io_write_all(STDERR_FILENO, line, len);
+}
+
 void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
 {
     char line[1024];
@@ -139,14 +153,7 @@ void dsort_comm_print(const struct dsort_comm *c, const char *fmt, ...)
     va_start(ap, fmt);
     size_t len = format_line(c, line, sizeof line, fmt, ap);
     va_end(ap);
-    if (c->say) {
-        c->say(c->say_arg, 0, DSORT_OK, line, len);
-        return;
-    }
-    fflush(stderr); /* whatever stdio holds goes first */
-    /* one write(2): never interleaved with another rank's line, and out of this process
-     * before anything that may end it */
-    dsort_io_write_all(STDERR_FILENO, line, len);
+    say_line(c, 0, DSORT_OK, line, len);
 }
 
 void dsort_comm_print_error(const struct dsort_comm *c, enum dsort_status st, const char *fmt, ...)
@@ -156,12 +163,7 @@ void dsort_comm_print_error(const struct dsort_comm *c, enum dsort_status st, co
     va_start(ap, fmt);
     size_t len = format_line(c, line, sizeof line, fmt, ap);
     va_end(ap);
-    if (c->say) {
-        c->say(c->say_arg, 1, st, line, len);
-        return;
-    }
-    fflush(stderr);
-    dsort_io_write_all(STDERR_FILENO, line, len);
+    say_line(c, 1, st, line, len);
 }
 
 /* The error line that ends the job, kept to be said again by dsort_comm_say_again. */
