@@ -238,10 +238,13 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
     /* --progress: read, sort, exchange, merge and write: four passes over the data */
     dsort_progress_start(c, o->progress, bytes, 4);
     x.mark = 3 * (uint64_t)bytes;
-    x.wlen = (bytes > elen ? bytes : elen) + elen;
+    /* the entries after the received records (or the scratch), 16-byte aligned: n * rs is
+     * not a multiple of 8 for odd n with 100-byte records */
+    const size_t head = ((bytes > elen ? bytes : elen) + 15) & ~(size_t)15;
+    x.wlen = head + elen;
     x.a = dsort_mem_alloc(bytes);
     x.w = dsort_mem_alloc(x.wlen);
-    x.ents = x.w ? (struct dsort_sortent *)(void *)(x.w + x.wlen - elen) : NULL;
+    x.ents = x.w ? (struct dsort_sortent *)(void *)(x.w + head) : NULL;
     x.cuts = calloc(p + 1, sizeof *x.cuts);
     uint64_t *counts = calloc(3 * p, sizeof *counts);
     enum dsort_status st = DSORT_OK;
