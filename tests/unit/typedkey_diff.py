@@ -26,25 +26,10 @@ import subprocess
 import sys
 import time
 
-try:
-    import numpy as np
-except ImportError:
-    # The python3 on PATH may not be Debian's (a pyenv one); Debian's has python3-numpy.
-    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3") and \
-            subprocess.call(["/usr/bin/python3", "-c", "import numpy"],
-                            stderr=subprocess.DEVNULL) == 0:
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    print("typedkey_diff: SKIP: numpy is missing (apt-get install python3-numpy)")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from typed_numpy import TYPES, numpy_or_skip  # noqa: E402
 
-# dsort's type name -> numpy's dtype
-TYPES = {
-    "u8": "u1", "i8": "i1",
-    "u16le": "<u2", "u16be": ">u2", "i16le": "<i2", "i16be": ">i2",
-    "u32le": "<u4", "u32be": ">u4", "i32le": "<i4", "i32be": ">i4",
-    "u64le": "<u8", "u64be": ">u8", "i64le": "<i8", "i64be": ">i8",
-    "f32le": "<f4", "f32be": ">f4", "f64le": "<f8", "f64be": ">f8",
-}
+np = numpy_or_skip("typedkey_diff")
 
 
 def corner_bits(rng, dt):
