@@ -223,6 +223,9 @@ struct ent_merge {
     const unsigned char *recs;
     size_t rs;
     int full; /* compare records where the prefix ties (as dsort_keysort_sort does) */
+    const struct dsort_format *fmt;       /* the prefixes: the format's key ... */
+    uint64_t flip;                        /* ... (-r: every bit flipped) */
+    const struct dsort_keysort_keys *own; /* or the caller's prefixes and ties (NULL: none) */
 };
 
 /* Is run a's current entry before run b's? Exhausted runs are after everything; indices are
@@ -241,6 +244,10 @@ static inline int ent_before(const void *ctx, size_t a, size_t b)
     if (px != py)
         return px < py;
     size_t ia = dsort_sortent_index(x), ib = dsort_sortent_index(y);
+    if (m->own) {
+        int r = m->own->tie(m->own->ctx, ia, ib);
+        return r ? r < 0 : ia < ib;
+    }
     if (m->full) {
         int r = dsort_cmp_records(&m->cmp, m->recs + ia * m->rs, m->recs + ib * m->rs);
         if (r)
@@ -284,40 +291,40 @@ static enum dsort_status make_room(struct dsort_sink *sink, size_t rs, struct ds
     return st;
 }
 
-enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
-                                      const unsigned char *recs,
-                                      const struct dsort_sortent *const *runs, const size_t *lens,
-                                      const uint64_t *lo, const uint64_t *hi, size_t k,
-                                      struct dsort_sink *sink, struct dsort_error *err)
+/* The merge of dsort_keysort_merge and dsort_keysort_merge_keys over m (recs, rs, the
+ * prefixes and ties set). */
+static enum dsort_status merge_runs(struct ent_merge *m, const struct dsort_sortent *const *runs,
+                                    const size_t *lens, const uint64_t *lo, const uint64_t *hi,
+                                    size_t k, struct dsort_sink *sink, struct dsort_error *err)
 {
-    const size_t rs = fmt->rec_size, ahead = 16;
-    struct ent_merge m = {.recs = recs, .rs = rs};
-    m.full = fmt->key_len > DSORT_KEYSORT_PREFIX || dsort_order_last_resort(ord);
-    dsort_cmp_init(&m.cmp, fmt, ord);
-    m.cur = malloc((k ? k : 1) * sizeof *m.cur);
-    m.end = malloc((k ? k : 1) * sizeof *m.end);
+    const size_t rs = m->rs, ahead = 16;
+    const unsigned char *recs = m->recs;
+    m->cur = malloc((k ? k : 1) * sizeof *m->cur);
+    m->end = malloc((k ? k : 1) * sizeof *m->end);
     enum dsort_status st = DSORT_OK;
     struct dsort_losertree lt = {0};
-    if (!m.cur || !m.end)
+    if (!m->cur || !m->end)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
-    const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
     if (!st)
-        st = open_runs(&m, runs, lens, lo, hi, k, ahead, err);
+        st = open_runs(m, runs, lens, lo, hi, k, ahead, err);
     struct dsort_sortent prev = {0, 0};
     if (!st && k)
-        st = dsort_losertree_init(&lt, k, ent_before, &m, err);
+        st = dsort_losertree_init(&lt, k, ent_before, m, err);
     while (!st && k) {
         size_t w = lt.w;
-        const struct dsort_sortent *e = m.cur[w];
-        if (e == m.end[w])
+        const struct dsort_sortent *e = m->cur[w];
+        if (e == m->end[w])
             break; /* the winner is exhausted, so all are */
         if (sink->len + rs > sink->cap && (st = make_room(sink, rs, err)))
             break;
-        if (e + ahead < m.end[w])
+        if (e + ahead < m->end[w])
             __builtin_prefetch(recs + dsort_sortent_index(e + ahead) * rs);
         const unsigned char *rec = recs + dsort_sortent_index(e) * rs;
         struct dsort_sortent p;
-        prefix_of(rec + fmt->key_off, fmt->key_len, flip, &p);
+        if (m->own)
+            m->own->prefix(m->own->ctx, rec, &p);
+        else
+            prefix_of(rec + m->fmt->key_off, m->fmt->key_len, m->flip, &p);
         if (p.k0 != e->k0 || p.k1 != (e->k1 & ~DSORT_KEYSORT_IDX_MASK) || p.k0 < prev.k0 ||
             (p.k0 == prev.k0 && p.k1 < prev.k1)) {
             st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
@@ -334,13 +341,37 @@ enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const stru
             memcpy(sink->buf + sink->len, rec, rs);
         sink->len += rs;
         sink->records++;
-        m.cur[w] = e + 1;
-        dsort_losertree_replay(&lt, ent_before, &m);
+        m->cur[w] = e + 1;
+        dsort_losertree_replay(&lt, ent_before, m);
     }
     if (!st && sink->flush && sink->len)
         st = sink->flush(sink, err);
     dsort_losertree_free(&lt);
-    free(m.cur);
-    free(m.end);
+    free(m->cur);
+    free(m->end);
     return st;
+}
+
+enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const struct dsort_order *ord,
+                                      const unsigned char *recs,
+                                      const struct dsort_sortent *const *runs, const size_t *lens,
+                                      const uint64_t *lo, const uint64_t *hi, size_t k,
+                                      struct dsort_sink *sink, struct dsort_error *err)
+{
+    struct ent_merge m = {
+        .recs = recs, .rs = fmt->rec_size, .fmt = fmt, .flip = ord->reverse ? ~UINT64_C(0) : 0};
+    m.full = fmt->key_len > DSORT_KEYSORT_PREFIX || dsort_order_last_resort(ord);
+    dsort_cmp_init(&m.cmp, fmt, ord);
+    return merge_runs(&m, runs, lens, lo, hi, k, sink, err);
+}
+
+enum dsort_status dsort_keysort_merge_keys(size_t rec_size, const struct dsort_keysort_keys *keys,
+                                           const unsigned char *recs,
+                                           const struct dsort_sortent *const *runs,
+                                           const size_t *lens, const uint64_t *lo,
+                                           const uint64_t *hi, size_t k, struct dsort_sink *sink,
+                                           struct dsort_error *err)
+{
+    struct ent_merge m = {.recs = recs, .rs = rec_size, .own = keys};
+    return merge_runs(&m, runs, lens, lo, hi, k, sink, err);
 }

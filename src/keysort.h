@@ -72,4 +72,23 @@ enum dsort_status dsort_keysort_merge(const struct dsort_format *fmt, const stru
                                       const uint64_t *lo, const uint64_t *hi, size_t k,
                                       struct dsort_sink *sink, struct dsort_error *err);
 
+/* The caller's order of entries whose prefixes it made (typed keys: dsort_job_typed_sort). */
+struct dsort_keysort_keys {
+    /* The entry prefix of record rec, index bits zero, as the sort made it. */
+    void (*prefix)(void *ctx, const unsigned char *rec, struct dsort_sortent *p);
+    /* Records ia and ib, whose prefixes tie: <0, 0 (then the index decides) or >0. */
+    int (*tie)(void *ctx, size_t ia, size_t ib);
+    void *ctx;
+};
+
+/* dsort_keysort_merge with the prefixes and ties of keys instead of a format's key: the same
+ * checks of the entries, with keys->prefix as each record's prefix; records of rec_size
+ * bytes. Local. */
+enum dsort_status dsort_keysort_merge_keys(size_t rec_size, const struct dsort_keysort_keys *keys,
+                                           const unsigned char *recs,
+                                           const struct dsort_sortent *const *runs,
+                                           const size_t *lens, const uint64_t *lo,
+                                           const uint64_t *hi, size_t k, struct dsort_sink *sink,
+                                           struct dsort_error *err);
+
 #endif

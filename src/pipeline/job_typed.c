@@ -201,91 +201,17 @@ void dsort_job_typed_sort(const struct dsort_typedkey *tk, const struct dsort_or
     }
 }
 
-/* The merge's state: k runs, each at cur[i] of end[i]. */
-struct tmerge {
-    const struct dsort_sortent **cur, **end;
-    struct typed_cmp c;
-};
-
-/* Is run a's current entry before run b's (as dsort_job_typed_sort orders them)? Exhausted
- * runs are after everything; indices are unique, so ties end there. */
-static int tm_before(const void *ctx, size_t a, size_t b)
+/* dsort_keysort_keys' hooks over a struct typed_cmp: the prefix as dsort_job_typed_sort made
+ * it, and the tie after it. */
+static void tk_prefix(void *ctx, const unsigned char *rec, struct dsort_sortent *p)
 {
-    const struct tmerge *m = ctx;
-    if (m->cur[a] == m->end[a])
-        return 0;
-    if (m->cur[b] == m->end[b])
-        return 1;
-    const struct dsort_sortent *x = m->cur[a], *y = m->cur[b];
-    if (x->k0 != y->k0)
-        return x->k0 < y->k0;
-    uint64_t px = x->k1 >> DSORT_KEYSORT_IDX_BITS, py = y->k1 >> DSORT_KEYSORT_IDX_BITS;
-    if (px != py)
-        return px < py;
-    const size_t ia = dsort_sortent_index(x), ib = dsort_sortent_index(y);
-    const int r = typed_tie(&m->c, ia, ib);
-    return r ? r < 0 : ia < ib;
+    const struct typed_cmp *c = ctx;
+    rec_prefix(c->tk, rec, c->reverse ? ~UINT64_C(0) : 0, c->ka, p);
 }
 
-/* The runs' cursors, with every entry checked to name a record of its rank's range [lo, hi). */
-static enum dsort_status tm_open(struct tmerge *m, const struct dsort_sortent *const *runs,
-                                 const size_t *lens, const uint64_t *lo, const uint64_t *hi,
-                                 size_t k, struct dsort_error *err)
+static int tk_tie(void *ctx, size_t ia, size_t ib)
 {
-    for (size_t i = 0; i < k; i++) {
-        m->cur[i] = runs[i];
-        m->end[i] = runs[i] + lens[i];
-        for (size_t j = 0; j < lens[i]; j++) {
-            const size_t ix = dsort_sortent_index(&runs[i][j]);
-            if (ix < lo[i] || ix >= hi[i])
-                return DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                                 "entry %zu from rank %zu names record %zu, which that rank did "
-                                 "not sort (the input changed while it was being sorted, or the "
-                                 "entry was corrupted in the exchange); nothing written",
-                                 j, i, ix);
-        }
-        for (size_t j = 0; j < 16 && j < lens[i]; j++)
-            __builtin_prefetch(m->c.recs + dsort_sortent_index(&runs[i][j]) * m->c.rs);
-    }
-    return DSORT_OK;
-}
-
-/* Take the winner's entry: check it against its record (and the one before), copy the record
- * into the sink (flushed when full). */
-static enum dsort_status tm_take(struct tmerge *m, size_t w, struct dsort_sortent *prev,
-                                 struct dsort_sink *sink, struct dsort_error *err)
-{
-    const struct dsort_sortent *e = m->cur[w];
-    const size_t rs = m->c.rs;
-    enum dsort_status st;
-    if (sink->len + rs > sink->cap) {
-        if (!sink->flush)
-            return DSORT_ERR(err, DSORT_ENOMEM, 0, "merge output buffer of %zu bytes is full",
-                             sink->cap);
-        if ((st = sink->flush(sink, err)))
-            return st;
-        if (sink->len + rs > sink->cap)
-            return DSORT_ERR(err, DSORT_EINTERNAL, 0, "a sink has no room for a %zu-byte record",
-                             rs);
-    }
-    if (e + 16 < m->end[w])
-        __builtin_prefetch(m->c.recs + dsort_sortent_index(e + 16) * rs);
-    const unsigned char *rec = m->c.recs + dsort_sortent_index(e) * rs;
-    struct dsort_sortent p;
-    rec_prefix(m->c.tk, rec, m->c.reverse ? ~UINT64_C(0) : 0, m->c.ka, &p);
-    if (p.k0 != e->k0 || p.k1 != (e->k1 & ~DSORT_KEYSORT_IDX_MASK) || p.k0 < prev->k0 ||
-        (p.k0 == prev->k0 && p.k1 < prev->k1))
-        return DSORT_ERR(err, DSORT_EINTERNAL, 0,
-                         "an entry from rank %zu does not match record %zu, or is out of order "
-                         "(the input changed while it was being sorted, or the entry was "
-                         "corrupted in the exchange); nothing written",
-                         w, dsort_sortent_index(e));
-    *prev = p;
-    memcpy(sink->buf + sink->len, rec, rs);
-    sink->len += rs;
-    sink->records++;
-    m->cur[w] = e + 1;
-    return DSORT_OK;
+    return typed_tie(ctx, ia, ib);
 }
 
 enum dsort_status dsort_job_typed_merge(const struct dsort_typedkey *tk,
@@ -294,29 +220,14 @@ enum dsort_status dsort_job_typed_merge(const struct dsort_typedkey *tk,
                                         const uint64_t *lo, const uint64_t *hi, size_t k,
                                         struct dsort_sink *sink, struct dsort_error *err)
 {
-    struct tmerge m = {0};
     unsigned char *scratch = malloc(2 * tk->norm_len);
-    typed_cmp_init(&m.c, tk, ord, recs, scratch);
-    m.cur = malloc((k ? k : 1) * sizeof *m.cur);
-    m.end = malloc((k ? k : 1) * sizeof *m.end);
-    enum dsort_status st = DSORT_OK;
-    struct dsort_losertree lt = {0};
-    if (!m.cur || !m.end || !scratch)
-        st = DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
-    if (!st)
-        st = tm_open(&m, runs, lens, lo, hi, k, err);
-    if (!st && k)
-        st = dsort_losertree_init(&lt, k, tm_before, &m, err);
-    struct dsort_sortent prev = {0, 0};
-    while (!st && k && m.cur[lt.w] != m.end[lt.w]) { /* the winner exhausted: all are */
-        if (!(st = tm_take(&m, lt.w, &prev, sink, err)))
-            dsort_losertree_replay(&lt, tm_before, &m);
-    }
-    if (!st && sink->flush && sink->len)
-        st = sink->flush(sink, err);
-    dsort_losertree_free(&lt);
-    free(m.cur);
-    free(m.end);
+    if (!scratch)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "cannot allocate the merge state");
+    struct typed_cmp c;
+    typed_cmp_init(&c, tk, ord, recs, scratch);
+    const struct dsort_keysort_keys keys = {tk_prefix, tk_tie, &c};
+    enum dsort_status st =
+        dsort_keysort_merge_keys(tk->rec_size, &keys, recs, runs, lens, lo, hi, k, sink, err);
     free(scratch);
     return st;
 }
