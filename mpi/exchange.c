@@ -26,6 +26,84 @@ enum dsort_status dsort_exchange_run(MPI_Comm comm, const unsigned char *sendbuf
                                rounds, err);
 }
 
+/* Where the part [at, at + len) of the piece for rank `to` is sent from: the pieces in place
+ * (dsort_exchange_runv), or gathered by fill into the stage's slot k - 1 of q bytes (the
+ * partner at distance k; dsort_exchange_gather). */
+struct source {
+    const unsigned char *sendbuf;
+    const uint64_t *soff;
+    dsort_exchange_fill_fn fill;
+    void *ctx;
+    unsigned char *stage;
+};
+
+static const unsigned char *source_part(const struct source *s, int k, int to, uint64_t at,
+                                        size_t len, uint64_t q)
+{
+    if (!s->fill)
+        return s->sendbuf + s->soff[to] + at;
+    unsigned char *part = s->stage + (size_t)(k - 1) * q;
+    s->fill(s->ctx, to, at, len, part);
+    return part;
+}
+
+/* One round: parts of at most q bytes from byte at of each piece, with shifted partners to
+ * spread the traffic (receive from rank - k, send to rank + k). The requests posted into req;
+ * their number is returned. */
+static int post_round(MPI_Comm comm, int rank, int p, const struct source *src,
+                      const uint64_t *sendcounts, unsigned char *recvbuf,
+                      const uint64_t *recvcounts, const uint64_t *roff, uint64_t q, uint64_t at,
+                      int tag, MPI_Request *req, enum dsort_status *st, struct dsort_error *err)
+{
+    int nreq = 0;
+    for (int k = 1; k < p; k++) {
+        int from = (rank - k + p) % p, to = (rank + k) % p;
+        if (recvcounts[from] > at) {
+            uint64_t len = recvcounts[from] - at < q ? recvcounts[from] - at : q;
+            int rc = MPI_Irecv(recvbuf + roff[from] + at, (int)len, MPI_BYTE, from, tag, comm,
+                               &req[nreq++]);
+            if (rc != MPI_SUCCESS && !*st)
+                *st = dsort_comm_mpi_error(rc, "posting a receive", err);
+        }
+        if (sendcounts[to] > at) {
+            uint64_t len = sendcounts[to] - at < q ? sendcounts[to] - at : q;
+            const unsigned char *part = source_part(src, k, to, at, (size_t)len, q);
+            int rc = MPI_Isend(part, (int)len, MPI_BYTE, to, tag, comm, &req[nreq++]);
+            if (rc != MPI_SUCCESS && !*st)
+                *st = dsort_comm_mpi_error(rc, "posting a send", err);
+        }
+    }
+    return nreq;
+}
+
+/* Collective: every piece but this rank's own moved in rounds of parts of at most q bytes
+ * (the same q on every rank); *rounds (if not NULL) gets their number. req: 2p requests. */
+static enum dsort_status run_rounds(MPI_Comm comm, int rank, int p, const struct source *src,
+                                    const uint64_t *sendcounts, unsigned char *recvbuf,
+                                    const uint64_t *recvcounts, const uint64_t *roff, uint64_t q,
+                                    int tag, MPI_Request *req, int *rounds, struct dsort_error *err)
+{
+    uint64_t need = 0, nrounds = 0;
+    for (int i = 0; i < p; i++)
+        if (i != rank) {
+            uint64_t a = (sendcounts[i] + q - 1) / q, b = (recvcounts[i] + q - 1) / q;
+            need = a > need ? a : need;
+            need = b > need ? b : need;
+        }
+    MPI_Allreduce(&need, &nrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
+    enum dsort_status st = DSORT_OK;
+    for (uint64_t round = 0; round < nrounds && !st; round++) {
+        int nreq = post_round(comm, rank, p, src, sendcounts, recvbuf, recvcounts, roff, q,
+                              round * q, tag, req, &st, err);
+        int rc = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS && !st)
+            st = dsort_comm_mpi_error(rc, "exchanging records", err);
+    }
+    if (rounds)
+        *rounds = (int)nrounds;
+    return st;
+}
+
 enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbuf,
                                       const uint64_t *sendcounts, const uint64_t *sdispls,
                                       unsigned char *recvbuf, const uint64_t *recvcounts,
@@ -44,89 +122,27 @@ enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbu
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the exchange state");
         goto out;
     }
-    /* Offsets of each piece, and the number of rounds the largest pair needs. */
-    uint64_t s = 0, r = 0, need = 0;
+    /* Offsets of each piece (back to back unless given). */
+    uint64_t s = 0, r = 0;
     for (int i = 0; i < p; i++) {
         soff[i] = sdispls ? sdispls[i] : s;
         roff[i] = rdispls ? rdispls[i] : r;
         s += sendcounts[i];
         r += recvcounts[i];
-        if (i != rank) {
-            uint64_t a = (sendcounts[i] + chunk - 1) / chunk,
-                     b = (recvcounts[i] + chunk - 1) / chunk;
-            need = a > need ? a : need;
-            need = b > need ? b : need;
-        }
     }
-    uint64_t nrounds = 0;
-    MPI_Allreduce(&need, &nrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
     if (recvcounts[rank] != sendcounts[rank]) {
         st = DSORT_ERR(err, DSORT_EINTERNAL, 0, "exchange: self piece sizes differ");
         goto out;
     }
     memcpy(recvbuf + roff[rank], sendbuf + soff[rank], sendcounts[rank]);
-    for (uint64_t round = 0; round < nrounds && !st; round++) {
-        int nreq = 0;
-        uint64_t at = round * chunk;
-        for (int k = 1; k < p; k++) {
-            /* Shifted partners spread the traffic: receive from rank-k, send to rank+k. */
-            int from = (rank - k + p) % p, to = (rank + k) % p;
-            if (recvcounts[from] > at) {
-                uint64_t len = recvcounts[from] - at < chunk ? recvcounts[from] - at : chunk;
-                int rc = MPI_Irecv(recvbuf + roff[from] + at, (int)len, MPI_BYTE, from, 77, comm,
-                                   &req[nreq++]);
-                if (rc != MPI_SUCCESS)
-                    st = dsort_comm_mpi_error(rc, "posting a receive", err);
-            }
-            if (sendcounts[to] > at) {
-                uint64_t len = sendcounts[to] - at < chunk ? sendcounts[to] - at : chunk;
-                int rc = MPI_Isend(sendbuf + soff[to] + at, (int)len, MPI_BYTE, to, 77, comm,
-                                   &req[nreq++]);
-                if (rc != MPI_SUCCESS)
-                    st = dsort_comm_mpi_error(rc, "posting a send", err);
-            }
-        }
-        int rc = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
-        if (rc != MPI_SUCCESS && !st)
-            st = dsort_comm_mpi_error(rc, "exchanging records", err);
-    }
-    if (rounds)
-        *rounds = (int)nrounds;
+    const struct source src = {.sendbuf = sendbuf, .soff = soff};
+    st = run_rounds(comm, rank, p, &src, sendcounts, recvbuf, recvcounts, roff, chunk, 77, req,
+                    rounds, err);
 out:
     free(soff);
     free(roff);
     free(req);
     return st;
-}
-
-/* One round of dsort_exchange_gather: parts of at most q bytes from byte at of each piece.
- * Returns the number of requests posted into req. */
-static int gather_round(MPI_Comm comm, int rank, int p, dsort_exchange_fill_fn fill, void *ctx,
-                        const uint64_t *sendcounts, unsigned char *recvbuf,
-                        const uint64_t *recvcounts, const uint64_t *rdispls, unsigned char *stage,
-                        uint64_t q, uint64_t at, MPI_Request *req, enum dsort_status *st,
-                        struct dsort_error *err)
-{
-    int nreq = 0;
-    for (int k = 1; k < p; k++) {
-        int from = (rank - k + p) % p, to = (rank + k) % p;
-        if (recvcounts[from] > at) {
-            uint64_t len = recvcounts[from] - at < q ? recvcounts[from] - at : q;
-            int rc = MPI_Irecv(recvbuf + rdispls[from] + at, (int)len, MPI_BYTE, from, 78, comm,
-                               &req[nreq++]);
-            if (rc != MPI_SUCCESS && !*st)
-                *st = dsort_comm_mpi_error(rc, "posting a receive", err);
-        }
-        if (sendcounts[to] > at) {
-            uint64_t len = sendcounts[to] - at < q ? sendcounts[to] - at : q;
-            unsigned char *part = stage + (size_t)(k - 1) * q;
-            fill(ctx, to, at, (size_t)len, part);
-            int rc = MPI_Isend(part, (int)len, MPI_BYTE, to, 78, comm, &req[nreq++]);
-            if (rc != MPI_SUCCESS && !*st)
-                *st = dsort_comm_mpi_error(rc, "posting a send", err);
-        }
-    }
-    return nreq;
 }
 
 enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fill, void *ctx,
@@ -151,24 +167,9 @@ enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fi
         free(req);
         return DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the exchange state");
     }
-    uint64_t need = 0, nrounds = 0;
-    for (int i = 0; i < p; i++)
-        if (i != rank) {
-            uint64_t a = (sendcounts[i] + q - 1) / q, b = (recvcounts[i] + q - 1) / q;
-            need = a > need ? a : need;
-            need = b > need ? b : need;
-        }
-    MPI_Allreduce(&need, &nrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
-    enum dsort_status st = DSORT_OK;
-    for (uint64_t round = 0; round < nrounds && !st; round++) {
-        int nreq = gather_round(comm, rank, p, fill, ctx, sendcounts, recvbuf, recvcounts, rdispls,
-                                stage, q, round * q, req, &st, err);
-        int rc = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
-        if (rc != MPI_SUCCESS && !st)
-            st = dsort_comm_mpi_error(rc, "exchanging records", err);
-    }
-    if (rounds)
-        *rounds = (int)nrounds;
+    const struct source src = {.fill = fill, .ctx = ctx, .stage = stage};
+    enum dsort_status st = run_rounds(comm, rank, p, &src, sendcounts, recvbuf, recvcounts, rdispls,
+                                      q, 78, req, rounds, err);
     free(req);
     return st;
 }
