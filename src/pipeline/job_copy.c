@@ -106,6 +106,21 @@ static enum dsort_status read_and_sort(struct copy *x, const struct dsort_inputs
     return DSORT_OK;
 }
 
+/* The sends' stage: a part per other rank, each no larger than the largest piece any rank
+ * sends (the same length on every rank, so dsort_exchange_gather's part size agrees), at most
+ * COPY_STAGE in all: a tiny share at 64 ranks took 16 MiB each, 1 GiB of the node. Collective. */
+static size_t stage_size(const struct dsort_comm *c, const uint64_t *scount, size_t rs)
+{
+    uint64_t big = 0;
+    for (int r = 0; r < c->size; r++)
+        big = r != c->rank && scount[r] > big ? scount[r] : big;
+    big = dsort_comm_max(c, big);
+    const size_t others = c->size > 1 ? (size_t)(c->size - 1) : 1;
+    uint64_t part = COPY_STAGE / others / rs * rs;
+    part = big < part ? (big + rs - 1) / rs * rs : part;
+    return others * (size_t)(part > rs ? part : rs);
+}
+
 /* The pieces for the other ranks, gathered as they are sent, into W (from rank 0 up, this
  * rank's own piece left out); rcount gets what each rank sends here, in bytes. Agrees. */
 static enum dsort_status exchange(struct copy *x, uint64_t *scount, uint64_t *rcount,
@@ -128,8 +143,7 @@ static enum dsort_status exchange(struct copy *x, uint64_t *scount, uint64_t *rc
     if (off > x->wlen - x->n * sizeof *x->ents || rbytes > x->n * x->rs)
         st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
                        "receiving %" PRIu64 " bytes for a share of %" PRIu64, rbytes, x->n * x->rs);
-    const size_t stage_len =
-        COPY_STAGE > (size_t)(c->size - 1) * x->rs ? COPY_STAGE : (size_t)(c->size - 1) * x->rs;
+    const size_t stage_len = stage_size(c, scount, x->rs);
     unsigned char *stage = st ? NULL : dsort_mem_alloc(stage_len);
     if (!st && !stage)
         st = dsort_job_alloc_error(err, errno, "the exchange's stage", stage_len);

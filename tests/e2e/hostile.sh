@@ -121,6 +121,18 @@ for name in /dev/stdout "$T/o/to-stdout"; do
     contains "--stats $name: the error says why" "$T/stderr" "names an open file descriptor.*give --stats a file name"
 done
 
+# ---- the copying path's stage on a tiny share -----------------------------------------------
+# --no-map sent each rank's pieces through a 16 MiB stage, allocated and touched whatever the
+# share: 200 KB at 32 oversubscribed ranks took 1 GiB of the node (--stats rss_peak_kb, 31 MiB a
+# rank against 15 MiB mapped). Now the stage is no larger than the largest piece: the peak of
+# every rank stays within 8 MiB of the mapped path's.
+peak() { grep -o '"rss_peak_kb": *[0-9]*' "$1" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }'; }
+ok "$N" "$DSORT" --stats "$T/map.json" -o "$T/map.out" "$T/in/a.dat"
+ok "$N" "$DSORT" --no-map --stats "$T/copy.json" -o "$T/copy.out" "$T/in/a.dat"
+eq "--no-map on a tiny share: the output is the mapped path's" "" "$(cmp "$T/map.out" "$T/copy.out" 2>&1)"
+eq "--no-map on a tiny share: peak RSS within 8 MiB of the mapped path's ($(peak "$T/copy.json") vs $(peak "$T/map.json") KiB)" 1 \
+    "$(($(peak "$T/copy.json") < $(peak "$T/map.json") + 8192))"
+
 # ---- a file name with a newline in an error --------------------------------------------------
 # Every error is one line naming the rank: a control character in a name is shown as '?'.
 expect_rc 2 "$N" "$DSORT" -o "$T/nl.out" "$T/in/no

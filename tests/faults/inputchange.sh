@@ -193,6 +193,11 @@ if [ "$GROUP" = inplace ]; then
     inplace_case mlines eol sort o-new
     inplace_case mlines eol exchange o-old
     inplace_case mlines eol write O
+    # the copying path (--no-map: the share read into memory, gathered into the stage per send):
+    # the input rewritten after it was read must still be refused at the commit
+    inplace_case mem rewrite sort o-new
+    inplace_case mem rewrite exchange O
+    inplace_case mem rewrite write o-old
     suite_finish
 fi
 
