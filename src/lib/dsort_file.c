@@ -102,9 +102,12 @@ static void make_cmdline(const struct dsort_file_job *j, struct cmdline *l)
     add(l, "libdsort");
     if (j->format)
         add(l, "--format=%s", j->format);
-    for (const char *k = j->keys; k && *k; k += strcspn(k, ",") + (k[strcspn(k, ",")] == ',')) {
+    /* one --key a part, empty ones too (the program refuses them, as dsort_sort does) */
+    for (const char *k = j->keys; k && *j->keys; k += strcspn(k, ",") + 1) {
         int n = (int)strcspn(k, ",");
         add(l, "--key=%.*s", n, k);
+        if (!k[n])
+            break;
     }
     for (size_t i = 0; i < j->ntemp; i++)
         add(l, "--temporary-directory=%s", j->temp_dirs[i]);

@@ -231,6 +231,10 @@ int main(int argc, char **argv)
     static const char *const stop[] = {"--stop-after=1", NULL};
     j.options = stop;
     fails("--stop-after", &j, DSORT_ERR_ARG, "--stop-after");
+    j.options = NULL;
+    j.keys = "0:u64le,"; /* an empty last key: refused, as dsort_sort refuses it */
+    fails("a key list ending in a comma", &j, DSORT_ERR_ARG, "''");
+    j.keys = NULL;
 
     /* Two halves, two files, at once (a rank count of 1 has one half). */
     int color = rank % 2;
