@@ -259,35 +259,71 @@ void dsort_runwriter_free(struct dsort_runwriter *w)
     w->paths = NULL;
 }
 
-size_t dsort_runreader_buf_len(size_t rec_size, size_t block)
+size_t dsort_runreader_bufs(size_t k)
 {
-    return 2 * dsort_run_stride(rec_size, block);
+    return k > 1 ? DSORT_RUN_READ_BUFS : 2;
 }
 
-/* Ask for the next block into buffer b (the one not being merged): block nblk of the run, in
- * file nblk % k at that file's next offset. At the end of that file the run is over. */
-static void request(struct dsort_runreader *r, int b)
+size_t dsort_runreader_buf_len(size_t rec_size, size_t block, size_t k)
 {
-    const size_t i = (size_t)(r->nblk % r->k);
-    if (r->snext[i] >= r->ssize[i]) {
-        r->end_file = i;
-        return;
+    return dsort_runreader_bufs(k) * dsort_run_stride(rec_size, block);
+}
+
+/* A buffer that is neither merged nor being read into. */
+static int free_buf(const struct dsort_runreader *r)
+{
+    for (int b = 0; b < r->nbuf; b++) {
+        int used = b == r->cur_buf;
+        for (int i = 0; i < r->npend && !used; i++)
+            used = r->rq[(r->head + i) % (DSORT_RUN_READ_BUFS - 1)].buf == b;
+        if (!used)
+            return b;
     }
-    uint64_t left = r->ssize[i] - r->snext[i];
-    r->rq.fd = r->fd[i];
-    r->rq.buf = r->buf[b];
-    r->rq.len = left < r->stride ? (size_t)align_up((size_t)left) : r->stride;
-    r->rq.off = r->snext[i];
-    r->rq.path = stripe_path(r->paths, i);
-    r->rq_buf = b;
-    r->rq_file = i;
-    r->rq_pf = r->pf[i];
-    r->pending = 1;
-    r->nblk++;
-    if (r->rq_pf)
-        dsort_prefetch_post(r->rq_pf, &r->rq);
-    else
-        dsort_prefetch_read(&r->rq);
+    return -1;
+}
+
+/* Ask for the next blocks, into the free buffers: block nblk of the run is in file nblk % k at
+ * that file's next offset, known once the file's previous block was loaded; fewer than k
+ * blocks in flight keeps it so. At the end of a file the run is over. */
+static void request(struct dsort_runreader *r)
+{
+    while (!r->ended && r->npend < r->nbuf - 1 && (size_t)r->npend < r->k) {
+        const size_t i = (size_t)(r->nblk % r->k);
+        if (r->snext[i] >= r->ssize[i]) {
+            r->end_file = i;
+            r->ended = 1;
+            return;
+        }
+        struct dsort_runreq *q = &r->rq[(r->head + r->npend) % (DSORT_RUN_READ_BUFS - 1)];
+        uint64_t left = r->ssize[i] - r->snext[i];
+        q->buf = free_buf(r);
+        q->file = i;
+        q->pf = r->pf[i];
+        q->pq.fd = r->fd[i];
+        q->pq.buf = r->buf[q->buf];
+        q->pq.len = left < r->stride ? (size_t)align_up((size_t)left) : r->stride;
+        q->pq.off = r->snext[i];
+        q->pq.path = stripe_path(r->paths, i);
+        r->npend++;
+        r->nblk++;
+        if (q->pf)
+            dsort_prefetch_post(q->pf, &q->pq);
+        else
+            dsort_prefetch_read(&q->pq);
+    }
+}
+
+/* Wait for the oldest block asked for and take it off the queue; *q gets it. */
+static enum dsort_status take(struct dsort_runreader *r, struct dsort_runreq **q,
+                              struct dsort_error *err)
+{
+    *q = &r->rq[r->head];
+    r->head = (r->head + 1) % (DSORT_RUN_READ_BUFS - 1);
+    r->npend--;
+    enum dsort_status st = (*q)->pf ? dsort_prefetch_wait((*q)->pf, &(*q)->pq, err) : (*q)->pq.st;
+    if (st && !(*q)->pf && err)
+        *err = (*q)->pq.err;
+    return st;
 }
 
 /* At the end of the run: the records the writer wrote, and (striped) nothing left in the other
@@ -322,25 +358,24 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
 {
     struct dsort_runreader *r = c->ctx;
     for (;;) {
-        if (!r->pending) {
+        r->cur_buf = -1; /* the merge is done with the current block */
+        if (!r->npend) {
             c->cur = c->end; /* end of run */
             return run_end(r, err);
         }
-        enum dsort_status st = r->rq_pf ? dsort_prefetch_wait(r->rq_pf, &r->rq, err) : r->rq.st;
-        r->pending = 0;
-        if (st) {
-            if (!r->rq_pf && err)
-                *err = r->rq.err;
+        struct dsort_runreq *q;
+        enum dsort_status st = take(r, &q, err);
+        if (st)
             return st;
-        }
-        const unsigned char *blk = r->buf[r->rq_buf];
-        const size_t f = r->rq_file;
-        uint64_t at = r->rq.off;
+        r->cur_buf = q->buf;
+        const unsigned char *blk = r->buf[q->buf];
+        const size_t f = q->file;
+        const uint64_t at = q->pq.off, got = q->pq.got;
         r->path = stripe_path(r->paths, f); /* messages name the file of the block */
         struct block_header h;
         free(r->big); /* the last oversize block is used up */
         r->big = NULL;
-        if (r->rq.got < DSORT_RUN_HEADER)
+        if (got < DSORT_RUN_HEADER)
             return DSORT_ERR(err, DSORT_EFORMAT, 0, "run file '%s' is truncated at offset %" PRIu64,
                              r->path, at);
         memcpy(&h, blk, sizeof h);
@@ -355,7 +390,7 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
             return DSORT_ERR(err, DSORT_EFORMAT, 0,
                              "run file '%s': bad block header at offset %" PRIu64, r->path, at);
         const uint64_t took = align_up((size_t)(DSORT_RUN_HEADER + h.payload));
-        if (DSORT_RUN_HEADER + h.payload > r->rq.got) {
+        if (DSORT_RUN_HEADER + h.payload > got) {
             if (at + took > r->ssize[f])
                 return DSORT_ERR(err, DSORT_EFORMAT, 0,
                                  "run file '%s' is truncated at offset %" PRIu64
@@ -369,12 +404,12 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
                                  "cannot allocate a %" PRIu64 "-byte block of run file '%s'", took,
                                  r->path);
             r->big = big;
-            memcpy(r->big, blk, r->rq.got);
-            if ((st = dsort_io_pread_full(r->fd[f], r->big + r->rq.got, (size_t)took - r->rq.got,
-                                          at + r->rq.got, r->path, err)))
+            memcpy(r->big, blk, got);
+            if ((st = dsort_io_pread_full(r->fd[f], r->big + got, (size_t)took - got, at + got,
+                                          r->path, err)))
                 return st;
             blk = r->big;
-            r->bytes_read += took - r->rq.got;
+            r->bytes_read += took - got;
         }
         const unsigned char *payload = blk + DSORT_RUN_HEADER;
         if (dsort_crc32c(0, payload, (size_t)h.payload) != h.crc)
@@ -383,13 +418,13 @@ static enum dsort_status run_refill(struct dsort_cursor *c, struct dsort_error *
                              " fails its CRC32C check (the temp disk corrupted it)",
                              r->path, at);
         r->records += h.records;
-        r->bytes_read += r->rq.got;
+        r->bytes_read += got;
         r->blk_off = at;
         r->blk_records = h.records;
         c->cur = payload;
         c->end = payload + h.payload;
         r->snext[f] = at + took;
-        request(r, !r->rq_buf); /* the next block, into the other buffer */
+        request(r); /* the next blocks, into the free buffers */
         if (h.payload != 0)
             return DSORT_OK;
         c->cur = c->end; /* an empty block: on to the next, or to the end checks */
@@ -417,8 +452,10 @@ enum dsort_status dsort_runreader_open_striped(struct dsort_runreader *r, const 
     r->payload = dsort_run_payload(rec_size, block);
     r->stride = dsort_run_stride(rec_size, block);
     r->max_payload = max_payload > r->payload ? max_payload : r->payload;
-    r->buf[0] = buf;
-    r->buf[1] = buf + r->stride;
+    r->nbuf = (int)dsort_runreader_bufs(k);
+    r->cur_buf = -1;
+    for (int b = 0; b < r->nbuf; b++)
+        r->buf[b] = buf + (size_t)b * r->stride;
     for (size_t i = 0; i < k; i++) {
         char *p = r->paths + i * DSORT_RUN_PATH_MAX;
         snprintf(p, DSORT_RUN_PATH_MAX, "%s", paths[i]);
@@ -439,7 +476,7 @@ enum dsort_status dsort_runreader_open_striped(struct dsort_runreader *r, const 
     }
     r->cur.refill = run_refill;
     r->cur.ctx = r;
-    request(r, 0);
+    request(r);
     enum dsort_status st = run_refill(&r->cur, err);
     if (st)
         dsort_runreader_close(r);
@@ -464,9 +501,10 @@ enum dsort_status dsort_runreader_open_framed(struct dsort_runreader *r, const c
 
 void dsort_runreader_close(struct dsort_runreader *r)
 {
-    if (r->pending && r->rq_pf)
-        dsort_prefetch_wait(r->rq_pf, &r->rq, NULL);
-    r->pending = 0;
+    while (r->npend) {
+        struct dsort_runreq *q;
+        (void)take(r, &q, NULL);
+    }
     for (size_t i = 0; i < r->k; i++) {
         if (r->fd[i] >= 0)
             close(r->fd[i]);

@@ -40,6 +40,7 @@
 #define DSORT_RUN_HEADER 24
 #define DSORT_RUN_ALIGN 4096
 #define DSORT_RUN_MAX_STRIPES 8 /* files of one run, at most */
+#define DSORT_RUN_READ_BUFS 3   /* a reader's buffers, at most (dsort_runreader_bufs) */
 #define DSORT_RUN_PATH_MAX 4096 /* bytes of a run file's name, with its NUL */
 
 /* Payload bytes of a full block for records of rec_size within `block` bytes (>= 1 record);
@@ -114,25 +115,37 @@ struct dsort_runreader {
     size_t max_payload;               /* framed: the largest payload an oversize block may have */
     unsigned char *big;               /* framed: the current oversize block (owned), or NULL */
     uint64_t blk_off, blk_records;    /* the current block: offset (in its file), records */
-    unsigned char *buf[2];            /* two stride-sized, 4 KiB-aligned buffers (caller's) */
-    int pending;                      /* rq is in flight, for buffer buf[rq_buf] */
-    int rq_buf;
-    size_t rq_file; /* the file rq reads */
-    struct dsort_preq rq;
-    struct dsort_prefetch *rq_pf; /* the thread rq was posted to (NULL: read already) */
+    /* nbuf stride-sized, 4 KiB-aligned buffers (the caller's, dsort_runreader_buf_len): one
+     * being merged (cur_buf, -1 before the first), the others read ahead, in block order:
+     * rq[(head + i) % (DSORT_RUN_READ_BUFS - 1)] for i < npend */
+    unsigned char *buf[DSORT_RUN_READ_BUFS];
+    int nbuf, cur_buf, head, npend;
+    int ended; /* the next block is past a file's end: nothing more to ask for */
+    struct dsort_runreq {
+        struct dsort_preq pq;
+        struct dsort_prefetch *pf; /* the thread it was posted to (NULL: read already) */
+        size_t file;               /* the file it reads */
+        int buf;
+    } rq[DSORT_RUN_READ_BUFS - 1];
     uint64_t records, bytes_read;
     uint64_t expected; /* records the writer wrote, or UINT64_MAX if unknown */
     const char *path;  /* the file of the current block (for messages) */
     char *paths;       /* the k names, DSORT_RUN_PATH_MAX bytes each (owned) */
 };
 
-/* Bytes of buffer one reader needs (its two buffers). */
-size_t dsort_runreader_buf_len(size_t rec_size, size_t block);
+/* The buffers a reader of a run of k files uses: one being merged and one read ahead; with
+ * k > 1 (a run striped over several temp disks) two read ahead, the next two blocks, which lie
+ * on two different disks, so that in a merge of many runs every disk has reads queued while
+ * the merge waits for one (with one block ahead a run, the other disks drain their queues and
+ * stand idle while the merge waits). */
+size_t dsort_runreader_bufs(size_t k);
+/* Bytes of buffer a reader of a run of (at most) k files needs. */
+size_t dsort_runreader_buf_len(size_t rec_size, size_t block, size_t k);
 
 /* Open a run and load its first block (an empty run is exhausted at once). buf must be
- * 4 KiB-aligned and dsort_runreader_buf_len bytes long. pf may be NULL. expected is the
- * number of records the writer wrote (UINT64_MAX: unknown): a run that ends early (a file
- * cut at a block boundary) is then DSORT_EFORMAT instead of silently short. */
+ * 4 KiB-aligned and dsort_runreader_buf_len(rec_size, block, k) bytes long (k 1 for one file). pf
+ * may be NULL. expected is the number of records the writer wrote (UINT64_MAX: unknown): a run that
+ * ends early (a file cut at a block boundary) is then DSORT_EFORMAT instead of silently short. */
 enum dsort_status dsort_runreader_open(struct dsort_runreader *r, const char *path, size_t rec_size,
                                        size_t block, unsigned char *buf, struct dsort_prefetch *pf,
                                        uint64_t expected, struct dsort_error *err);

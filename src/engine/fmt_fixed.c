@@ -203,7 +203,7 @@ static uint64_t chunk_for(const struct dsort_memplan_in *in, uint64_t block, int
     uint64_t writer = dsort_runwriter_buf_len(in->rec, block, in->temp_disks);
     uint64_t chunk = in->budget > writer ? (in->budget - writer) / per_record(in, ahead) : 0;
     if (chunk < DSORT_MEMPLAN_MIN_CHUNK ||
-        chunk * in->rec < dsort_runreader_buf_len(in->rec, block))
+        chunk * in->rec < dsort_runreader_buf_len(in->rec, block, in->temp_disks))
         return 0;
     return chunk;
 }
@@ -232,7 +232,7 @@ static void plan_with(const struct dsort_memplan_in *in, struct dsort_memplan *p
     if (!(p->fits = chunk != 0))
         return;
     /* No bigger than the share, but big enough for two merge read buffers. */
-    uint64_t floor_chunk = dsort_runreader_buf_len(in->rec, p->block) / in->rec + 1;
+    uint64_t floor_chunk = dsort_runreader_buf_len(in->rec, p->block, in->temp_disks) / in->rec + 1;
     if (floor_chunk < DSORT_MEMPLAN_MIN_CHUNK)
         floor_chunk = DSORT_MEMPLAN_MIN_CHUNK;
     if (chunk > in->records)
@@ -253,7 +253,9 @@ static void plan_with(const struct dsort_memplan_in *in, struct dsort_memplan *p
 static int merge_fits(const struct dsort_memplan_in *in, const struct dsort_memplan *p)
 {
     const uint64_t rounds = (in->records + p->chunk - 1) / p->chunk;
-    return 2 * (rounds + rounds / 4 + 1) * DSORT_MEMPLAN_MIN_RUN_BLOCK <= p->merge_mem;
+    return dsort_runreader_bufs(in->temp_disks) * (rounds + rounds / 4 + 1) *
+               DSORT_MEMPLAN_MIN_RUN_BLOCK <=
+           p->merge_mem;
 }
 
 /* Fixed records: the chunk, the block and buffers A and B, and C for the read-ahead when it

@@ -11,11 +11,11 @@ void dsort_memplan_compute(const struct dsort_memplan_in *in, struct dsort_mempl
     in->fmt->plan(in, p); /* the format's memory need */
     if (p->fits && in->fit_runs) {
         /* 2 reads + 2 writes at small budgets: the final merge reads every run at once when
-         * its read buffers (two blocks a run) fit, so the run files are written in blocks
-         * small enough for the runs expected (one a round, and a margin for the waves of
-         * skewed input), down to DSORT_MEMPLAN_MIN_RUN_BLOCK. */
+         * its read buffers (two or three blocks a run, runfile.h) fit, so the run files are
+         * written in blocks small enough for the runs expected (one a round, and a margin for
+         * the waves of skewed input), down to DSORT_MEMPLAN_MIN_RUN_BLOCK. */
         uint64_t runs = in->rounds + in->rounds / 4 + 1;
-        uint64_t fit = p->merge_mem / (2 * runs) / 4096 * 4096;
+        uint64_t fit = p->merge_mem / (dsort_runreader_bufs(in->temp_disks) * runs) / 4096 * 4096;
         if (fit < DSORT_MEMPLAN_MIN_RUN_BLOCK)
             fit = DSORT_MEMPLAN_MIN_RUN_BLOCK;
         if (fit < p->block)
@@ -41,8 +41,9 @@ int dsort_memplan_reads_fit(const struct dsort_memplan_in *in, size_t abytes, si
                             size_t cbytes, uint64_t block)
 {
     const size_t len[3] = {abytes, bbytes, cbytes};
-    return dsort_runmerge_region_mem(in->rec, (size_t)block, len, cbytes ? 3 : 2) >=
-           2 * (uint64_t)dsort_runreader_buf_len(in->rec, (size_t)block);
+    const size_t k = in->temp_disks ? in->temp_disks : 1;
+    return dsort_runmerge_region_mem(in->rec, (size_t)block, k, len, cbytes ? 3 : 2) >=
+           2 * (uint64_t)dsort_runreader_buf_len(in->rec, (size_t)block, k);
 }
 
 /* Does budget give a plan (that reads runs of run_block, unless 0)? */

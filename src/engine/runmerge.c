@@ -17,7 +17,7 @@ void dsort_runmerge_init(struct dsort_runmerge *m, const struct dsort_recfmt *fm
     m->runs = runs;
     m->td = td;
     m->block = block;
-    m->blen = dsort_runreader_buf_len(fmt->run_rec(fx), block);
+    m->blen = dsort_runreader_buf_len(fmt->run_rec(fx), block, 1);
 }
 
 /* Merge k cursors into a new run of the set; *file_bytes gets the bytes its files took. With
@@ -70,9 +70,10 @@ enum dsort_status dsort_runmerge_spill(struct dsort_runmerge *m, void *cur, size
     return st;
 }
 
-uint64_t dsort_runmerge_region_mem(size_t rec, size_t block, const size_t *region_len, int nregions)
+uint64_t dsort_runmerge_region_mem(size_t rec, size_t block, size_t k, const size_t *region_len,
+                                   int nregions)
 {
-    const size_t blen = dsort_runreader_buf_len(rec, block);
+    const size_t blen = dsort_runreader_buf_len(rec, block, k);
     uint64_t n = 0;
     for (int i = 0; i < nregions; i++)
         n += region_len[i] / blen;
@@ -84,16 +85,17 @@ enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, si
                                       int nregions, char *why, size_t whylen,
                                       struct dsort_error *err)
 {
-    const size_t blen = m->blen;
-    if (nregions)
-        mem = dsort_runmerge_region_mem(m->fmt->run_rec(m->fx), m->block, region_len, nregions);
-    dsort_fan_in_now(mem, blen, cap, &m->fi);
     /* A striped run holds a descriptor for each of its files, and so does an extra pass's new
-     * run: count the most files any run has, or a new one will. */
+     * run: count the most files any run has, or a new one will; its reader's buffers too. */
     size_t k = dsort_runmerge_stripes(m->td);
     for (size_t i = 0; i < m->runs->n; i++)
         if (m->runs->runs[i].k > k)
             k = m->runs->runs[i].k;
+    const size_t rec = m->fmt->run_rec(m->fx);
+    const size_t blen = m->blen = dsort_runreader_buf_len(rec, m->block, k);
+    if (nregions)
+        mem = dsort_runmerge_region_mem(rec, m->block, k, region_len, nregions);
+    dsort_fan_in_now(mem, blen, cap, &m->fi);
     dsort_fan_in_per_run(&m->fi, k, cap);
     dsort_fan_in_explain(&m->fi, m->runs->n, why, whylen);
     m->f = m->fi.f;

@@ -73,9 +73,9 @@ enum dsort_status dsort_runmerge_plan(struct dsort_runmerge *m, uint64_t mem, si
                                       unsigned char *const *region, const size_t *region_len,
                                       int nregions, char *why, size_t whylen,
                                       struct dsort_error *err);
-/* Usable read-buffer bytes of regions for runs in blocks of block bytes of rec-byte records
- * (rec 0: framed): whole buffers only. */
-uint64_t dsort_runmerge_region_mem(size_t rec, size_t block, const size_t *region_len,
+/* Usable read-buffer bytes of regions for runs of at most k files in blocks of block bytes of
+ * rec-byte records (rec 0: framed): whole buffers only. */
+uint64_t dsort_runmerge_region_mem(size_t rec, size_t block, size_t k, const size_t *region_len,
                                    int nregions);
 /* Files of a run written now: one per device of td's directories (striped: runfile.h), at
  * most DSORT_RUN_MAX_STRIPES; 1 when td is NULL or on one device. Writing one takes

@@ -104,6 +104,11 @@ static enum dsort_status fixed_sample(void *ctx)
     enum dsort_status st = DSORT_OK;
     if (!x->sample || !rec || !x->splitters)
         st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
+    /* Every sample's page asked for first: the disk gets them all queued at once, instead of
+     * one small synchronous read after another (4096 of them took 0.42 s from a cold cache
+     * here, docs/performance.md). */
+    for (uint64_t k = 0; !st && k < x->nsample; k++)
+        dsort_inputs_advise(x->j.in, x->first + (k * x->n + x->n / 2) / x->nsample, 1);
     for (uint64_t k = 0; !st && k < x->nsample; k++) {
         uint64_t i = (k * x->n + x->n / 2) / x->nsample; /* evenly spaced, centred */
         st = dsort_job_read_one(x->j.o, x->j.in, x->first + i, rec, &x->j.err);

@@ -115,7 +115,7 @@ static enum dsort_status read_run(const struct fixture *f, const struct tline *l
                                   struct dsort_error *err)
 {
     struct dsort_runreader r;
-    size_t blen = dsort_runreader_buf_len(0, block);
+    size_t blen = dsort_runreader_buf_len(0, block, 1);
     unsigned char *buf = NULL;
     assert_int_equal(posix_memalign((void **)&buf, 4096, blen), 0);
     enum dsort_status st =

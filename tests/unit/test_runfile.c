@@ -198,6 +198,7 @@ struct readres {
     uint64_t got;  /* records delivered */
     uint64_t same; /* leading records delivered that equal want's */
     uint64_t records, bytes_read;
+    int ahead; /* striped reads: the most blocks in flight beside the one merged */
 };
 
 /* Read the run at p through a cursor with the reader's buffer buf, comparing with the n
@@ -243,7 +244,7 @@ static struct readres read_run_buf(const char *p, size_t rs, size_t block, unsig
 static struct readres read_run(const char *p, size_t rs, size_t block, struct dsort_prefetch *pf,
                                uint64_t expected, const unsigned char *want, uint64_t n)
 {
-    size_t len = dsort_runreader_buf_len(rs, block);
+    size_t len = dsort_runreader_buf_len(rs, block, 1);
     unsigned char *buf = aligned(len);
     memset(buf, 0xE5, len);
     struct readres res = read_run_buf(p, rs, block, buf, pf, expected, want, n);
@@ -351,13 +352,15 @@ static void test_sizes(void **state)
     (void)state;
     assert_int_equal(dsort_run_payload(100, 4096), 4000);
     assert_int_equal(dsort_run_stride(100, 4096), 4096);
-    assert_int_equal(dsort_runreader_buf_len(100, 4096), 8192);
+    assert_int_equal(dsort_runreader_buf_len(100, 4096, 1), 8192);
+    assert_int_equal(dsort_runreader_buf_len(100, 4096, 2), 3 * 4096); /* striped: two ahead */
+    assert_int_equal(dsort_runreader_buf_len(100, 4096, 8), 3 * 4096);
     /* a block smaller than a record still holds one */
     assert_int_equal(dsort_run_payload(100, 50), 100);
     assert_int_equal(dsort_run_stride(100, 50), 4096);
     assert_int_equal(dsort_run_payload(5000, 4096), 5000);
     assert_int_equal(dsort_run_stride(5000, 4096), 8192);
-    assert_int_equal(dsort_runreader_buf_len(5000, 4096), 16384);
+    assert_int_equal(dsort_runreader_buf_len(5000, 4096, 1), 16384);
     /* header + payload exactly 4 KiB, and one byte more */
     assert_int_equal(dsort_run_payload(8, 4072), 4072);
     assert_int_equal(dsort_run_stride(8, 4072), 4096);
@@ -470,7 +473,7 @@ static void test_zero_records(void **state)
     assert_int_equal(dsort_prefetch_create(&pf, &err), DSORT_OK);
     for (int k = 0; k < 2; k++) {
         struct dsort_prefetch *use = k ? pf : NULL;
-        unsigned char *buf = aligned(dsort_runreader_buf_len(100, 4096));
+        unsigned char *buf = aligned(dsort_runreader_buf_len(100, 4096, 1));
         struct dsort_runreader r;
         assert_int_equal(dsort_runreader_open(&r, p, 100, 4096, buf, use, 0, &err), DSORT_OK);
         assert_ptr_equal(r.cur.cur, r.cur.end);
@@ -533,7 +536,7 @@ static void test_merge_through_runs(void **state)
 
     struct dsort_prefetch *pf;
     assert_int_equal(dsort_prefetch_create(&pf, &err), DSORT_OK);
-    const size_t blen = dsort_runreader_buf_len(RS, block);
+    const size_t blen = dsort_runreader_buf_len(RS, block, 1);
     unsigned char *bufs = aligned(RUNS * blen);
     struct dsort_runreader rd[RUNS];
     struct dsort_cursor cur[RUNS];
@@ -698,7 +701,7 @@ static void test_truncated(void **state)
         size_t len1;
         unsigned char *img1 = load(q, &len1);
         assert_int_equal(len1, 2 * ALIGN);
-        const size_t blen = dsort_runreader_buf_len(D_RS, b1);
+        const size_t blen = dsort_runreader_buf_len(D_RS, b1, 1);
         unsigned char *buf = aligned(blen);
         const size_t cuts[] = {ALIGN, ALIGN + 1000, HDR + 100 * D_RS + 3};
         for (int k = 0; k < 12; k++) {
@@ -850,7 +853,7 @@ static void test_read_error(void **state)
     struct dsort_error err;
     assert_int_equal(dsort_prefetch_create(&pf, &err), DSORT_OK);
     for (int k = 0; k < 2; k++) {
-        unsigned char *buf = aligned(dsort_runreader_buf_len(D_RS, D_BLOCK));
+        unsigned char *buf = aligned(dsort_runreader_buf_len(D_RS, D_BLOCK, 1));
         struct dsort_runreader r;
         assert_int_equal(dsort_runreader_open(&r, p, D_RS, D_BLOCK, buf, k ? pf : NULL, D_N, &err),
                          DSORT_OK);
@@ -913,7 +916,7 @@ static void test_open_errors(void **state)
     assert_non_null(strstr(err.msg, q));
     assert_false(exists(q));
 
-    unsigned char *buf = aligned(dsort_runreader_buf_len(100, 4096));
+    unsigned char *buf = aligned(dsort_runreader_buf_len(100, 4096, 1));
     struct dsort_runreader r;
     snprintf(q, sizeof q, "%s/no-such-run", dsort_test_dir);
     memset(&err, 0, sizeof err);
@@ -1076,7 +1079,7 @@ static struct readres read_striped(const char *const *paths, size_t k, size_t rs
 {
     struct readres res;
     memset(&res, 0, sizeof res);
-    size_t len = dsort_runreader_buf_len(rs, block);
+    size_t len = dsort_runreader_buf_len(rs, block, k);
     unsigned char *buf = aligned(len);
     struct dsort_runreader r;
     res.st = dsort_runreader_open_striped(&r, paths, k, rs, block, 0, buf, pf, expected, &res.err);
@@ -1089,6 +1092,8 @@ static struct readres read_striped(const char *const *paths, size_t k, size_t rs
                 else
                     same = 0;
             }
+            if (r.npend > res.ahead)
+                res.ahead = r.npend;
             if ((res.st = r.cur.refill(&r.cur, &res.err)))
                 break;
         }
@@ -1140,6 +1145,8 @@ static void test_striped(void **state)
         expect_all(&res, n, total);
         res = read_striped(paths, k, rs, block, pf, UINT64_MAX, recs, n);
         expect_all(&res, n, total);
+        /* one block ahead for one file; two for a striped run (the next two, two files) */
+        assert_int_equal(res.ahead, k == 1 ? 1 : 2);
         if (k == 1) { /* the plain format, byte for byte */
             char plain[PATH_MAX];
             fresh(plain, sizeof plain);
@@ -1229,7 +1236,7 @@ static void test_striped_framed(void **state)
     struct dsort_prefetch *pf[3];
     for (size_t i = 0; i < k; i++)
         assert_int_equal(dsort_prefetch_create(&pf[i], &err), DSORT_OK);
-    unsigned char *buf = aligned(dsort_runreader_buf_len(0, block));
+    unsigned char *buf = aligned(dsort_runreader_buf_len(0, block, k));
     struct dsort_runreader r;
     assert_int_equal(
         dsort_runreader_open_striped(&r, paths, k, 0, block, 4 * block, buf, pf, n, &err),

@@ -350,9 +350,9 @@ static void test_devices(void **state)
         assert_int_equal(dsort_runmerge_spill(&m, &cur, 1, &err), DSORT_OK);
     }
     char why[256];
-    assert_int_equal(
-        dsort_runmerge_plan(&m, chunks * m.blen, 0, NULL, NULL, 0, why, sizeof why, &err),
-        DSORT_OK);
+    assert_int_equal(dsort_runmerge_plan(&m, chunks * dsort_runreader_buf_len(rec, BLOCK, 3), 0,
+                                         NULL, NULL, 0, why, sizeof why, &err),
+                     DSORT_OK);
     assert_int_equal(m.npf, 3);
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < i; j++)
