@@ -21,7 +21,8 @@
 #
 # Usage: tests/bench/bench_cluster.sh [BUILD_DIR [DIR]]   (root; BUILD_DIR default build)
 #   BC_NODES=2 (2 or 3)  BC_RECS=10000000 (1 GB)  BC_RATE=2gbit  BC_RUNS=5
-#   BC_MODES="mem ext"   mem: in memory (--no-map: the copying path); ext: --out-of-core -S BC_S
+#   BC_MODES="mem ext"   mem: in memory (--no-map: the copying path); ext: --out-of-core -S BC_S;
+#                        mem2: --no-map through job_mem.c (DSORT_COPY_TWO_BUFFERS=1), to compare
 #   BC_S=256M  BC_COLD=0 (1: sync and drop the page cache before each run)
 set -u -o pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -83,16 +84,17 @@ shared=$(basename "$(readlink -f "/sys/dev/block/$dev")")
 echo "  shared disk (input and output): $shared"
 
 one() { # one MODE TAG: a run; its stats in $res/TAG.json, a line in $res/runs.txt
-    local mode=$1 tag=$2 args t0 t1 v
+    local mode=$1 tag=$2 args t0 t1 v env=()
     case $mode in
     mem) args=(--no-map) ;;
+    mem2) args=(--no-map) env=(-x DSORT_COPY_TWO_BUFFERS=1) ;;
     ext) args=(--out-of-core -S "$budget") ;;
     *) echo "unknown mode $mode" >&2 && return 1 ;;
     esac
     rm -f "$S/out"
     [ "$cold" = 1 ] && sync && echo 3 >/proc/sys/vm/drop_caches
     t0=$(date +%s.%N)
-    run_mpi -x DSORT_ROOFLINE_RATES="$rates" -x DSORT_ROOFLINE_SHARED="$shared" \
+    run_mpi -x DSORT_ROOFLINE_RATES="$rates" -x DSORT_ROOFLINE_SHARED="$shared" "${env[@]}" \
         "$bin/dsort" -T "$LT" "${args[@]}" --stats "$res/$tag.json" "$S/in" -o "$S/out" \
         >"$res/$tag.log" 2>&1 || { echo "$tag: dsort failed:" && cat "$res/$tag.log"; return 1; } >&2
     t1=$(date +%s.%N)
