@@ -27,7 +27,8 @@ enum dsort_status dsort_exchange_counts(MPI_Comm comm, const uint64_t *sendcount
                                         uint64_t *recvcounts, struct dsort_error *err);
 
 /* Collective: move the pieces. sendbuf holds the pieces for ranks 0..p-1 back to back.
- * chunk must be in [1, INT_MAX]. *rounds (if not NULL) gets the number of rounds. */
+ * chunk must be in [1, INT_MAX]. *rounds (if not NULL) gets the number of rounds: messages of
+ * at most chunk bytes, with every partner, two rounds in flight. */
 enum dsort_status dsort_exchange_run(MPI_Comm comm, const unsigned char *sendbuf,
                                      const uint64_t *sendcounts, unsigned char *recvbuf,
                                      const uint64_t *recvcounts, size_t chunk, int *rounds,
@@ -49,8 +50,10 @@ typedef void (*dsort_exchange_fill_fn)(void *ctx, int to, uint64_t at, size_t le
 /* Collective: as dsort_exchange_runv, but nothing is sent from a buffer of the pieces: each
  * round, fill gathers the next part of every piece into the stage (stage_len bytes, the
  * caller's, reused by every round) just before it is sent, so that the sender never holds its
- * pieces whole. Parts are at most chunk bytes and at most stage_len / (p - 1), rounded down to
- * a multiple of unit (and at least one unit: stage_len >= (p - 1) * unit); every rank must
+ * pieces whole. Two rounds are in flight (as in dsort_exchange_runv), each in its half of the
+ * stage: parts are at most chunk bytes and at most stage_len / (2 (p - 1)), rounded down to a
+ * multiple of unit (one round at a time, parts of stage_len / (p - 1), when the stage holds
+ * fewer than two units a partner; at least one unit: stage_len >= (p - 1) * unit); every rank must
  * pass the same chunk, stage_len and unit. This rank's own piece is not moved (its send and
  * receive counts are ignored). Pieces land in recvbuf at rdispls[s]. */
 enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fill, void *ctx,

@@ -177,7 +177,8 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
         if (xch->kind == DSORT_EXCHANGE_NODE)
             CHECK(xch->node_moves == before + 1, "the node exchange did not run");
     } else if (displs == 2) {
-        /* a stage of 37 bytes a peer: parts of at most 37 bytes, or the chunk if smaller */
+        /* a stage of 37 bytes a peer, two rounds in flight: parts of at most 18 bytes, or the
+         * chunk if smaller */
         size_t stage_len = 37 * (size_t)(p > 1 ? p - 1 : 1);
         unsigned char *stage = malloc(stage_len);
         if (!stage)
@@ -187,7 +188,7 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
         st = dsort_exchange_gather(MPI_COMM_WORLD, gather_fill, NULL, sc_send, recvbuf, sc_recv,
                                    rdisp, stage, stage_len, 1, chunk, &rounds, &err);
         free(stage);
-        uint64_t q = chunk < 37 ? chunk : 37;
+        uint64_t q = chunk < 37 / 2 ? chunk : 37 / 2;
         need_other = 0;
         for (int s2 = 0; s2 < p; s2++)
             for (int d = 0; d < p; d++) {
