@@ -94,10 +94,24 @@ static void refuse_singletons(const struct dsort_comm *c)
     exit(dsort_cli_finish(2));
 }
 
+/* Open MPI's TCP transport moves a large message by its put protocol by default; on the TCP
+ * test bed that carried half the link's rate each way when both ends of a link sent at once,
+ * as every exchange does (115 against 60 MB/s each way on a 1 Gbit/s link, 230 against 119 on
+ * 2 Gbit/s: docs/performance.md; open-mpi/ompi#8983 discusses the put path). Its send
+ * protocol is asked for instead (the default flags without put), unless the flags were chosen
+ * (mpirun --mca btl_tcp_flags and the environment reach the ranks as this variable). Other
+ * transports, and other MPIs, do not read it. */
+static void tcp_send_protocol(void)
+{
+    if (!getenv("OMPI_MCA_btl_tcp_flags"))
+        setenv("OMPI_MCA_btl_tcp_flags", "send,inplace,need-ack,need-csum,hetero-rdma", 0);
+}
+
 void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *prog)
 {
     dsort_cleanup_remember_ignored();
     launch_detect(&launch);
+    tcp_send_protocol();
     /* MPI_Init starts threads of its own (Open MPI's progress and PMIx threads) that may take
      * a handled signal: the handler passes it on to the main thread (cleanup.h). Blocking the
      * signals in those threads instead made Open MPI 4.1 crash at start-up under srun. */
