@@ -75,6 +75,17 @@ print("%.1f" % (int(sys.argv[2]) / (t["radix"] + t["gather"]) / 1e6))
 PY
 )
 echo "  probe (slowest rank, seconds): $(tr '\n' ' ' <"$res/probe.txt")"
+# The network as MPI sees it: two ranks sending at once (nodes n0 and n1), with Open MPI's TCP
+# put protocol (its default) and with its send protocol (what dsort asks for, src/cli/cli.c).
+if [ -x "$build/tests/bench/dsort-bibw" ]; then
+    for flags in send,put,inplace,need-ack,need-csum,hetero-rdma send,inplace,need-ack,need-csum,hetero-rdma; do
+        printf '%s\n' n0 n1 | sed 's/$/ slots=1/' >"$TB_LAB/hostfile2"
+        bw=$(tb_exec n0 mpirun --hostfile "$TB_LAB/hostfile2" --mca plm_rsh_agent "$TB_LAB/rsh" \
+            -n 2 --map-by node -x OMPI_MCA_btl_tcp_flags="$flags" "$build/tests/bench/dsort-bibw" \
+            $((recs * 25)) 2>&1 | tail -n 1)
+        echo "  MPI both ways, btl_tcp_flags $flags: ${bw#bibw: }"
+    done
+fi
 echo "  cpu rate (measured: share / (radix + gather)): $cpu MB/s a core"
 rates="net=$mbps cpu=$cpu ${BC_DISK_RATES:-}"
 # The shared path's disk (this machine's): every simulated node sees it, one device.
