@@ -299,10 +299,17 @@ fail:
     return 2;
 }
 
+/* DSORT_COPY_TWO_BUFFERS=1 (a comparison aid): the old path (job_mem.c); 0 or empty: this one. */
+static int two_buffers_wanted(void)
+{
+    const char *e = getenv("DSORT_COPY_TWO_BUFFERS");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
 int dsort_job_copy_usable(const struct dsort_job_options *o)
 {
     const struct dsort_exchange *x = o->exchange;
-    if (o->ord.unique || o->typed || getenv("DSORT_COPY_TWO_BUFFERS"))
+    if (o->ord.unique || o->typed || two_buffers_wanted())
         return 0;
     return !x || x->kind == DSORT_EXCHANGE_DIRECT ||
            (x->kind == DSORT_EXCHANGE_AUTO && (x->nodes <= 1 || x->nodes >= x->size));

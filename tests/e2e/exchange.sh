@@ -45,6 +45,18 @@ chunked 1000 fixed:8:0:8 "" "$T/f8.dat"
 chunked 1000 fixed:8:0:8 "--no-map" "$T/f8.dat" # records shorter than the sort's entries
 py mk "$T/equal.dat" 100 0 10 5000 equal "$SEED"
 chunked 1000 gensort "-s" "$T/equal.dat" any  # in place already: may send nothing
+# DSORT_COPY_TWO_BUFFERS, the bench's comparison aid: 1 takes the old copying path (job_mem.c,
+# with a merge phase of its own), 0 (as unset) the current one, which merges into the output.
+if [ "$N" -gt 1 ]; then
+    for v in 0 1; do
+        DSORT_COPY_TWO_BUFFERS=$v ok "$N" "$DSORT" -v --no-map "$T/bin.dat" -o "$T/two.out" ||
+            continue
+        grep -Eq '^dsort: phase seconds.* merge [0-9]' "$T/stderr"
+        merged=$?
+        [ "$merged" = "$([ "$v" = 1 ] && echo 0 || echo 1)" ]
+        check $? "DSORT_COPY_TWO_BUFFERS=$v: $([ "$v" = 1 ] && echo "no merge phase: not the old path" || echo "a merge phase: the old path")"
+    done
+fi
 # -O with a small chunk.
 rm -rf "$T/d"
 ok "$N" "$DSORT" --exchange-chunk 1000 -O "$T/d" "$T/bin.dat" &&
