@@ -83,9 +83,9 @@ static int post_round(MPI_Comm comm, int rank, int p, const struct source *src,
 /* Collective: every piece but this rank's own moved in rounds of parts of at most q bytes
  * (the same q on every rank); *rounds (if not NULL) gets their number. req: 4p requests.
  * src->depth rounds are in flight: the next round is posted before this one is waited for,
- * so that the links do not drain between rounds (every large message starts with a
- * handshake, which waits behind the data queued on a busy link: on the TCP test bed, rounds
- * one at a time took 2.2x the network's time). MPI keeps the messages of one pair in order. */
+ * so that a link does not drain between rounds (on the TCP test bed the copying path's 16 MiB
+ * rounds took 2.6x the network's time one at a time, 1.7x two at a time; docs/performance.md).
+ * MPI keeps the messages of one pair in order, so round r's receives match round r's sends. */
 static enum dsort_status run_rounds(MPI_Comm comm, int rank, int p, const struct source *src,
                                     const uint64_t *sendcounts, unsigned char *recvbuf,
                                     const uint64_t *recvcounts, const uint64_t *roff, uint64_t q,
