@@ -96,7 +96,7 @@ static void refuse_singletons(const struct dsort_comm *c)
 
 /* Open MPI's TCP transport moves a large message by its put protocol by default; on the TCP
  * test bed that carried half the link's rate each way when both ends of a link sent at once,
- * as every exchange does (115 against 60 MB/s each way on a 1 Gbit/s link, 230 against 119 on
+ * as every exchange does (116 against 60 MB/s each way on a 1 Gbit/s link, 234 against 119 on
  * 2 Gbit/s: docs/performance.md; open-mpi/ompi#8983 discusses the put path). Its send
  * protocol is asked for instead (the default flags without put), unless the flags were chosen
  * (mpirun --mca btl_tcp_flags and the environment reach the ranks as this variable). Other
