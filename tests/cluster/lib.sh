@@ -252,12 +252,14 @@ wait_for() {
     return 1
 }
 
-# spilling NODE...: every NODE has a dsort temp directory holding a spilled run.
+# spilling NODE...: every NODE has a dsort temp directory holding a spilled run (with SPILL_NEWER
+# set: a run newer than that file).
 spilling() {
     local node
     for node in "$@"; do
         nsenter -t "$(cat "$TB_LAB/nodes/$node.pid")" --mount -- \
-            find "$LT" -path '*/dsort-*/run-*' -print -quit 2>/dev/null | grep -q . || return 1
+            find "$LT" -path '*/dsort-*/run-*' ${SPILL_NEWER:+-newer "$SPILL_NEWER"} -print \
+            -quit 2>/dev/null | grep -q . || return 1
     done
 }
 

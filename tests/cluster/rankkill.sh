@@ -17,6 +17,10 @@ kill_case() {
     local launcher=$1 node=$2 out=$S/out-$1
     echo "== $launcher: a rank on $node SIGKILLed"
     local job again
+    # Runs of this job only: an earlier job's killed ranks may have left theirs on NODE (the
+    # srun case once took the mpirun case's for its own and looked for its ranks too early).
+    local SPILL_NEWER=$S/submitted-$launcher
+    touch "$SPILL_NEWER"
     # Open MPI 4.1's start-up crash under srun (see sbatch.sh) ends a job before it spills:
     # such a job is submitted again, up to twice.
     for again in 0 1 2; do
