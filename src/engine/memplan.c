@@ -41,9 +41,8 @@ int dsort_memplan_reads_fit(const struct dsort_memplan_in *in, size_t abytes, si
                             size_t cbytes, uint64_t block)
 {
     const size_t len[3] = {abytes, bbytes, cbytes};
-    const size_t k = in->temp_disks ? in->temp_disks : 1;
-    return dsort_runmerge_region_mem(in->rec, (size_t)block, k, len, cbytes ? 3 : 2) >=
-           2 * (uint64_t)dsort_runreader_buf_len(in->rec, (size_t)block, k);
+    return dsort_runmerge_region_mem(in->rec, (size_t)block, in->temp_disks, len, 3) >=
+           2 * (uint64_t)dsort_runreader_buf_len(in->rec, (size_t)block, in->temp_disks);
 }
 
 /* Does budget give a plan (that reads runs of run_block, unless 0)? */

@@ -32,8 +32,9 @@ struct dsort_runmerge {
     struct dsort_runset *runs; /* not owned */
     struct dsort_tempdirs *td; /* where new runs go (not owned) */
     size_t block;              /* run files' block (runfile.h) */
-    size_t blen;               /* bytes of one reader's buffers */
-    size_t f;                  /* the fan-in (after plan) */
+    size_t blen; /* bytes of one reader's buffers: for runs of one file until the plan, then
+                  * for the most files a run has (runfile.h's dsort_runreader_buf_len) */
+    size_t f;    /* the fan-in (after plan) */
     struct dsort_fan_in fi;
     size_t slots;               /* readers, cursors and buffers there are (<= f) */
     struct dsort_runreader *rd; /* slots */

@@ -98,6 +98,12 @@ void dsort_job_name(const struct dsort_comm *c, char *job, size_t len)
     dsort_agree_bcast(c, job, len, "sharing the job's name (MPI_Bcast)");
 }
 
+int dsort_job_env_flag(const char *name)
+{
+    const char *e = getenv(name);
+    return e && *e && strcmp(e, "0") != 0;
+}
+
 enum dsort_status dsort_job_alloc_error(struct dsort_error *err, int errnum, const char *what,
                                         uint64_t bytes)
 {

@@ -145,4 +145,8 @@ enum dsort_status dsort_job_output_open(const struct dsort_comm *c,
 /* Collective: rank 0 names the job (its temp directories); every rank gets the name. */
 void dsort_job_name(const struct dsort_comm *c, char *job, size_t len);
 
+/* Local: an on/off setting from the environment (the comparison aids DSORT_READAHEAD and
+ * DSORT_COPY_TWO_BUFFERS): on when set to anything but empty or "0". */
+int dsort_job_env_flag(const char *name);
+
 #endif

@@ -302,8 +302,7 @@ fail:
 /* DSORT_COPY_TWO_BUFFERS=1 (a comparison aid): the old path (job_mem.c); 0 or empty: this one. */
 static int two_buffers_wanted(void)
 {
-    const char *e = getenv("DSORT_COPY_TWO_BUFFERS");
-    return e && *e && strcmp(e, "0") != 0;
+    return dsort_job_env_flag("DSORT_COPY_TWO_BUFFERS");
 }
 
 int dsort_job_copy_usable(const struct dsort_job_options *o)

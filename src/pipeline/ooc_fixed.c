@@ -91,6 +91,12 @@ struct ext {
  * quantile: a few rounds fewer than exact, and well below the sampling error. */
 #define SAMPLE_TOL 0.002
 
+/* Sample k's record in the share: evenly spaced, centred. */
+static uint64_t sample_at(const struct ext *x, uint64_t k)
+{
+    return (k * x->n + x->n / 2) / x->nsample;
+}
+
 /* The pipeline's sample (not on --resume): a few thousand records at evenly spaced positions
  * of the share, as composite keys; every rank holds its own (SAMPLE_BYTES at most, outside the
  * budget). Local. */
@@ -108,9 +114,9 @@ static enum dsort_status fixed_sample(void *ctx)
      * one small synchronous read after another (4096 of them took 0.42 s from a cold cache
      * here, docs/performance.md). */
     for (uint64_t k = 0; !st && k < x->nsample; k++)
-        dsort_inputs_advise(x->j.in, x->first + (k * x->n + x->n / 2) / x->nsample, 1);
+        dsort_inputs_advise(x->j.in, x->first + sample_at(x, k), 1);
     for (uint64_t k = 0; !st && k < x->nsample; k++) {
-        uint64_t i = (k * x->n + x->n / 2) / x->nsample; /* evenly spaced, centred */
+        const uint64_t i = sample_at(x, k);
         st = dsort_job_read_one(x->j.o, x->j.in, x->first + i, rec, &x->j.err);
         if (!st)
             dsort_recfmt_fixed.sample_key(&x->fx, rec, x->rs, x->g0 + i, x->sample + k * x->ks);
@@ -326,8 +332,7 @@ static void fixed_release(void *ctx)
  * cost more in the smaller chunk's extra rounds than it saved, docs/performance.md). */
 static int readahead_wanted(void)
 {
-    const char *e = getenv("DSORT_READAHEAD");
-    return e && *e && strcmp(e, "0") != 0;
+    return dsort_job_env_flag("DSORT_READAHEAD");
 }
 
 /* The plan's inputs (memplan.h): the budget agreed over all ranks (x->budget). */

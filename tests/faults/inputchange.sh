@@ -31,6 +31,16 @@ GROUP=${2:-}
 case $GROUP in "" | inplace) ;; *) die "usage: $0 NRANKS [inplace]" ;; esac
 data mem ext
 
+# check_refused PATTERN: the job ended with exit 2, the prompt came back, a rank's line matches
+# PATTERN, nothing was committed and no temp file is left.
+check_refused() {
+    check_exit 2
+    check_prompt
+    check_rank_line "$1"
+    check_final
+    check_no_temps
+}
+
 # change_case PIPE HOW KIND
 change_case() {
     local pipe=$1 how=$2 kind=$3 phase nth rank ranks=() r
@@ -63,11 +73,7 @@ change_case() {
             t0=$(date +%s%N)
             resume "${ranks[@]}"
             wait_end "$t0"
-            check_exit 2
-            check_prompt
-            check_rank_line "input\.dat"
-            check_final
-            check_no_temps
+            check_refused "input\.dat"
         fi
     fi
     case_end
@@ -127,11 +133,7 @@ inplace_case() {
             REACH_S=$HANG_S
             wait_end "$t0"
             REACH_S=$reach
-            check_exit 2
-            check_prompt
-            check_rank_line "input\.dat' changed while it was being sorted"
-            check_final
-            check_no_temps
+            check_refused "input\.dat' changed while it was being sorted"
         fi
     fi
     case_end
@@ -174,11 +176,7 @@ typed_case() {
             t0=$(date +%s%N)
             resume "${ranks[@]}"
             wait_end "$t0"
-            check_exit 2
-            check_prompt
-            check_rank_line "input\.dat' changed while it was being sorted"
-            check_final
-            check_no_temps
+            check_refused "input\.dat' changed while it was being sorted"
         fi
     fi
     case_end
