@@ -286,7 +286,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_tmp_write(img, len);
     if ((flags & 32) && !pf)
         FUZZ_CHECK(dsort_prefetch_create(&pf, &err) == DSORT_OK, "prefetch: %s", err.msg);
-    const size_t buf_len = dsort_runreader_buf_len(0, block);
+    const size_t buf_len = dsort_runreader_buf_len(0, block, 1);
     unsigned char *buf = aligned_alloc(DSORT_RUN_ALIGN, buf_len);
     FUZZ_CHECK(buf, "out of memory");
     struct dsort_runreader rr;

@@ -116,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dsort_error err = {0};
     if ((flags & 4) && !pf)
         FUZZ_CHECK(dsort_prefetch_create(&pf, &err) == DSORT_OK, "prefetch: %s", err.msg);
-    size_t buf_len = dsort_runreader_buf_len(rec_size, block);
+    size_t buf_len = dsort_runreader_buf_len(rec_size, block, 1);
     unsigned char *buf = aligned_alloc(DSORT_RUN_ALIGN, buf_len);
     FUZZ_CHECK(buf, "out of memory");
     struct dsort_runreader r;
