@@ -23,6 +23,8 @@
 #   BC_NODES=2 (2 or 3)  BC_RECS=10000000 (1 GB)  BC_RATE=2gbit  BC_RUNS=5
 #   BC_MODES="mem ext"   mem: in memory (--no-map: the copying path); ext: --out-of-core -S BC_S;
 #                        mem2: --no-map through job_mem.c (DSORT_COPY_TWO_BUFFERS=1), to compare
+#                        base: --no-map by another build's dsort (BC_BASE_BIN: its directory of
+#                        programs), for a before/after of a change in the same run
 #   BC_S=256M  BC_COLD=0 (1: sync and drop the page cache before each run)
 set -u -o pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,6 +37,9 @@ for b in "$bin/dsort" "$bin/dsort-gen" "$bin/dsort-validate" "$probe"; do
 done
 nodes=${BC_NODES:-2} recs=${BC_RECS:-10000000} rate=${BC_RATE:-2gbit} runs=${BC_RUNS:-5}
 modes=${BC_MODES:-mem ext} budget=${BC_S:-256M} cold=${BC_COLD:-0}
+case " $modes " in *" base "*)
+    [ -x "${BC_BASE_BIN:-}/dsort" ] || { echo "mode base needs BC_BASE_BIN (no ${BC_BASE_BIN:-}/dsort)" >&2 && exit 2; } ;;
+esac
 export DSORT_TESTBED_NO_SLURM=1 DSORT_TESTBED_DISK_MB=${DSORT_TESTBED_DISK_MB:-3072}
 export OMPI_MCA_odls_base_sigkill_timeout=0
 . "$top/tests/cluster/testbed.sh"
@@ -51,9 +56,13 @@ S=$TB_LAB/common
 LT=$TB_LAB/local/tmp
 cd "$S" || exit 2
 
+# --bind-to none: each node's Open MPI binds its one rank to its core 0 by default, and the nodes
+# share this machine's cores, so every rank of the bed ran on the same core (vmstat: one core
+# busy, the other idle, through whole runs). Unbound, the kernel spreads the nodes' ranks over the
+# machine's cores, as a cluster's nodes each have their own. BC_BIND=core restores the default.
 run_mpi() { # mpirun from n0 over the chosen nodes, one rank each
     tb_exec n0 mpirun --hostfile "$hosts" --mca plm_rsh_agent "$TB_LAB/rsh" -n "$nodes" \
-        --map-by node "$@"
+        --map-by node --bind-to "${BC_BIND:-none}" "$@"
 }
 
 echo "bench_cluster: $nodes nodes, one rank each, links $rate ($mbps MB/s each way), $recs records" \
@@ -95,9 +104,10 @@ shared=$(basename "$(readlink -f "/sys/dev/block/$dev")")
 echo "  shared disk (input and output): $shared"
 
 one() { # one MODE TAG: a run; its stats in $res/TAG.json, a line in $res/runs.txt
-    local mode=$1 tag=$2 args t0 t1 v env=()
+    local mode=$1 tag=$2 args t0 t1 v env=() prog=$bin/dsort
     case $mode in
     mem) args=(--no-map) ;;
+    base) args=(--no-map) prog=${BC_BASE_BIN:-}/dsort ;;
     mem2) args=(--no-map) env=(-x DSORT_COPY_TWO_BUFFERS=1) ;;
     ext) args=(--out-of-core -S "$budget") ;;
     *) echo "unknown mode $mode" >&2 && return 1 ;;
@@ -106,7 +116,7 @@ one() { # one MODE TAG: a run; its stats in $res/TAG.json, a line in $res/runs.t
     [ "$cold" = 1 ] && sync && echo 3 >/proc/sys/vm/drop_caches
     t0=$(date +%s.%N)
     run_mpi -x DSORT_ROOFLINE_RATES="$rates" -x DSORT_ROOFLINE_SHARED="$shared" "${env[@]}" \
-        "$bin/dsort" -T "$LT" "${args[@]}" --stats "$res/$tag.json" "$S/in" -o "$S/out" \
+        "$prog" -T "$LT" "${args[@]}" --stats "$res/$tag.json" "$S/in" -o "$S/out" \
         >"$res/$tag.log" 2>&1 || { echo "$tag: dsort failed:" && cat "$res/$tag.log"; return 1; } >&2
     t1=$(date +%s.%N)
     v=$(run_mpi "$bin/dsort-validate" "$S/out" 2>&1)

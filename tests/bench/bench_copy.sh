@@ -19,7 +19,8 @@
 #
 #   tests/bench/bench_copy.sh [RECORDS] [RUNS]    (default 5120000 = 512 MB, 5 runs)
 # Environment: BCP_DIR (data and outputs; default /var/tmp/dsort-bench-copy), BCP_RANKS (2),
-# BCP_MODES, BCP_COLD (needs root), DSORT_BIN_DIR (programs; default this tree's build/src/cli).
+# BCP_MODES, BCP_COLD (needs root), DSORT_BIN_DIR (programs; default this tree's build/src/cli),
+# BCP_BASE_BIN (mode base).
 # Not part of ctest: speed is measured, not asserted. Exits 1 if an output differs.
 set -u -o pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,16 +47,20 @@ trap 'exit 1' INT TERM HUP
 
 # one MODE RUN: a run of dsort in that mode; its files in $res/MODE.RUN.*
 one() {
-    local mode=$1 i=$2 env=() opt=()
+    local mode=$1 i=$2 env=() opt=() prog=$bin/dsort
     case $mode in
     map) ;;
     copy) opt=(--no-map) ;;
     copy2) opt=(--no-map) env=(DSORT_COPY_TWO_BUFFERS=1 DSORT_MEM_HUGEPAGES=1) ;;
+    base)
+        opt=(--no-map) prog=${BCP_BASE_BIN:-}/dsort
+        [ -x "$prog" ] || { echo "bench_copy: mode base needs BCP_BASE_BIN (no $prog)" >&2; exit 2; }
+        ;;
     *) echo "bench_copy: unknown mode $mode" >&2; exit 2 ;;
     esac
     if [ "$cold" = 1 ]; then sync; echo 3 >/proc/sys/vm/drop_caches; else cat "$in" >/dev/null; fi
     rm -f "$dir/out.dat"
-    /usr/bin/time -f "%e %U %S" -o "$res/$mode.$i.time" env "${env[@]}" "${mpi[@]}" "$bin/dsort" \
+    /usr/bin/time -f "%e %U %S" -o "$res/$mode.$i.time" env "${env[@]}" "${mpi[@]}" "$prog" \
         "${opt[@]}" -v "$in" -o "$dir/out.dat" --stats "$res/$mode.$i.json" >"$res/$mode.$i.v" 2>&1 ||
         { echo "bench_copy: $mode run $i failed:" >&2; cat "$res/$mode.$i.v" >&2; exit 1; }
     cmp -s "$dir/out.dat" "$dir/ref.dat" ||
