@@ -7,6 +7,7 @@
 
 #include "comm.h"
 #include "exchange_node.h"
+#include "mem.h"
 
 enum dsort_status dsort_exchange_counts(MPI_Comm comm, const uint64_t *sendcounts,
                                         uint64_t *recvcounts, struct dsort_error *err)
@@ -64,6 +65,8 @@ static int post_round(MPI_Comm comm, int rank, int p, const struct source *src,
         int from = (rank - k + p) % p, to = (rank + k) % p;
         if (recvcounts[from] > at) {
             uint64_t len = recvcounts[from] - at < q ? recvcounts[from] - at : q;
+            if (src->fill) /* fresh memory faulted in now, while earlier rounds are in flight */
+                dsort_mem_populate(recvbuf + roff[from] + at, (size_t)len);
             int rc = MPI_Irecv(recvbuf + roff[from] + at, (int)len, MPI_BYTE, from, tag, comm,
                                &req[nreq++]);
             if (rc != MPI_SUCCESS && !*st)
@@ -80,16 +83,44 @@ static int post_round(MPI_Comm comm, int rank, int p, const struct source *src,
     return nreq;
 }
 
-/* Collective: every piece but this rank's own moved in rounds of parts of at most q bytes
- * (the same q on every rank); *rounds (if not NULL) gets their number. req: 4p requests.
- * src->depth rounds are in flight: the next round is posted before this one is waited for,
- * so that a link does not drain between rounds (on the TCP test bed the copying path's 16 MiB
- * rounds took 2.6x the network's time one at a time, 1.7x two at a time; docs/performance.md).
- * MPI keeps the messages of one pair in order, so round r's receives match round r's sends. */
-static enum dsort_status run_rounds(MPI_Comm comm, int rank, int p, const struct source *src,
-                                    const uint64_t *sendcounts, unsigned char *recvbuf,
-                                    const uint64_t *recvcounts, const uint64_t *roff, uint64_t q,
-                                    int tag, MPI_Request *req, int *rounds, struct dsort_error *err)
+/* An exchange in rounds, driven by its caller (exchange.h): every piece but this rank's own
+ * moves in rounds of parts of at most q bytes (the same q on every rank). depth rounds are in
+ * flight: the next round is posted before this one is waited for, so that a link does not
+ * drain between rounds (on the TCP test bed the copying path's 16 MiB rounds took 2.6x the
+ * network's time one at a time, 1.7x two at a time; docs/performance.md). MPI keeps the
+ * messages of one pair in order, so round r's receives match round r's sends. Rounds complete
+ * in order: round `done` is the one waited for next. */
+struct dsort_exchange_flow {
+    MPI_Comm comm;
+    int rank, p, tag;
+    struct source src;
+    const uint64_t *sendcounts, *recvcounts, *roff; /* the caller's */
+    unsigned char *recvbuf;
+    uint64_t q, nrounds;
+    uint64_t posted, done; /* rounds posted, rounds completed */
+    uint64_t end;          /* nrounds, or done once an error stopped the posting */
+    int nreq[2];
+    MPI_Request *req; /* 4p: two rounds' requests */
+    enum dsort_status st;
+    struct dsort_error err; /* the first error */
+};
+
+static void flow_post(struct dsort_exchange_flow *f)
+{
+    for (; !f->st && f->posted < f->nrounds && f->posted < f->done + (uint64_t)f->src.depth;
+         f->posted++)
+        f->nreq[f->posted & 1] = post_round(
+            f->comm, f->rank, f->p, &f->src, f->sendcounts, f->recvbuf, f->recvcounts, f->roff,
+            f->q, f->posted, f->tag, f->req + (f->posted & 1) * 2 * f->p, &f->st, &f->err);
+    if (f->st && f->posted == f->done) /* nothing left in flight */
+        f->end = f->done;
+}
+
+/* Collective (the number of rounds is agreed): set up f and post its first rounds. */
+static void flow_init(struct dsort_exchange_flow *f, MPI_Comm comm, int rank, int p,
+                      const struct source *src, const uint64_t *sendcounts, unsigned char *recvbuf,
+                      const uint64_t *recvcounts, const uint64_t *roff, uint64_t q, int tag,
+                      MPI_Request *req)
 {
     uint64_t need = 0, nrounds = 0;
     for (int i = 0; i < p; i++)
@@ -99,23 +130,68 @@ static enum dsort_status run_rounds(MPI_Comm comm, int rank, int p, const struct
             need = b > need ? b : need;
         }
     MPI_Allreduce(&need, &nrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
-    enum dsort_status st = DSORT_OK;
-    int nreq[2] = {0, 0};
-    uint64_t posted = 0;
-    for (uint64_t round = 0; round < nrounds; round++) {
-        for (; !st && posted < nrounds && posted < round + (uint64_t)src->depth; posted++)
-            nreq[posted & 1] = post_round(comm, rank, p, src, sendcounts, recvbuf, recvcounts, roff,
-                                          q, posted, tag, req + (posted & 1) * 2 * p, &st, err);
-        int rc = MPI_Waitall(nreq[round & 1], req + (round & 1) * 2 * p, MPI_STATUSES_IGNORE);
-        nreq[round & 1] = 0;
-        if (rc != MPI_SUCCESS && !st)
-            st = dsort_comm_mpi_error(rc, "exchanging records", err);
-        if (st && posted == round + 1) /* nothing left in flight */
+    *f = (struct dsort_exchange_flow){.comm = comm,
+                                      .rank = rank,
+                                      .p = p,
+                                      .tag = tag,
+                                      .src = *src,
+                                      .sendcounts = sendcounts,
+                                      .recvcounts = recvcounts,
+                                      .roff = roff,
+                                      .recvbuf = recvbuf,
+                                      .q = q,
+                                      .nrounds = nrounds,
+                                      .end = nrounds,
+                                      .req = req};
+    flow_post(f);
+}
+
+enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, int wait,
+                                               struct dsort_error *err)
+{
+    while (f->done < f->end) {
+        MPI_Request *r = f->req + (f->done & 1) * 2 * f->p;
+        int flag = 1, rc = wait ? MPI_Waitall(f->nreq[f->done & 1], r, MPI_STATUSES_IGNORE)
+                                : MPI_Testall(f->nreq[f->done & 1], r, &flag, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS && !f->st)
+            f->st = dsort_comm_mpi_error(rc, "exchanging records", &f->err);
+        if (!flag && rc == MPI_SUCCESS)
             break;
+        f->nreq[f->done & 1] = 0;
+        f->done++;
+        flow_post(f);
+        wait = 0; /* one round waited for; then only what has already arrived */
     }
+    if (f->st && err)
+        *err = f->err;
+    return f->st;
+}
+
+int dsort_exchange_flow_done(const struct dsort_exchange_flow *f)
+{
+    return f->done >= f->end;
+}
+
+uint64_t dsort_exchange_flow_received(const struct dsort_exchange_flow *f, int from)
+{
+    if (from == f->rank || f->st)
+        return 0;
+    const uint64_t n = f->recvcounts[from], got = f->done * f->q;
+    return f->done >= f->nrounds || got >= n ? n : got;
+}
+
+/* Drive f to its end; *rounds (if not NULL) gets its rounds. */
+static enum dsort_status flow_end(struct dsort_exchange_flow *f, int *rounds,
+                                  struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    while (f->done < f->end)
+        st = dsort_exchange_flow_progress(f, 1, err);
     if (rounds)
-        *rounds = (int)nrounds;
-    return st;
+        *rounds = (int)f->nrounds;
+    if (f->st && err)
+        *err = f->err;
+    return st ? st : f->st;
 }
 
 enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbuf,
@@ -150,8 +226,9 @@ enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbu
     }
     memcpy(recvbuf + roff[rank], sendbuf + soff[rank], sendcounts[rank]);
     const struct source src = {.sendbuf = sendbuf, .soff = soff, .depth = 2};
-    st = run_rounds(comm, rank, p, &src, sendcounts, recvbuf, recvcounts, roff, chunk, 77, req,
-                    rounds, err);
+    struct dsort_exchange_flow f;
+    flow_init(&f, comm, rank, p, &src, sendcounts, recvbuf, recvcounts, roff, chunk, 77, req);
+    st = flow_end(&f, rounds, err);
 out:
     free(soff);
     free(roff);
@@ -159,15 +236,17 @@ out:
     return st;
 }
 
-enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fill, void *ctx,
-                                        const uint64_t *sendcounts, unsigned char *recvbuf,
-                                        const uint64_t *recvcounts, const uint64_t *rdispls,
-                                        unsigned char *stage, size_t stage_len, size_t unit,
-                                        size_t chunk, int *rounds, struct dsort_error *err)
+enum dsort_status dsort_exchange_gather_start(struct dsort_exchange_flow **flow, MPI_Comm comm,
+                                              dsort_exchange_fill_fn fill, void *ctx,
+                                              const uint64_t *sendcounts, unsigned char *recvbuf,
+                                              const uint64_t *recvcounts, const uint64_t *rdispls,
+                                              unsigned char *stage, size_t stage_len, size_t unit,
+                                              size_t chunk, struct dsort_error *err)
 {
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
+    *flow = NULL;
     /* Every rank computes the same part size q from the same arguments: the stage holds two
      * rounds' parts when it has room for a unit each, else one. */
     const size_t others = p > 1 ? (size_t)(p - 1) : 1;
@@ -177,18 +256,43 @@ enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fi
     q = q / unit * unit;
     if (q == 0)
         q = unit;
+    struct dsort_exchange_flow *f = malloc(sizeof *f);
     MPI_Request *req = malloc(4 * (size_t)p * sizeof *req);
-    int ok = req != NULL, all_ok = 0;
+    int ok = f && req, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
     if (!all_ok) {
+        free(f);
         free(req);
         return DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the exchange state");
     }
     const struct source src = {.fill = fill, .ctx = ctx, .stage = stage, .depth = depth};
-    enum dsort_status st = run_rounds(comm, rank, p, &src, sendcounts, recvbuf, recvcounts, rdispls,
-                                      q, 78, req, rounds, err);
-    free(req);
+    flow_init(f, comm, rank, p, &src, sendcounts, recvbuf, recvcounts, rdispls, q, 78, req);
+    *flow = f;
+    return DSORT_OK;
+}
+
+enum dsort_status dsort_exchange_flow_finish(struct dsort_exchange_flow *f, int *rounds,
+                                             struct dsort_error *err)
+{
+    if (!f)
+        return DSORT_OK;
+    enum dsort_status st = flow_end(f, rounds, err);
+    free(f->req);
+    free(f);
     return st;
+}
+
+enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fill, void *ctx,
+                                        const uint64_t *sendcounts, unsigned char *recvbuf,
+                                        const uint64_t *recvcounts, const uint64_t *rdispls,
+                                        unsigned char *stage, size_t stage_len, size_t unit,
+                                        size_t chunk, int *rounds, struct dsort_error *err)
+{
+    struct dsort_exchange_flow *f;
+    enum dsort_status st =
+        dsort_exchange_gather_start(&f, comm, fill, ctx, sendcounts, recvbuf, recvcounts, rdispls,
+                                    stage, stage_len, unit, chunk, err);
+    return st ? st : dsort_exchange_flow_finish(f, rounds, err);
 }
 
 /* ---- the node-aware exchange ---- */

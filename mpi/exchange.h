@@ -55,12 +55,49 @@ typedef void (*dsort_exchange_fill_fn)(void *ctx, int to, uint64_t at, size_t le
  * multiple of unit (one round at a time, parts of stage_len / (p - 1), when the stage holds
  * fewer than two units a partner; at least one unit: stage_len >= (p - 1) * unit); every rank must
  * pass the same chunk, stage_len and unit. This rank's own piece is not moved (its send and
- * receive counts are ignored). Pieces land in recvbuf at rdispls[s]. */
+ * receive counts are ignored). Pieces land in recvbuf at rdispls[s]; each round's part of
+ * recvbuf is faulted in (dsort_mem_populate) just before its receive is posted, while the
+ * rounds before it are in flight, so a caller need not fault in fresh memory beforehand. */
 enum dsort_status dsort_exchange_gather(MPI_Comm comm, dsort_exchange_fill_fn fill, void *ctx,
                                         const uint64_t *sendcounts, unsigned char *recvbuf,
                                         const uint64_t *recvcounts, const uint64_t *rdispls,
                                         unsigned char *stage, size_t stage_len, size_t unit,
                                         size_t chunk, int *rounds, struct dsort_error *err);
+
+/* An exchange that its caller drives, so that it can use what has arrived while the rest is
+ * on its way (the copying path merges and writes the received records during the exchange).
+ *
+ * dsort_exchange_gather_start, collective: as dsort_exchange_gather, but it returns once the
+ * first rounds are posted; *flow (NULL on an error, which is agreed) is the exchange, which
+ * keeps pointers to fill, ctx, every array and buffer passed: they must stay valid, and the
+ * stage and the receiving bytes untouched, until dsort_exchange_flow_finish. */
+struct dsort_exchange_flow;
+enum dsort_status dsort_exchange_gather_start(struct dsort_exchange_flow **flow, MPI_Comm comm,
+                                              dsort_exchange_fill_fn fill, void *ctx,
+                                              const uint64_t *sendcounts, unsigned char *recvbuf,
+                                              const uint64_t *recvcounts, const uint64_t *rdispls,
+                                              unsigned char *stage, size_t stage_len, size_t unit,
+                                              size_t chunk, struct dsort_error *err);
+
+/* Local: move the exchange on: complete the rounds that have arrived, gather and post the
+ * next ones. wait: block until at least one more round is complete (unless the exchange is
+ * done). The other ranks move it only when they call this (or finish): a rank that waits for
+ * a round needs its partners to call it too, sooner or later. Returns the exchange's first
+ * error (an MPI error: DSORT_EIO), which stops the posting of new rounds. */
+enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, int wait,
+                                               struct dsort_error *err);
+
+/* Local: 1 once every round is complete (or an error stopped it). */
+int dsort_exchange_flow_done(const struct dsort_exchange_flow *f);
+
+/* Local: the bytes of the piece from rank `from` that have landed, from its start (a multiple
+ * of the unit; all of it once done; 0 after an error and for this rank). */
+uint64_t dsort_exchange_flow_received(const struct dsort_exchange_flow *f, int from);
+
+/* Complete every round (the partners need it, whatever went wrong here), free f (NULL: nothing
+ * to do); *rounds (if not NULL) gets the number of rounds. Returns the exchange's first error. */
+enum dsort_status dsort_exchange_flow_finish(struct dsort_exchange_flow *f, int *rounds,
+                                             struct dsort_error *err);
 
 /* The node-aware (two-level) exchange, for many ranks and small messages (docs/scaling.md).
  *

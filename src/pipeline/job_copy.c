@@ -4,19 +4,22 @@
  * only what is used is touched: the sort entries at its end, the radix scratch at its start,
  * then the records received from the other ranks at its start. The records a rank keeps stay
  * in A; the ones it sends are gathered, in sorted order, into a 16 MiB stage just before they
- * are sent; the merge streams into the output's writer buffers. Fresh memory is A, the
- * received records or the scratch (whichever is more) and the entries, and the stage and the
- * writer's two buffers: about 1.66x the share at two ranks, against 2.16x for job_mem.c's
- * second share-sized buffer (docs/performance.md, "The copying path").
+ * are sent; the merge streams into the output's writer buffers. The merge runs on a thread of
+ * its own while the main thread drives the exchange, on what has arrived so far (merge_out).
+ * Fresh memory is A, the received records or the scratch (whichever is more) and the entries,
+ * and the stage and the writer's two buffers: about 1.66x the share at two ranks, against 2.16x
+ * for job_mem.c's second share-sized buffer (docs/performance.md, "The copying path").
  */
 #include "job_copy.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agree.h"
+#include "cleanup.h"
 #include "exchange.h"
 #include "inmem.h"
 #include "job_end.h"
@@ -45,6 +48,22 @@ struct copy {
     struct dsort_job_sums sums;
     uint64_t written;
     uint64_t mark; /* --progress: where the write starts */
+    /* The exchange, driven by the main thread while the merge thread writes what has arrived
+     * (NULL at one rank): */
+    struct dsort_exchange_flow *flow;
+    unsigned char *stage;
+    size_t stage_len;
+    struct dsort_job_stats *stats;
+    struct dsort_phase_clock pc;
+    int exchanging; /* the phase clock runs PH_EXCHANGE (else PH_WRITE) */
+    /* What has arrived, as the merge thread sees it (under mu; published by the main thread):
+     * bytes of each piece, the exchange over, its error. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t *have;
+    int over;
+    enum dsort_status xst;
+    struct dsort_error xerr;
 };
 
 /* The i-th sorted record (dsort_inmem_cut's rec_at). */
@@ -59,26 +78,6 @@ static void fill(void *ctx, int to, uint64_t at, size_t len, unsigned char *dst)
 {
     const struct copy *x = ctx;
     dsort_keysort_gather(&x->o->fmt, x->a, x->ents + x->cuts[to] + at / x->rs, len / x->rs, dst);
-}
-
-/* The kept records as a run: gathered from A through their entries, a block at a time. */
-struct own_run {
-    const struct copy *x;
-    const struct dsort_sortent *next, *end;
-    unsigned char *buf;
-    size_t cap; /* records */
-};
-
-static enum dsort_status own_refill(struct dsort_cursor *cur, struct dsort_error *err)
-{
-    (void)err;
-    struct own_run *r = cur->ctx;
-    size_t k = (size_t)(r->end - r->next) < r->cap ? (size_t)(r->end - r->next) : r->cap;
-    dsort_keysort_gather(&r->x->o->fmt, r->x->a, r->next, k, r->buf);
-    r->next += k;
-    cur->cur = r->buf;
-    cur->end = r->buf + k * r->x->rs;
-    return DSORT_OK;
 }
 
 /* Read the share into A (and checksum it), sort its entries. Agrees. */
@@ -121,11 +120,10 @@ static size_t stage_size(const struct dsort_comm *c, const uint64_t *scount, siz
     return others * (size_t)(part > rs ? part : rs);
 }
 
-/* The pieces for the other ranks, gathered as they are sent, into W (from rank 0 up, this
- * rank's own piece left out); rcount gets what each rank sends here, in bytes. Agrees. */
-static enum dsort_status exchange(struct copy *x, uint64_t *scount, uint64_t *rcount,
-                                  uint64_t *rdispl, struct dsort_job_stats *stats,
-                                  struct dsort_error *err)
+/* Where the pieces for the other ranks land in W (from rank 0 up, this rank's own piece left
+ * out), and the sends' stage; rcount gets what each rank sends here, in bytes. Agrees. */
+static enum dsort_status exchange_plan(struct copy *x, uint64_t *scount, uint64_t *rcount,
+                                       uint64_t *rdispl, struct dsort_error *err)
 {
     const struct dsort_comm *c = x->c;
     const int me = c->rank;
@@ -143,29 +141,132 @@ static enum dsort_status exchange(struct copy *x, uint64_t *scount, uint64_t *rc
     if (off > x->wlen - x->n * sizeof *x->ents || rbytes > x->n * x->rs)
         st = DSORT_ERR(err, DSORT_EINTERNAL, 0,
                        "receiving %" PRIu64 " bytes for a share of %" PRIu64, rbytes, x->n * x->rs);
-    const size_t stage_len = stage_size(c, scount, x->rs);
-    unsigned char *stage = st ? NULL : dsort_mem_alloc(stage_len);
-    if (!st && !stage)
-        st = dsort_job_alloc_error(err, errno, "the exchange's stage", stage_len);
+    x->stage_len = stage_size(c, scount, x->rs);
+    x->stage = st ? NULL : dsort_mem_alloc(x->stage_len);
+    if (!st && !x->stage)
+        st = dsort_job_alloc_error(err, errno, "the exchange's stage", x->stage_len);
     if ((st = dsort_comm_agree(c, st, err)))
         return st;
-    dsort_mem_populate(x->w, (size_t)off); /* where the pieces land */
-    dsort_mem_populate(stage, stage_len);
+    /* (where the pieces land is faulted in by the exchange, a round at a time) */
+    dsort_mem_populate(x->stage, x->stage_len);
+    x->stats->bytes_received += rbytes - rcount[me];
+    for (int r = 0; r < c->size; r++)
+        x->stats->bytes_sent += r == me ? 0 : scount[r];
+    return DSORT_OK;
+}
+
+/* Start the exchange: it runs while the merge consumes what has arrived. Agrees. */
+static enum dsort_status exchange_start(struct copy *x, uint64_t *scount, uint64_t *rcount,
+                                        const uint64_t *rdispl, struct dsort_error *err)
+{
+    const int me = x->c->rank;
     const uint64_t keep = scount[me];
     scount[me] = rcount[me] = 0;
-    int rounds = 0;
     if (x->o->exchange)
         x->o->exchange->moves++; /* --stats "exchanges": one more, by the direct path */
-    st = dsort_exchange_gather(c->comm, fill, x, scount, x->w, rcount, rdispl, stage, stage_len,
-                               x->rs, x->o->chunk ? (size_t)x->o->chunk : DSORT_EXCHANGE_CHUNK,
-                               &rounds, err);
-    dsort_mem_free(stage, stage_len);
-    scount[me] = rcount[me] = keep;
-    stats->exchange_rounds += rounds;
-    stats->bytes_received += rbytes - keep;
-    for (int r = 0; r < c->size; r++)
-        stats->bytes_sent += r == me ? 0 : scount[r];
-    return dsort_comm_agree(c, st, err);
+    enum dsort_status st = dsort_exchange_gather_start(
+        &x->flow, x->c->comm, fill, x, scount, x->w, rcount, rdispl, x->stage, x->stage_len, x->rs,
+        x->o->chunk ? (size_t)x->o->chunk : DSORT_EXCHANGE_CHUNK, err);
+    scount[me] = rcount[me] = keep; /* the flow does not look at this rank's own counts */
+    return st;
+}
+
+/* Tell the merge thread what has arrived (over: the exchange is over, st its error). */
+static void publish(struct copy *x, int over, enum dsort_status st, const struct dsort_error *err)
+{
+    pthread_mutex_lock(&x->mu);
+    for (int r = 0; r < x->c->size && x->flow; r++)
+        x->have[r] = dsort_exchange_flow_received(x->flow, r);
+    x->over = over;
+    if (st && !x->xst) {
+        x->xst = st;
+        x->xerr = *err;
+    }
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* The main thread: drive the exchange to its end, round by round, publishing what arrives;
+ * the phase clock turns from the exchange to the write when the last round is in. Then free
+ * its stage. Returns its first error. (The partners need every round of this rank's, whatever
+ * went wrong here: it is driven to the end even when the merge has failed.) */
+static enum dsort_status exchange_drive(struct copy *x, struct dsort_error *err)
+{
+    enum dsort_status st = DSORT_OK;
+    while (!st && !dsort_exchange_flow_done(x->flow)) {
+        st = dsort_exchange_flow_progress(x->flow, 1, err);
+        publish(x, 0, st, err);
+    }
+    int rounds = 0;
+    enum dsort_status fst = dsort_exchange_flow_finish(x->flow, &rounds, st ? NULL : err);
+    st = st ? st : fst;
+    x->flow = NULL;
+    publish(x, 1, st, err); /* (what has arrived stays as last published) */
+    dsort_job_phase_end(x->stats, PH_EXCHANGE, &x->pc);
+    dsort_job_phase_begin(&x->pc, PH_WRITE);
+    x->exchanging = 0;
+    x->stats->exchange_rounds += rounds;
+    dsort_mem_free(x->stage, x->stage_len);
+    x->stage = NULL;
+    return st;
+}
+
+/* The kept records as a run: gathered from A through their entries, a block at a time. */
+struct own_run {
+    struct copy *x;
+    const struct dsort_sortent *next, *end;
+    unsigned char *buf;
+    size_t cap; /* records */
+};
+
+static enum dsort_status own_refill(struct dsort_cursor *cur, struct dsort_error *err)
+{
+    (void)err;
+    struct own_run *r = cur->ctx;
+    size_t k = (size_t)(r->end - r->next) < r->cap ? (size_t)(r->end - r->next) : r->cap;
+    dsort_keysort_gather(&r->x->o->fmt, r->x->a, r->next, k, r->buf);
+    r->next += k;
+    cur->cur = r->buf;
+    cur->end = r->buf + k * r->x->rs;
+    return DSORT_OK;
+}
+
+/* A received piece as a run: what has arrived of it, up to a slice at a time (the merge
+ * thread's; it waits for the main thread to publish more). */
+#define COPY_RECV_SLICE ((size_t)1 << 20)
+struct recv_run {
+    struct copy *x;
+    int from;
+    const unsigned char *base;
+    uint64_t len, got; /* bytes: the piece, and what the merge has been given of it */
+};
+
+static enum dsort_status recv_refill(struct dsort_cursor *cur, struct dsort_error *err)
+{
+    struct recv_run *r = cur->ctx;
+    struct copy *x = r->x;
+    if (r->got == r->len)
+        return DSORT_OK; /* cur == end: the piece is merged */
+    pthread_mutex_lock(&x->mu);
+    while (!x->xst && !x->over && x->have[r->from] <= r->got)
+        pthread_cond_wait(&x->cv, &x->mu);
+    const uint64_t have = x->have[r->from];
+    const enum dsort_status st = x->xst;
+    if (st)
+        *err = x->xerr;
+    pthread_mutex_unlock(&x->mu);
+    if (st)
+        return st;
+    if (have <= r->got)
+        return DSORT_ERR(err, DSORT_EINTERNAL, 0,
+                         "the exchange ended with %" PRIu64 " of %" PRIu64 " bytes from rank %d",
+                         have, r->len, r->from);
+    const size_t slice = COPY_RECV_SLICE / x->rs ? COPY_RECV_SLICE / x->rs * x->rs : x->rs;
+    const uint64_t n = have - r->got < slice ? have - r->got : slice;
+    cur->cur = r->base + r->got;
+    cur->end = cur->cur + n;
+    r->got += n;
+    return DSORT_OK;
 }
 
 /* The output sink's view of the records written: their checksums and the progress. */
@@ -180,61 +281,114 @@ static void count_out(void *ctx, const unsigned char *p, size_t len)
     dsort_progress_local("write", x->mark + x->written);
 }
 
-/* Merge the kept records (through their entries) and the received pieces, in the input order
- * of their sources (a stable merge), into the output. Agrees. */
-static enum dsort_status merge_out(struct copy *x, struct dsort_output *out, const uint64_t *rcount,
-                                   const uint64_t *rdispl, uint64_t g0,
-                                   struct dsort_job_stats *stats, struct dsort_error *err)
+/* The merge's sources, in the input order of their sources (a stable merge): the kept records
+ * (through their entries) and the received pieces as they arrive. Agrees. */
+struct merge_src {
+    struct dsort_cursor *cur;
+    struct recv_run *recv;
+    struct own_run own;
+};
+
+static enum dsort_status merge_prepare(struct copy *x, struct merge_src *m, const uint64_t *rcount,
+                                       const uint64_t *rdispl, uint64_t g0, struct dsort_error *err)
 {
     const struct dsort_comm *c = x->c;
     const size_t p = (size_t)c->size;
     uint64_t *g0s = NULL;
     enum dsort_status st = dsort_agree_allgather(c, c->comm, &g0, sizeof g0, (void **)&g0s, err);
-    struct dsort_cursor *cur = calloc(p, sizeof *cur);
     size_t *order = calloc(p, sizeof *order);
-    struct own_run own = {x, x->ents + x->cuts[c->rank], x->ents + x->cuts[c->rank + 1], NULL,
-                          COPY_OWN_BUF / x->rs ? COPY_OWN_BUF / x->rs : 1};
-    own.buf = malloc(own.cap * x->rs);
-    if (!st && (!cur || !order || !own.buf))
+    m->cur = calloc(p, sizeof *m->cur);
+    m->recv = calloc(p, sizeof *m->recv);
+    m->own = (struct own_run){x, x->ents + x->cuts[c->rank], x->ents + x->cuts[c->rank + 1], NULL,
+                              COPY_OWN_BUF / x->rs ? COPY_OWN_BUF / x->rs : 1};
+    m->own.buf = malloc(m->own.cap * x->rs);
+    if (!st && (!m->cur || !m->recv || !order || !m->own.buf))
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    if ((st = dsort_comm_agree(c, st, err)))
-        goto out;
-    /* sources by (g0, rank): insertion sort of p indices */
-    for (size_t i = 0; i < p; i++) {
-        size_t j = i;
-        while (j > 0 && g0s[order[j - 1]] > g0s[i])
-            order[j] = order[j - 1], j--;
-        order[j] = i;
-    }
-    for (size_t i = 0; i < p; i++) {
-        size_t r = order[i];
-        if ((int)r == c->rank) {
-            cur[i] = (struct dsort_cursor){own.buf, own.buf, own_refill, &own};
-        } else {
-            dsort_cursor_memory(&cur[i], x->w + rdispl[r], (size_t)(rcount[r] / x->rs), x->rs);
+    if (!(st = dsort_comm_agree(c, st, err))) {
+        /* sources by (g0, rank): insertion sort of p indices */
+        for (size_t i = 0; i < p; i++) {
+            size_t j = i;
+            while (j > 0 && g0s[order[j - 1]] > g0s[i])
+                order[j] = order[j - 1], j--;
+            order[j] = i;
+        }
+        for (size_t i = 0; i < p; i++) {
+            const size_t r = order[i];
+            if ((int)r == c->rank) {
+                m->cur[i] = (struct dsort_cursor){m->own.buf, m->own.buf, own_refill, &m->own};
+            } else if (p > 1) {
+                m->recv[r] = (struct recv_run){x, (int)r, x->w + rdispl[r], rcount[r], 0};
+                m->cur[i] = (struct dsort_cursor){NULL, NULL, recv_refill, &m->recv[r]};
+            }
         }
     }
-    struct dsort_phase_clock pc;
-    dsort_job_phase_begin(&pc, PH_WRITE);
-    struct dsort_output_sink os;
+    free(g0s);
+    free(order);
+    return st;
+}
+
+static void merge_free(struct merge_src *m)
+{
+    free(m->cur);
+    free(m->recv);
+    free(m->own.buf);
+}
+
+/* The merge, on a thread of its own while the main thread drives the exchange. */
+struct merger {
+    struct copy *x;
+    struct merge_src *m;
+    struct dsort_sink *sink;
+    enum dsort_status st;
+    struct dsort_error err;
+};
+
+static void *merge_main(void *arg)
+{
+    struct merger *mg = arg;
+    const struct copy *x = mg->x;
+    mg->st =
+        dsort_merge(&x->o->fmt, &x->o->ord, mg->m->cur, (size_t)x->c->size, mg->sink, &mg->err);
+    return NULL;
+}
+
+/* Merge the sources into the output: on a merge thread while this one drives the exchange
+ * (after it, on this thread, if no thread can be had). Agrees. */
+static enum dsort_status merge_out(struct copy *x, struct merge_src *m, struct dsort_output *out,
+                                   struct dsort_job_stats *stats, struct dsort_error *err)
+{
+    struct dsort_output_sink os = {0};
     const size_t buf_len = COPY_OUT_BUF > 2 * x->rs ? COPY_OUT_BUF + 4096 : 2 * x->rs + 8192;
-    st = dsort_output_sink_open(&os, out, buf_len, count_out, x, err);
-    if (!st) {
-        st = dsort_merge(&x->o->fmt, &x->o->ord, cur, p, &os.sink, err);
-        stats->records_out = os.sink.records;
-        st = dsort_output_sink_finish(&os, st, err);
-        stats->bytes_written = os.pos;
+    enum dsort_status st = dsort_output_sink_open(&os, out, buf_len, count_out, x, err);
+    const int opened = !st;
+    struct merger mg = {.x = x, .m = m, .sink = &os.sink};
+    pthread_t tid;
+    const int threaded =
+        opened && x->flow && dsort_cleanup_thread_create(&tid, merge_main, &mg, "dsort-merge") == 0;
+    if (x->flow) {
+        struct dsort_error xerr = {0};
+        enum dsort_status xst = exchange_drive(x, &xerr);
+        if (!st && xst) {
+            st = xst;
+            *err = xerr;
+        }
     }
-    dsort_job_phase_end(stats, PH_WRITE, &pc);
+    if (threaded)
+        pthread_join(tid, NULL);
+    else if (opened && !st)
+        merge_main(&mg);
+    if (!st && mg.st) {
+        st = mg.st;
+        *err = mg.err;
+    }
+    stats->records_out = os.sink.records;
+    if (opened)
+        st = dsort_output_sink_finish(&os, st, err);
+    stats->bytes_written = os.pos;
+    dsort_job_phase_end(stats, PH_WRITE, &x->pc);
     x->sums.n_out = stats->records_out;
     x->sums.bytes_out = os.pos;
-    st = dsort_comm_agree(c, st, err);
-out:
-    free(g0s);
-    free(cur);
-    free(order);
-    free(own.buf);
-    return st;
+    return dsort_comm_agree(x->c, st, err);
 }
 
 int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -260,9 +414,13 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
     x.w = dsort_mem_alloc(x.wlen);
     x.ents = x.w ? (struct dsort_sortent *)(void *)(x.w + head) : NULL;
     x.cuts = calloc(p + 1, sizeof *x.cuts);
+    x.have = calloc(p, sizeof *x.have);
+    pthread_mutex_init(&x.mu, NULL);
+    pthread_cond_init(&x.cv, NULL);
     uint64_t *counts = calloc(3 * p, sizeof *counts);
     enum dsort_status st = DSORT_OK;
-    if (!x.a || !x.w || !x.cuts || !counts)
+    int rc = 2;
+    if (!x.a || !x.w || !x.cuts || !x.have || !counts)
         st = dsort_job_alloc_error(&err, errno, "buffers", bytes + x.wlen);
     if ((st = dsort_comm_agree(c, st, &err)) || (st = read_and_sort(&x, in, sh, stats, &err)))
         goto fail;
@@ -272,31 +430,41 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
         goto fail;
     dsort_job_phase_end(stats, PH_SPLIT, &pc);
     dsort_progress_step(c, "exchange", 2 * (uint64_t)bytes);
-    if (p > 1) {
-        dsort_job_phase_begin(&pc, PH_EXCHANGE);
-        if ((st = exchange(&x, counts, counts + p, counts + 2 * p, stats, &err)))
-            goto fail;
-        dsort_job_phase_end(stats, PH_EXCHANGE, &pc);
-    } else {
+    /* The exchange runs while the merge writes what has arrived (exchange_drive, merge_main):
+     * its phase lasts until the last round is in, the write's from then to the output's end. */
+    x.stats = stats;
+    x.exchanging = p > 1;
+    dsort_job_phase_begin(&x.pc, p > 1 ? PH_EXCHANGE : PH_WRITE);
+    if (p > 1 && (st = exchange_plan(&x, counts, counts + p, counts + 2 * p, &err)))
+        goto fail;
+    if (p == 1)
         counts[p] = bytes;
-    }
+    struct merge_src m;
+    st = merge_prepare(&x, &m, counts + p, counts + 2 * p, sh->g0, &err);
+    if (!st && p > 1)
+        st =
+            dsort_comm_agree(c, exchange_start(&x, counts, counts + p, counts + 2 * p, &err), &err);
     dsort_progress_step(c, "write", x.mark);
     x.sums.n_in = x.n;
-    if ((st = merge_out(&x, &out, counts + p, counts + 2 * p, sh->g0, stats, &err)))
-        goto fail;
-    int rc = dsort_job_finish(c, o, in, &out, &x.sums, stats, &err);
+    if (!st)
+        st = merge_out(&x, &m, &out, stats, &err);
+    merge_free(&m);
+    if (!st)
+        rc = dsort_job_finish(c, o, in, &out, &x.sums, stats, &err);
+fail:
+    if (x.flow) /* (not reached: a started exchange is driven to its end in merge_out) */
+        dsort_exchange_flow_finish(x.flow, NULL, NULL);
+    if (st)
+        dsort_output_abandon(&out);
+    dsort_mem_free(x.stage, x.stage_len);
     dsort_mem_free(x.a, bytes);
     dsort_mem_free(x.w, x.wlen);
+    pthread_cond_destroy(&x.cv);
+    pthread_mutex_destroy(&x.mu);
+    free(x.have);
     free(x.cuts);
     free(counts);
     return rc;
-fail:
-    dsort_output_abandon(&out);
-    dsort_mem_free(x.a, bytes);
-    dsort_mem_free(x.w, x.wlen);
-    free(x.cuts);
-    free(counts);
-    return 2;
 }
 
 /* DSORT_COPY_TWO_BUFFERS=1 (a comparison aid): the old path (job_mem.c); 0 or empty: this one. */

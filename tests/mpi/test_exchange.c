@@ -8,7 +8,10 @@
  * and through dsort_exchange_runv with explicit displacements (pieces in reverse rank order
  * with gaps between them, which must stay untouched), and through dsort_exchange_gather (the
  * sends gathered into a small stage by a callback, round by round; the self piece not moved, so
- * its place stays untouched). A guard zone after the receive buffer catches overruns.
+ * its place stays untouched), and through the same driven by its caller
+ * (dsort_exchange_gather_start, _progress, _finish: at every step, what it says has arrived
+ * from each rank must be there, byte for byte, and never shrink). A guard zone after the
+ * receive buffer catches overruns.
  * Seeded: rank 0 prints the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success,
  * 1 on any failure (every rank agrees). */
 #include <inttypes.h>
@@ -84,8 +87,58 @@ static void gather_fill(void *ctx, int to, uint64_t at, size_t len, unsigned cha
     memcpy(dst, gather_src + gather_disp[to] + at, len);
 }
 
+/* The gathered exchange driven by its caller: a wait every third step, else only a test (odd
+ * ranks wait less often still); after each step, what dsort_exchange_flow_received says has
+ * arrived from each rank must be in recvbuf as expect has it, and never shrink; all of it
+ * once done. Sets *bad on a failure. */
+static enum dsort_status drive_flow(unsigned char *stage, size_t stage_len, size_t chunk,
+                                    const uint64_t *scount, unsigned char *recvbuf,
+                                    const uint64_t *rcount, const uint64_t *rdisp,
+                                    const unsigned char *expect, int *rounds, int *bad,
+                                    struct dsort_error *err)
+{
+    struct dsort_exchange_flow *f;
+    enum dsort_status st =
+        dsort_exchange_gather_start(&f, MPI_COMM_WORLD, gather_fill, NULL, scount, recvbuf, rcount,
+                                    rdisp, stage, stage_len, 1, chunk, err);
+    if (st)
+        return st;
+    uint64_t *seen = calloc((size_t)nranks, sizeof *seen);
+    if (!seen)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int step = 0; !st && !*bad && !dsort_exchange_flow_done(f); step++) {
+        st = dsort_exchange_flow_progress(f, step % (rank & 1 ? 7 : 3) == 0, err);
+        for (int s = 0; s < nranks && !st; s++) {
+            const uint64_t got = dsort_exchange_flow_received(f, s);
+            const uint64_t want = s == rank ? 0 : rcount[s];
+            if (got < seen[s] || got > want ||
+                memcmp(recvbuf + rdisp[s], expect + rdisp[s], (size_t)got) != 0) {
+                fprintf(stderr,
+                        "FAIL rank %d seed %" PRIu64 " (flow): from rank %d, %" PRIu64
+                        " bytes said to have arrived (before %" PRIu64 ", of %" PRIu64
+                        "), or not as sent\n",
+                        rank, seed, s, got, seen[s], want);
+                *bad = 1;
+            }
+            seen[s] = got;
+        }
+    }
+    for (int s = 0; s < nranks && !st && !*bad; s++)
+        if (seen[s] != (s == rank ? 0 : rcount[s])) {
+            fprintf(stderr,
+                    "FAIL rank %d seed %" PRIu64 " (flow): done with %" PRIu64 " of %" PRIu64
+                    " bytes from rank %d\n",
+                    rank, seed, seen[s], rcount[s], s);
+            *bad = 1;
+        }
+    free(seen);
+    enum dsort_status st2 = dsort_exchange_flow_finish(f, rounds, err);
+    return st ? st : st2;
+}
+
 /* xch: NULL for the direct exchange; else the node exchange it was opened for (its chunk).
- * displs: 0 back to back (dsort_exchange_run), 1 with displacements (runv), 2 gathered. */
+ * displs: 0 back to back (dsort_exchange_run), 1 with displacements (runv), 2 gathered, 3
+ * gathered and driven step by step (the flow). */
 static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
                      struct dsort_exchange *xch)
 {
@@ -97,9 +150,10 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
             fprintf(stderr,                                                                        \
                     "FAIL rank %d/%d seed %" PRIu64 " scenario %s rep %d chunk %zu%s%s: ", rank,   \
                     nranks, seed, sc_name[sc], rep, chunk,                                         \
-                    displs == 2 ? " (gather)"                                                      \
-                    : displs    ? " (runv)"                                                        \
-                                : "",                                                                 \
+                    displs == 3   ? " (flow)"                                                      \
+                    : displs == 2 ? " (gather)"                                                    \
+                    : displs      ? " (runv)"                                                      \
+                                  : "",                                                                 \
                     xch ? node_desc : "");                                                         \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
@@ -156,16 +210,17 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
     memset(recvbuf, 0xA5, rlen + GUARD);
     memset(expect, 0xA5, rlen + GUARD);
     for (int s = 0; s < p; s++) {
-        uint64_t c = displs == 2 && s == rank ? 0 : count_of(sc, rep, s, rank);
+        uint64_t c = displs >= 2 && s == rank ? 0 : count_of(sc, rep, s, rank);
         for (uint64_t o = 0; o < c; o++)
             expect[rdisp[s] + o] = pattern(s, rank, o);
     }
     int rounds = -1;
     if (rank == 0 && getenv("DSORT_TEST_VERBOSE")) {
         printf("case %s rep %d chunk %zu%s%s\n", sc_name[sc], rep, chunk,
-               displs == 2 ? " (gather)"
-               : displs    ? " (runv)"
-                           : "",
+               displs == 3   ? " (flow)"
+               : displs == 2 ? " (gather)"
+               : displs      ? " (runv)"
+                             : "",
                xch ? node_desc : "");
         fflush(stdout);
     }
@@ -176,7 +231,7 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
                                  displs ? rdisp : NULL, &rounds, &err);
         if (xch->kind == DSORT_EXCHANGE_NODE)
             CHECK(xch->node_moves == before + 1, "the node exchange did not run");
-    } else if (displs == 2) {
+    } else if (displs >= 2) {
         /* a stage of 37 bytes a peer, two rounds in flight: parts of at most 18 bytes, or the
          * chunk if smaller */
         size_t stage_len = 37 * (size_t)(p > 1 ? p - 1 : 1);
@@ -185,8 +240,12 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
             MPI_Abort(MPI_COMM_WORLD, 2);
         gather_src = sendbuf;
         gather_disp = sdisp;
-        st = dsort_exchange_gather(MPI_COMM_WORLD, gather_fill, NULL, sc_send, recvbuf, sc_recv,
-                                   rdisp, stage, stage_len, 1, chunk, &rounds, &err);
+        if (displs == 2)
+            st = dsort_exchange_gather(MPI_COMM_WORLD, gather_fill, NULL, sc_send, recvbuf, sc_recv,
+                                       rdisp, stage, stage_len, 1, chunk, &rounds, &err);
+        else
+            st = drive_flow(stage, stage_len, chunk, sc_send, recvbuf, sc_recv, rdisp, expect,
+                            &rounds, &bad, &err);
         free(stage);
         uint64_t q = chunk < 37 / 2 ? chunk : 37 / 2;
         need_other = 0;
@@ -324,6 +383,8 @@ int main(int argc, char **argv)
                 /* gathered sends: 200 KB pieces in 37-byte parts take too many rounds */
                 for (int rep = 0; rep < 2 && sc != SC_BIG; rep++, cases++)
                     run_case((enum scenario)sc, rep, chunks[c], 2, NULL);
+                for (int rep = 0; rep < 2 && sc != SC_BIG; rep++, cases++)
+                    run_case((enum scenario)sc, rep, chunks[c], 3, NULL);
             }
     if (rank == 0) {
         printf("test_exchange: %d cases, %d failed\n", cases, failures);
