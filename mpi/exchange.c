@@ -149,6 +149,10 @@ static void flow_init(struct dsort_exchange_flow *f, MPI_Comm comm, int rank, in
 enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, int wait,
                                                struct dsort_error *err)
 {
+    /* The rounds due since the last call are posted first, not as soon as a round completes:
+     * a caller that waited for a round sees it (and can hand it on) before the next round's
+     * parts are gathered and its receiving memory faulted in. */
+    flow_post(f);
     while (f->done < f->end) {
         MPI_Request *r = f->req + (f->done & 1) * 2 * f->p;
         int flag = 1, rc = wait ? MPI_Waitall(f->nreq[f->done & 1], r, MPI_STATUSES_IGNORE)
@@ -159,8 +163,9 @@ enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, in
             break;
         f->nreq[f->done & 1] = 0;
         f->done++;
+        if (wait)
+            break; /* one round waited for: back to the caller */
         flow_post(f);
-        wait = 0; /* one round waited for; then only what has already arrived */
     }
     if (f->st && err)
         *err = f->err;
@@ -205,11 +210,18 @@ enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbu
     MPI_Comm_size(comm, &p);
     uint64_t *soff = malloc((size_t)p * sizeof *soff), *roff = malloc((size_t)p * sizeof *roff);
     MPI_Request *req = malloc(4 * (size_t)p * sizeof *req);
-    int ok = soff && roff && req, all_ok = 0;
+    /* (every rank learns of a wrong self piece too: a rank that left alone would leave the
+     * others in flow_init's collective) */
+    const int self_ok = recvcounts[rank] == sendcounts[rank];
+    int ok = soff && roff && req && self_ok, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
     enum dsort_status st = DSORT_OK;
     if (!all_ok) {
-        st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the exchange state");
+        if (!self_ok)
+            st = DSORT_ERR(err, DSORT_EINTERNAL, 0, "exchange: self piece sizes differ");
+        else
+            st =
+                DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the exchange state");
         goto out;
     }
     /* Offsets of each piece (back to back unless given). */
@@ -219,10 +231,6 @@ enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbu
         roff[i] = rdispls ? rdispls[i] : r;
         s += sendcounts[i];
         r += recvcounts[i];
-    }
-    if (recvcounts[rank] != sendcounts[rank]) {
-        st = DSORT_ERR(err, DSORT_EINTERNAL, 0, "exchange: self piece sizes differ");
-        goto out;
     }
     memcpy(recvbuf + roff[rank], sendbuf + soff[rank], sendcounts[rank]);
     const struct source src = {.sendbuf = sendbuf, .soff = soff, .depth = 2};

@@ -79,11 +79,13 @@ enum dsort_status dsort_exchange_gather_start(struct dsort_exchange_flow **flow,
                                               unsigned char *stage, size_t stage_len, size_t unit,
                                               size_t chunk, struct dsort_error *err);
 
-/* Local: move the exchange on: complete the rounds that have arrived, gather and post the
- * next ones. wait: block until at least one more round is complete (unless the exchange is
- * done). The other ranks move it only when they call this (or finish): a rank that waits for
- * a round needs its partners to call it too, sooner or later. Returns the exchange's first
- * error (an MPI error: DSORT_EIO), which stops the posting of new rounds. */
+/* Local: move the exchange on: gather and post the rounds that are due, complete the rounds
+ * that have arrived (posting the next after each). wait: block until one more round is
+ * complete (unless the exchange is done) and return then, before the rounds it makes due are
+ * gathered (the next call posts them). The other ranks move it only when they call this (or
+ * finish): a rank that waits for a round needs its partners to call it too, sooner or later.
+ * Returns the exchange's first error (an MPI error: DSORT_EIO), which stops the posting of new
+ * rounds. */
 enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, int wait,
                                                struct dsort_error *err);
 

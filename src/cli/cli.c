@@ -122,7 +122,10 @@ void dsort_cli_start(int *argc, char ***argv, struct dsort_comm *c, const char *
     struct sigaction ign = {.sa_handler = SIG_IGN}, xfsz;
     sigemptyset(&ign.sa_mask);
     sigaction(SIGXFSZ, &ign, &xfsz);
-    MPI_Init(argc, argv);
+    /* FUNNELED: helper threads (the output writer, read-ahead, the copying path's merge) run
+     * beside the main thread's MPI calls, and only the main thread calls MPI. */
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     sigaction(SIGXFSZ, &xfsz, NULL);
     dsort_cleanup_install();
     dsort_comm_init(c, MPI_COMM_WORLD, prog);

@@ -155,7 +155,8 @@ static enum dsort_status exchange_plan(struct copy *x, uint64_t *scount, uint64_
     return DSORT_OK;
 }
 
-/* Start the exchange: it runs while the merge consumes what has arrived. Agrees. */
+/* Start the exchange: it runs while the merge consumes what has arrived. Agrees (the start
+ * agrees on its own state). */
 static enum dsort_status exchange_start(struct copy *x, uint64_t *scount, uint64_t *rcount,
                                         const uint64_t *rdispl, struct dsort_error *err)
 {
@@ -316,7 +317,7 @@ static enum dsort_status merge_prepare(struct copy *x, struct merge_src *m, cons
             const size_t r = order[i];
             if ((int)r == c->rank) {
                 m->cur[i] = (struct dsort_cursor){m->own.buf, m->own.buf, own_refill, &m->own};
-            } else if (p > 1) {
+            } else {
                 m->recv[r] = (struct recv_run){x, (int)r, x->w + rdispl[r], rcount[r], 0};
                 m->cur[i] = (struct dsort_cursor){NULL, NULL, recv_refill, &m->recv[r]};
             }
@@ -454,6 +455,8 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
 fail:
     if (x.flow) /* (not reached: a started exchange is driven to its end in merge_out) */
         dsort_exchange_flow_finish(x.flow, NULL, NULL);
+    if (x.exchanging) /* failed before the exchange could start */
+        dsort_job_phase_end(stats, PH_EXCHANGE, &x.pc);
     if (st)
         dsort_output_abandon(&out);
     dsort_mem_free(x.stage, x.stage_len);

@@ -90,9 +90,10 @@ static void gather_fill(void *ctx, int to, uint64_t at, size_t len, unsigned cha
 /* The gathered exchange driven by its caller: a wait every third step, else only a test (odd
  * ranks wait less often still); after each step, what dsort_exchange_flow_received says has
  * arrived from each rank must be in recvbuf as expect has it, and never shrink; all of it
- * once done. Sets *bad on a failure. */
+ * once done. The first step waits for exactly one round: then exactly the first part of each
+ * piece (q bytes, or the piece) has arrived, no more, no less. Sets *bad on a failure. */
 static enum dsort_status drive_flow(unsigned char *stage, size_t stage_len, size_t chunk,
-                                    const uint64_t *scount, unsigned char *recvbuf,
+                                    uint64_t q, const uint64_t *scount, unsigned char *recvbuf,
                                     const uint64_t *rcount, const uint64_t *rdisp,
                                     const unsigned char *expect, int *rounds, int *bad,
                                     struct dsort_error *err)
@@ -118,6 +119,13 @@ static enum dsort_status drive_flow(unsigned char *stage, size_t stage_len, size
                         " bytes said to have arrived (before %" PRIu64 ", of %" PRIu64
                         "), or not as sent\n",
                         rank, seed, s, got, seen[s], want);
+                *bad = 1;
+            }
+            if (step == 0 && got != (want < q ? want : q)) {
+                fprintf(stderr,
+                        "FAIL rank %d seed %" PRIu64 " (flow): after one round, %" PRIu64
+                        " bytes from rank %d said to have arrived, not %" PRIu64 "\n",
+                        rank, seed, got, s, want < q ? want : q);
                 *bad = 1;
             }
             seen[s] = got;
@@ -240,14 +248,14 @@ static void run_case(enum scenario sc, int rep, size_t chunk, int displs,
             MPI_Abort(MPI_COMM_WORLD, 2);
         gather_src = sendbuf;
         gather_disp = sdisp;
+        const uint64_t q = chunk < 37 / 2 ? chunk : 37 / 2;
         if (displs == 2)
             st = dsort_exchange_gather(MPI_COMM_WORLD, gather_fill, NULL, sc_send, recvbuf, sc_recv,
                                        rdisp, stage, stage_len, 1, chunk, &rounds, &err);
         else
-            st = drive_flow(stage, stage_len, chunk, sc_send, recvbuf, sc_recv, rdisp, expect,
+            st = drive_flow(stage, stage_len, chunk, q, sc_send, recvbuf, sc_recv, rdisp, expect,
                             &rounds, &bad, &err);
         free(stage);
-        uint64_t q = chunk < 37 / 2 ? chunk : 37 / 2;
         need_other = 0;
         for (int s2 = 0; s2 < p; s2++)
             for (int d = 0; d < p; d++) {
