@@ -112,37 +112,58 @@ static void add_span(struct dsort_job_stats *s, enum dsort_phase ph, double star
     s->spans[s->nspans++] = (struct dsort_job_span){start, end, (int)ph};
 }
 
+/* The clocks and counters now. */
+static void sample(struct dsort_phase_clock *pc)
+{
+    proc_io(&pc->r, &pc->w);
+    disk_counters(pc->disk);
+    pc->t = dsort_clock_now();
+    pc->faults = page_faults();
+}
+
+/* Phase ph ran from pc to now. */
+static void account(struct dsort_job_stats *s, enum dsort_phase ph,
+                    const struct dsort_phase_clock *pc, const struct dsort_phase_clock *now)
+{
+    s->t[ph] += now->t - pc->t;
+    add_span(s, ph, pc->t - s->t0, now->t - s->t0);
+    s->io_read[ph] += now->r - pc->r;
+    s->io_write[ph] += now->w - pc->w;
+    s->faults[ph] += now->faults - pc->faults;
+    for (size_t i = 0; i < nwatched; i++) {
+        snprintf(s->disk[i], sizeof s->disk[i], "%s", watched[i]);
+        struct dsort_job_disk_phase *d = &s->disk_phase[ph][i];
+        d->read += grown(now->disk[i].read, pc->disk[i].read);
+        d->written += grown(now->disk[i].written, pc->disk[i].written);
+        d->busy_ms += grown(now->disk[i].busy_ms, pc->disk[i].busy_ms);
+    }
+}
+
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph)
 {
     dsort_cleanup_set_phase(dsort_phase_names[ph]);
     dsort_progress_phase_begin(dsort_phase_names[ph]);
-    pc->t = dsort_clock_now();
-    proc_io(&pc->r, &pc->w);
-    pc->faults = page_faults();
-    disk_counters(pc->disk);
+    sample(pc);
 }
 
 void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
                          const struct dsort_phase_clock *pc)
 {
-    uint64_t r, w;
-    struct dsort_job_disk_phase now[DSORT_JOB_DISKS];
+    struct dsort_phase_clock now;
     dsort_progress_phase_end();
-    proc_io(&r, &w);
-    disk_counters(now);
-    double now_t = dsort_clock_now();
-    s->t[ph] += now_t - pc->t;
-    add_span(s, ph, pc->t - s->t0, now_t - s->t0);
-    s->io_read[ph] += r - pc->r;
-    s->io_write[ph] += w - pc->w;
-    s->faults[ph] += page_faults() - pc->faults;
-    for (size_t i = 0; i < nwatched; i++) {
-        snprintf(s->disk[i], sizeof s->disk[i], "%s", watched[i]);
-        struct dsort_job_disk_phase *d = &s->disk_phase[ph][i];
-        d->read += grown(now[i].read, pc->disk[i].read);
-        d->written += grown(now[i].written, pc->disk[i].written);
-        d->busy_ms += grown(now[i].busy_ms, pc->disk[i].busy_ms);
-    }
+    sample(&now);
+    account(s, ph, pc, &now);
+}
+
+void dsort_job_phase_next(struct dsort_job_stats *s, enum dsort_phase from,
+                          struct dsort_phase_clock *pc, enum dsort_phase to)
+{
+    struct dsort_phase_clock now;
+    dsort_progress_phase_end();
+    sample(&now);
+    account(s, from, pc, &now);
+    dsort_job_phase_begin(pc, to); /* (the fault shim's phase hook is on begin) */
+    *pc = now;
 }
 
 void dsort_job_stats_start(struct dsort_job_stats *s)

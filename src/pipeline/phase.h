@@ -98,6 +98,11 @@ void dsort_job_watch_disks(const char *const *names, size_t n);
 void dsort_job_phase_begin(struct dsort_phase_clock *pc, enum dsort_phase ph);
 void dsort_job_phase_end(struct dsort_job_stats *s, enum dsort_phase ph,
                          const struct dsort_phase_clock *pc);
+/* Local: end phase from and begin phase to at one reading of the counters, so that what a
+ * helper thread reads or writes meanwhile is counted in one of the two (between an end and a
+ * begin it was counted in neither). */
+void dsort_job_phase_next(struct dsort_job_stats *s, enum dsort_phase from,
+                          struct dsort_phase_clock *pc, enum dsort_phase to);
 
 /* Local: start the rank's clocks (t0, t0_unix). */
 void dsort_job_stats_start(struct dsort_job_stats *s);
