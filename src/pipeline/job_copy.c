@@ -157,19 +157,16 @@ static enum dsort_status exchange_plan(struct copy *x, uint64_t *scount, uint64_
 
 /* Start the exchange: it runs while the merge consumes what has arrived. Agrees (the start
  * agrees on its own state). */
-static enum dsort_status exchange_start(struct copy *x, uint64_t *scount, uint64_t *rcount,
-                                        const uint64_t *rdispl, struct dsort_error *err)
+static enum dsort_status exchange_start(struct copy *x, const uint64_t *scount,
+                                        const uint64_t *rcount, const uint64_t *rdispl,
+                                        struct dsort_error *err)
 {
-    const int me = x->c->rank;
-    const uint64_t keep = scount[me];
-    scount[me] = rcount[me] = 0;
     if (x->o->exchange)
         x->o->exchange->moves++; /* --stats "exchanges": one more, by the direct path */
-    enum dsort_status st = dsort_exchange_gather_start(
+    /* (the flow does not look at this rank's own counts: its piece stays in A) */
+    return dsort_exchange_gather_start(
         &x->flow, x->c->comm, fill, x, scount, x->w, rcount, rdispl, x->stage, x->stage_len, x->rs,
         x->o->chunk ? (size_t)x->o->chunk : DSORT_EXCHANGE_CHUNK, err);
-    scount[me] = rcount[me] = keep; /* the flow does not look at this rank's own counts */
-    return st;
 }
 
 /* Tell the merge thread what has arrived (over: the exchange is over, st its error). */
@@ -203,8 +200,7 @@ static enum dsort_status exchange_drive(struct copy *x, struct dsort_error *err)
     st = st ? st : fst;
     x->flow = NULL;
     publish(x, 1, st, err); /* (what has arrived stays as last published) */
-    dsort_job_phase_end(x->stats, PH_EXCHANGE, &x->pc);
-    dsort_job_phase_begin(&x->pc, PH_WRITE);
+    dsort_job_phase_next(x->stats, PH_EXCHANGE, &x->pc, PH_WRITE);
     x->exchanging = 0;
     x->stats->exchange_rounds += rounds;
     dsort_mem_free(x->stage, x->stage_len);
