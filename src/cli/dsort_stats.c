@@ -255,6 +255,10 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
         json_bytes(f, "io_write_bytes", s->io_write);
         fprintf(f, ", ");
         json_bytes(f, "page_faults", s->faults);
+        fprintf(f, ", ");
+        json_phases(f, "cpu_user_seconds", s->cpu_user);
+        fprintf(f, ", ");
+        json_phases(f, "cpu_sys_seconds", s->cpu_sys);
         json_disks(f, s);
         fprintf(f,
                 ", \"records_in\": %" PRIu64 ", \"records_out\": %" PRIu64
@@ -288,6 +292,7 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
 struct totals {
     uint64_t recs, outs, maxout, rd, wr, bytes;
     double tmax[PH_COUNT], avg, balance;
+    double cpu[PH_COUNT], user, sys; /* CPU seconds of all ranks: per phase, user, system */
 };
 
 static void sum_up(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -302,6 +307,9 @@ static void sum_up(const struct dsort_comm *c, const struct dsort_job_options *o
             t->tmax[p] = all[r].t[p] > t->tmax[p] ? all[r].t[p] : t->tmax[p];
             t->rd += all[r].io_read[p];
             t->wr += all[r].io_write[p];
+            t->cpu[p] += all[r].cpu_user[p] + all[r].cpu_sys[p];
+            t->user += all[r].cpu_user[p];
+            t->sys += all[r].cpu_sys[p];
         }
     }
     t->bytes = t->recs * o->fmt.rec_size;
@@ -345,6 +353,12 @@ static void print_summary(const struct dsort_comm *c, const struct dsort_job_opt
             total_time, total_time > 0 ? (double)t->bytes / total_time / 1e6 : 0.0,
             t->bytes ? (double)t->rd / (double)t->bytes : 0.0,
             t->bytes ? (double)t->wr / (double)t->bytes : 0.0);
+    /* CPU: with every rank's threads, how many cores the job kept busy in each phase */
+    fprintf(stderr, "dsort: CPU seconds (all ranks, user + system):");
+    for (int p = 0; p < PH_COUNT; p++)
+        if (t->tmax[p] > 0)
+            fprintf(stderr, " %s %.3f", dsort_phase_names[p], t->cpu[p]);
+    fprintf(stderr, "; in all user %.3f, system %.3f\n", t->user, t->sys);
     fprintf(stderr, "dsort: balance max/avg %.4f (max %" PRIu64 " records, avg %.1f)\n", t->balance,
             t->maxout, t->avg);
     print_disks(c, all);

@@ -31,12 +31,23 @@ static void proc_io(uint64_t *rchar, uint64_t *wchar)
     fclose(f);
 }
 
-static uint64_t page_faults(void)
+static double tv_seconds(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+/* The process's page faults and CPU seconds so far (zeros if getrusage fails). */
+static void usage(struct dsort_phase_clock *pc)
 {
     struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru))
-        return 0;
-    return (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+    if (getrusage(RUSAGE_SELF, &ru)) {
+        pc->faults = 0;
+        pc->user = pc->sys = 0;
+        return;
+    }
+    pc->faults = (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+    pc->user = tv_seconds(ru.ru_utime);
+    pc->sys = tv_seconds(ru.ru_stime);
 }
 
 static char watched[DSORT_JOB_DISKS][DSORT_JOB_DISK_NAME];
@@ -118,7 +129,7 @@ static void sample(struct dsort_phase_clock *pc)
     proc_io(&pc->r, &pc->w);
     disk_counters(pc->disk);
     pc->t = dsort_clock_now();
-    pc->faults = page_faults();
+    usage(pc);
 }
 
 /* Phase ph ran from pc to now. */
@@ -130,6 +141,8 @@ static void account(struct dsort_job_stats *s, enum dsort_phase ph,
     s->io_read[ph] += now->r - pc->r;
     s->io_write[ph] += now->w - pc->w;
     s->faults[ph] += now->faults - pc->faults;
+    s->cpu_user[ph] += now->user > pc->user ? now->user - pc->user : 0;
+    s->cpu_sys[ph] += now->sys > pc->sys ? now->sys - pc->sys : 0;
     for (size_t i = 0; i < nwatched; i++) {
         snprintf(s->disk[i], sizeof s->disk[i], "%s", watched[i]);
         struct dsort_job_disk_phase *d = &s->disk_phase[ph][i];

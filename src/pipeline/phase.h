@@ -54,6 +54,9 @@ struct dsort_job_stats {
     uint64_t io_read[PH_COUNT], io_write[PH_COUNT]; /* /proc/self/io rchar, wchar per phase */
     uint64_t faults[PH_COUNT]; /* page faults per phase (getrusage: minor + major, all threads):
                                   the cost of touching fresh memory on these machines */
+    /* CPU seconds per phase, user and system, of all the process's threads (getrusage): the
+     * helper threads' time falls in the phase the main thread is in */
+    double cpu_user[PH_COUNT], cpu_sys[PH_COUNT];
     uint64_t records_in, records_out, bytes_read, bytes_written, bytes_sent, bytes_received;
     uint64_t budget, needed;
     uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
@@ -87,7 +90,7 @@ struct dsort_job_stats {
 /* Phase timing: begin snapshots the clock and the I/O counters (and names the phase for the
  * signal handler's message), end adds the deltas; the watched disks' counters too. */
 struct dsort_phase_clock {
-    double t;
+    double t, user, sys;
     uint64_t r, w, faults;
     struct dsort_job_disk_phase disk[DSORT_JOB_DISKS];
 };

@@ -8,7 +8,9 @@
 # Per run: wall time (mpirun included), dsort's time, the phases (slowest rank, --stats) and
 # dsort's own roofline (the "roofline" of --stats, src/roofline.c, under the rates below passed
 # in DSORT_ROOFLINE_RATES and the shared disk in DSORT_ROOFLINE_SHARED): per phase group the
-# busiest resource, its floor, the time as a multiple of it. Every output is checked with
+# busiest resource, its floor, the time as a multiple of it; and the CPU seconds of all ranks
+# (--stats; 0 for a base build older than them) as cores of this machine kept busy: the nodes
+# share its cores, so at 2 nodes a node has one core's worth. Every output is checked with
 # dsort-validate (sorted, the generator's checksum). Runs of the modes alternate, after a
 # warm-up of each; medians at the end.
 #
@@ -68,8 +70,12 @@ run_mpi() { # mpirun from n0 over the chosen nodes, one rank each
 echo "bench_cluster: $nodes nodes, one rank each, links $rate ($mbps MB/s each way), $recs records" \
     "($((recs / 10000)) MB), modes: $modes, $runs runs each, cold=$cold; lab $TB_LAB"
 for node in $(seq 0 $((nodes - 1))); do echo "  n$node: $(tb_shape_show "n$node")"; done
-sum=$(run_mpi "$bin/dsort-gen" -c "$recs" "$S/in" 2>&1 | grep -Eo '^[0-9a-f]+$' | tail -n 1)
-[ -n "$sum" ] || { echo "dsort-gen failed" >&2 && exit 2; }
+run_mpi "$bin/dsort-gen" -c "$recs" "$S/in" >/dev/null 2>"$res/gen.err" ||
+    { echo "dsort-gen failed:" && cat "$res/gen.err" && exit 2; } >&2
+# The outputs' checksum must be the input's, as dsort-validate reads it (not dsort-gen's
+# standard error: once, under load, its last hex line there was not the checksum)
+sum=$(run_mpi "$bin/dsort-validate" "$S/in" 2>/dev/null | sed -n 's/^Checksum: *//p')
+[ -n "$sum" ] || { echo "dsort-validate of the input failed" >&2 && exit 2; }
 
 # The CPU rate: the probe's radix sort and gather of one rank's share (the input's first
 # share, alone on node n0: the probe's other operations are not used here).
@@ -126,23 +132,38 @@ one() { # one MODE TAG: a run; its stats in $res/TAG.json, a line in $res/runs.t
     fi
     python3 "$top/tests/bench/roofline_show.py" "$res/$tag.json" >"$res/$tag.roof" ||
         { echo "$tag: dsort wrote no roofline" && cat "$res/$tag.log"; return 1; } >&2
-    python3 - "$res/$tag.json" "$mode" "$tag" "$t0" "$t1" >>"$res/runs.jsonl" <<'PY'
+    python3 - "$res/$tag.json" "$mode" "$tag" "$t0" "$t1" "$(nproc)" >>"$res/runs.jsonl" <<'PY' || return 1
 import json, sys
-path, mode, tag, t0, t1 = sys.argv[1:]
+path, mode, tag, t0, t1, ncpu = sys.argv[1:]
 s = json.load(open(path))
 r = s["roofline"]  # dsort's own
+# CPU (--stats: user + system seconds of every rank's threads, per phase), by the roofline's
+# groups, summed over the ranks: the simulated nodes share this machine's cores, so the cores
+# the job kept busy are a share of nproc, not of each node's.
+groups = {"read": ("sample", "read"), "sort": ("sort", "splitters"), "exchange": ("exchange",),
+          "spill": ("spill",), "output": ("merge", "final_merge", "write", "commit")}
+cpu = None  # (a base build older than these figures)
+if "cpu_user_seconds" in s["per_rank"][0]:
+    cpu = {g: sum(rk["cpu_user_seconds"][ph] + rk["cpu_sys_seconds"][ph]
+                  for rk in s["per_rank"] for ph in phs) for g, phs in groups.items()}
 print(json.dumps({"mode": mode, "tag": tag, "wall": float(t1) - float(t0), "seconds": s["seconds"],
                   "groups": {g["group"]: g for g in r["groups"]}, "busiest": r["busiest"],
                   "floor": r["floor_seconds"], "ratio": r["ratio"],
-                  "serial_floor": r["serial_floor_seconds"], "serial_ratio": r["serial_ratio"]}))
+                  "serial_floor": r["serial_floor_seconds"], "serial_ratio": r["serial_ratio"],
+                  "cpu": cpu, "cpu_all": sum(cpu.values()) if cpu else None, "ncpu": int(ncpu)}))
 PY
     python3 -c '
 import json, sys
 d = json.loads(open(sys.argv[1]).readlines()[-1])
 g = " ".join("%s %.2f" % (k, v["seconds"]) for k, v in d["groups"].items())
+x = d["groups"].get("exchange")
+xc = " (exchange %.2f)" % (d["cpu"]["exchange"] / x["seconds"]) if d["cpu"] and x and x["seconds"] > 0 else ""
 print("  %-8s wall %.2f s, dsort %.2f s: %s | floor %.2f s (%s), %.2fx; serial floor %.2f s, %.2fx"
       % (d["tag"], d["wall"], d["seconds"], g, d["floor"], d["busiest"], d["ratio"],
-         d["serial_floor"], d["serial_ratio"]))' "$res/runs.jsonl"
+         d["serial_floor"], d["serial_ratio"]))
+if d["cpu"]:
+    print("           CPU %.2f s: %.2f of the %d cores busy%s"
+          % (d["cpu_all"], d["cpu_all"] / d["seconds"], d["ncpu"], xc))' "$res/runs.jsonl"
 }
 
 : >"$res/runs.jsonl"
@@ -173,5 +194,11 @@ for mode in dict.fromkeys(r["mode"] for r in runs):
           statistics.mode(r["busiest"] for r in rs), med(lambda r: r["ratio"]), med(lambda r: r["serial_floor"]),
           med(lambda r: r["serial_ratio"])))
     print("    groups, seconds (x their floor): " + gs)
+    if not rs[0]["cpu"]:
+        continue
+    print("    CPU (all ranks): %.2f s, %.2f of the machine's %d cores busy over dsort's time; by group "
+          "(cores busy): %s" % (med(lambda r: r["cpu_all"]), med(lambda r: r["cpu_all"] / r["seconds"]),
+          rs[0]["ncpu"], " ".join("%s %.2f" % (g, med(lambda r: r["cpu"][g] / r["groups"][g]["seconds"]
+          if r["groups"].get(g, {}).get("seconds") else 0)) for g in groups)))
 PY
 rm -f "$S/out" "$S/in"

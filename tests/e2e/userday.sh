@@ -10,7 +10,10 @@
 #   - item 12: an unknown --format lists lines; "--progress 10" (a space) gets a hint; an
 #     ambiguous long option (--p=1) names its candidates. Usage errors: exit 2, rank 0 only;
 #   - item 9: --stats on the mapped, --no-map, out-of-core and lines paths: "write" is more than
-#     0 s and holds the output's bytes, "final_merge" is 0, no phase beyond dsort(1)'s list.
+#     0 s and holds the output's bytes, "final_merge" is 0, no phase beyond dsort(1)'s list;
+#     the phases' CPU seconds (cpu_user_seconds, cpu_sys_seconds) name the same phases, are 0
+#     where a phase did not run and in all at most what the kernel counted for the whole
+#     launcher and its ranks (getrusage of the waited-for children, the oracle).
 # Usage: userday.sh NRANKS
 . "$(dirname "$0")/lib.sh"
 suite_init "$1"
@@ -95,18 +98,42 @@ same_file "--progress FILE with a file named 10" 1 "$T/want" "$T/o/p"
 # With the input copied on several ranks the merge writes during the exchange (dsort(1),
 # PHASES, exchange): the output's bytes are then in the exchange and write phases
 # (PH_OVERLAP=1).
+# The launcher run through a wrapper that writes the CPU seconds of everything it waited for
+# (the launcher, its daemons, the ranks: each waits for its own children) to $T/o/cpu.
+cat >"$T/cpuwrap" <<EOF
+#!/bin/sh
+exec python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.6f" % (u.ru_utime + u.ru_stime))
+sys.exit(rc)' "$T/o/cpu" "$MPIEXEC" "\$@"
+EOF
+chmod +x "$T/cpuwrap"
 phases_case() {
-    local what=$1 want=$2 overlap=${PH_OVERLAP:-0}
+    local what=$1 want=$2 overlap=${PH_OVERLAP:-0} mpiexec=$MPIEXEC
     shift 2
     echo "phases: $what"
-    rm -f "$T/o/ph" "$T/o/ph.json"
+    rm -f "$T/o/ph" "$T/o/ph.json" "$T/o/cpu"
+    MPIEXEC=$T/cpuwrap
     ok "$N" "$DSORT" "$@" "$T/in.dat" -o "$T/o/ph" --stats "$T/o/ph.json"
+    MPIEXEC=$mpiexec
     same_file "phases, $what: the output" 1 "$T/want" "$T/o/ph"
     CHECKS=$((CHECKS + 1))
-    if ! python3 - "$T/o/ph.json" "$want" "$overlap" <<'PY' >"$T/phases.err" 2>&1; then
+    if ! python3 - "$T/o/ph.json" "$want" "$overlap" "$T/o/cpu" <<'PY' >"$T/phases.err" 2>&1; then
 import json, sys
 st, want = json.load(open(sys.argv[1])), set(sys.argv[2].split())
 overlap = sys.argv[3] == "1"
+launched = float(open(sys.argv[4]).read())
+cpu = 0.0
+for rk in st["per_rank"]:
+    ph = rk["phases"]
+    for k in ("cpu_user_seconds", "cpu_sys_seconds"):
+        c = rk[k]
+        assert set(c) == set(ph), "rank %d: %s names %s" % (rk["rank"], k, sorted(c))
+        assert all(v >= 0 and (v == 0 or ph[p] > 0) for p, v in c.items()), (rk["rank"], k, c, ph)
+        cpu += sum(c.values())
+    assert rk["cpu_user_seconds"]["sort"] + rk["cpu_sys_seconds"]["sort"] > 0, rk["rank"]
+assert 0 < cpu <= launched + 0.01, "the phases' CPU %.6f s, the launcher's and ranks' %.6f s" % (cpu, launched)
 for rk in st["per_rank"]:
     ph = rk["phases"]
     assert ph["write"] > 0, "rank %d: write %s s" % (rk["rank"], ph["write"])
