@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "comm.h"
 #include "exchange_node.h"
@@ -155,10 +156,18 @@ enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, in
     flow_post(f);
     while (f->done < f->end) {
         MPI_Request *r = f->req + (f->done & 1) * 2 * f->p;
-        int flag = 1, rc = wait ? MPI_Waitall(f->nreq[f->done & 1], r, MPI_STATUSES_IGNORE)
-                                : MPI_Testall(f->nreq[f->done & 1], r, &flag, MPI_STATUSES_IGNORE);
+        int flag = 1, rc = wait == DSORT_EXCHANGE_WAIT
+                               ? MPI_Waitall(f->nreq[f->done & 1], r, MPI_STATUSES_IGNORE)
+                               : MPI_Testall(f->nreq[f->done & 1], r, &flag, MPI_STATUSES_IGNORE);
         if (rc != MPI_SUCCESS && !f->st)
             f->st = dsort_comm_mpi_error(rc, "exchanging records", &f->err);
+        if (!flag && rc == MPI_SUCCESS && wait == DSORT_EXCHANGE_WAIT_IDLE) {
+            /* MPI moves the data only inside its calls (TCP): the kernel's socket buffers
+             * carry the link between two tests */
+            const struct timespec ts = {0, DSORT_EXCHANGE_IDLE_US * 1000L};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         if (!flag && rc == MPI_SUCCESS)
             break;
         f->nreq[f->done & 1] = 0;
@@ -191,7 +200,7 @@ static enum dsort_status flow_end(struct dsort_exchange_flow *f, int *rounds,
 {
     enum dsort_status st = DSORT_OK;
     while (f->done < f->end)
-        st = dsort_exchange_flow_progress(f, 1, err);
+        st = dsort_exchange_flow_progress(f, DSORT_EXCHANGE_WAIT, err);
     if (rounds)
         *rounds = (int)f->nrounds;
     if (f->st && err)

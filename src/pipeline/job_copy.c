@@ -192,7 +192,8 @@ static enum dsort_status exchange_drive(struct copy *x, struct dsort_error *err)
 {
     enum dsort_status st = DSORT_OK;
     while (!st && !dsort_exchange_flow_done(x->flow)) {
-        st = dsort_exchange_flow_progress(x->flow, 1, err);
+        /* (sleeping between tests: the merge and writer threads need the cores) */
+        st = dsort_exchange_flow_progress(x->flow, DSORT_EXCHANGE_WAIT_IDLE, err);
         publish(x, 0, st, err);
     }
     int rounds = 0;
