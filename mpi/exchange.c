@@ -147,7 +147,8 @@ static void flow_init(struct dsort_exchange_flow *f, MPI_Comm comm, int rank, in
     flow_post(f);
 }
 
-enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, int wait,
+enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f,
+                                               enum dsort_exchange_wait wait,
                                                struct dsort_error *err)
 {
     /* The rounds due since the last call are posted first, not as soon as a round completes:
@@ -172,7 +173,7 @@ enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, in
             break;
         f->nreq[f->done & 1] = 0;
         f->done++;
-        if (wait)
+        if (wait != DSORT_EXCHANGE_TEST)
             break; /* one round waited for: back to the caller */
         flow_post(f);
     }

@@ -81,25 +81,26 @@ enum dsort_status dsort_exchange_gather_start(struct dsort_exchange_flow **flow,
 
 /* How dsort_exchange_flow_progress waits. */
 enum dsort_exchange_wait {
-    DSORT_EXCHANGE_TEST, /* not at all: complete what has arrived, return */
-    DSORT_EXCHANGE_WAIT, /* for one round, in MPI's wait (which keeps a core busy polling) */
-    /* for one round, testing it every DSORT_EXCHANGE_IDLE_US and sleeping between tests: the
+    DSORT_EXCHANGE_TEST = 0, /* not at all: complete what has arrived, return */
+    DSORT_EXCHANGE_WAIT = 1, /* for one round, in MPI's wait (which keeps a core busy polling) */
+    /* for one round, testing it and sleeping DSORT_EXCHANGE_IDLE_US between tests: the
      * core is free for other threads (the copying path's merge and writer) and, where nodes
      * share cores, other ranks. On the TCP test bed (2 Gbit/s, 2 nodes sharing 2 cores) the
      * exchange took 1.11x its floor sleeping 50 or 200 us, 1.20x sleeping 1 ms (the sockets
      * drain between tests) and 1.18x polling (docs/performance.md). */
-    DSORT_EXCHANGE_WAIT_IDLE
+    DSORT_EXCHANGE_WAIT_IDLE = 2
 };
 #define DSORT_EXCHANGE_IDLE_US 100
 
 /* Local: move the exchange on: gather and post the rounds that are due, complete the rounds
- * that have arrived (posting the next after each). wait (enum dsort_exchange_wait): but for
- * DSORT_EXCHANGE_TEST, block until one more round is complete (unless the exchange is done)
- * and return then, before the rounds it makes due are gathered (the next call posts them).
- * The other ranks move it only when they call this (or finish): a rank that waits for a round
- * needs its partners to call it too, sooner or later. Returns the exchange's first error (an
- * MPI error: DSORT_EIO), which stops the posting of new rounds. */
-enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f, int wait,
+ * that have arrived (posting the next after each). wait: but for DSORT_EXCHANGE_TEST, block until
+ * one more round is complete (unless the exchange is done) and return then, before the rounds it
+ * makes due are gathered (the next call posts them). The other ranks move it only when they call
+ * this (or finish): a rank that waits for a round needs its partners to call it too, sooner or
+ * later. Returns the exchange's first error (an MPI error: DSORT_EIO), which stops the posting of
+ * new rounds. */
+enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f,
+                                               enum dsort_exchange_wait wait,
                                                struct dsort_error *err);
 
 /* Local: 1 once every round is complete (or an error stopped it). */

@@ -259,6 +259,8 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
         json_phases(f, "cpu_user_seconds", s->cpu_user);
         fprintf(f, ", ");
         json_phases(f, "cpu_sys_seconds", s->cpu_sys);
+        fprintf(f, ", \"cpu_user_seconds_all\": %.6f, \"cpu_sys_seconds_all\": %.6f",
+                s->cpu_user_all, s->cpu_sys_all);
         json_disks(f, s);
         fprintf(f,
                 ", \"records_in\": %" PRIu64 ", \"records_out\": %" PRIu64
@@ -292,7 +294,8 @@ static FILE *write_stats(const struct dsort_comm *c, const struct dsort_job_opti
 struct totals {
     uint64_t recs, outs, maxout, rd, wr, bytes;
     double tmax[PH_COUNT], avg, balance;
-    double cpu[PH_COUNT], user, sys; /* CPU seconds of all ranks: per phase, user, system */
+    double cpu[PH_COUNT]; /* CPU seconds of all ranks per phase, and of their processes */
+    double user, sys;
 };
 
 static void sum_up(const struct dsort_comm *c, const struct dsort_job_options *o,
@@ -308,9 +311,9 @@ static void sum_up(const struct dsort_comm *c, const struct dsort_job_options *o
             t->rd += all[r].io_read[p];
             t->wr += all[r].io_write[p];
             t->cpu[p] += all[r].cpu_user[p] + all[r].cpu_sys[p];
-            t->user += all[r].cpu_user[p];
-            t->sys += all[r].cpu_sys[p];
         }
+        t->user += all[r].cpu_user_all;
+        t->sys += all[r].cpu_sys_all;
     }
     t->bytes = t->recs * o->fmt.rec_size;
     if (o->lines) { /* records are lines: count the bytes read */
@@ -358,7 +361,8 @@ static void print_summary(const struct dsort_comm *c, const struct dsort_job_opt
     for (int p = 0; p < PH_COUNT; p++)
         if (t->tmax[p] > 0)
             fprintf(stderr, " %s %.3f", dsort_phase_names[p], t->cpu[p]);
-    fprintf(stderr, "; in all user %.3f, system %.3f\n", t->user, t->sys);
+    fprintf(stderr, "; the ranks' processes in all %.3f (user %.3f, system %.3f)\n",
+            t->user + t->sys, t->user, t->sys);
     fprintf(stderr, "dsort: balance max/avg %.4f (max %" PRIu64 " records, avg %.1f)\n", t->balance,
             t->maxout, t->avg);
     print_disks(c, all);

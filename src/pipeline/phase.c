@@ -192,6 +192,10 @@ void dsort_job_stats_stop(struct dsort_job_stats *s)
     struct dsort_job_disk_phase now[DSORT_JOB_DISKS];
     double t = dsort_clock_now();
     s->t_end = t - s->t0;
+    struct dsort_phase_clock u;
+    usage(&u);
+    s->cpu_user_all = u.user;
+    s->cpu_sys_all = u.sys;
     disk_counters(now);
     s->disk_seconds = nwatched ? t - watch_t : 0;
     for (size_t i = 0; i < nwatched; i++) {

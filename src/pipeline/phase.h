@@ -57,6 +57,9 @@ struct dsort_job_stats {
     /* CPU seconds per phase, user and system, of all the process's threads (getrusage): the
      * helper threads' time falls in the phase the main thread is in */
     double cpu_user[PH_COUNT], cpu_sys[PH_COUNT];
+    /* and the process's from its start to dsort_job_stats_stop, in phases or not (MPI's start,
+     * the agreements between phases) */
+    double cpu_user_all, cpu_sys_all;
     uint64_t records_in, records_out, bytes_read, bytes_written, bytes_sent, bytes_received;
     uint64_t budget, needed;
     uint64_t runs, merge_passes, spill_bytes, extra_merge_bytes;
@@ -109,8 +112,9 @@ void dsort_job_phase_next(struct dsort_job_stats *s, enum dsort_phase from,
 
 /* Local: start the rank's clocks (t0, t0_unix). */
 void dsort_job_stats_start(struct dsort_job_stats *s);
-/* Local: the rank's sort has ended: t_end, and the watched disks' counters since they were
- * first watched (disk_total, disk_seconds). */
+/* Local: the rank's sort has ended: t_end, the process's CPU seconds (cpu_user_all,
+ * cpu_sys_all), and the watched disks' counters since they were first watched (disk_total,
+ * disk_seconds). */
 void dsort_job_stats_stop(struct dsort_job_stats *s);
 
 /* Local: note the resident set in stats (rss_peak_kb, and the largest rss_file_kb seen). */

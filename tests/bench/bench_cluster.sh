@@ -9,10 +9,10 @@
 # dsort's own roofline (the "roofline" of --stats, src/roofline.c, under the rates below passed
 # in DSORT_ROOFLINE_RATES and the shared disk in DSORT_ROOFLINE_SHARED): per phase group the
 # busiest resource, its floor, the time as a multiple of it; and the CPU seconds of all ranks
-# (--stats; 0 for a base build older than them) as cores of this machine kept busy: the nodes
-# share its cores, so at 2 nodes a node has one core's worth. Every output is checked with
-# dsort-validate (sorted, the generator's checksum). Runs of the modes alternate, after a
-# warm-up of each; medians at the end.
+# (--stats; none for a base build older than them) as cores of this machine kept busy: the
+# nodes share its cores, so at 2 nodes a node has one core's worth. Every output is checked
+# with dsort-validate (sorted, and the input's checksum as dsort-validate reads the input).
+# Runs of the modes alternate, after a warm-up of each; medians at the end.
 #
 # Rates, and where they come from:
 #   network  GIVEN: the tbf rate (2gbit = 250 MB/s each way of each node's link);

@@ -11,9 +11,10 @@
 #     ambiguous long option (--p=1) names its candidates. Usage errors: exit 2, rank 0 only;
 #   - item 9: --stats on the mapped, --no-map, out-of-core and lines paths: "write" is more than
 #     0 s and holds the output's bytes, "final_merge" is 0, no phase beyond dsort(1)'s list;
-#     the phases' CPU seconds (cpu_user_seconds, cpu_sys_seconds) name the same phases, are 0
-#     where a phase did not run and in all at most what the kernel counted for the whole
-#     launcher and its ranks (getrusage of the waited-for children, the oracle).
+#     the phases' CPU seconds (cpu_user_seconds, cpu_sys_seconds) name the same phases, each
+#     at most 8 threads' worth of its time, in all at most the rank's process's
+#     (cpu_*_seconds_all), and those of all ranks at most what the kernel counted for the
+#     launcher and everything it waited for (getrusage of the children, the oracle).
 # Usage: userday.sh NRANKS
 . "$(dirname "$0")/lib.sh"
 suite_init "$1"
@@ -100,13 +101,21 @@ same_file "--progress FILE with a file named 10" 1 "$T/want" "$T/o/p"
 # (PH_OVERLAP=1).
 # The launcher run through a wrapper that writes the CPU seconds of everything it waited for
 # (the launcher, its daemons, the ranks: each waits for its own children) to $T/o/cpu.
+# Signals (a timeout's TERM) are passed on to the launcher, which is waited for. The input is
+# 20 MB, so that the phases' CPU is not lost beside MPI's start (a phase's CPU counted 10 times
+# over passes on 2 MB).
+gen 2 -a 200000 "$T/ph.dat"
+LC_ALL=C sort "$T/ph.dat" >"$T/ph.want"
 cat >"$T/cpuwrap" <<EOF
 #!/bin/sh
-exec python3 -c 'import resource, subprocess, sys
-rc = subprocess.call(sys.argv[2:])
+exec python3 -c 'import resource, signal, subprocess, sys
+p = subprocess.Popen(sys.argv[2:])
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, lambda sig, frame: p.send_signal(sig))
+rc = p.wait()
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
 open(sys.argv[1], "w").write("%.6f" % (u.ru_utime + u.ru_stime))
-sys.exit(rc)' "$T/o/cpu" "$MPIEXEC" "\$@"
+sys.exit(128 - rc if rc < 0 else rc)' "$T/o/cpu" "$MPIEXEC" "\$@"
 EOF
 chmod +x "$T/cpuwrap"
 phases_case() {
@@ -115,25 +124,27 @@ phases_case() {
     echo "phases: $what"
     rm -f "$T/o/ph" "$T/o/ph.json" "$T/o/cpu"
     MPIEXEC=$T/cpuwrap
-    ok "$N" "$DSORT" "$@" "$T/in.dat" -o "$T/o/ph" --stats "$T/o/ph.json"
+    ok "$N" "$DSORT" "$@" "$T/ph.dat" -o "$T/o/ph" --stats "$T/o/ph.json"
     MPIEXEC=$mpiexec
-    same_file "phases, $what: the output" 1 "$T/want" "$T/o/ph"
+    [ -s "$T/o/cpu" ] || fail "phases, $what: the launcher's CPU seconds were not written"
+    same_file "phases, $what: the output" 1 "$T/ph.want" "$T/o/ph"
     CHECKS=$((CHECKS + 1))
     if ! python3 - "$T/o/ph.json" "$want" "$overlap" "$T/o/cpu" <<'PY' >"$T/phases.err" 2>&1; then
 import json, sys
 st, want = json.load(open(sys.argv[1])), set(sys.argv[2].split())
 overlap = sys.argv[3] == "1"
 launched = float(open(sys.argv[4]).read())
-cpu = 0.0
+ranks = 0.0
 for rk in st["per_rank"]:
-    ph = rk["phases"]
-    for k in ("cpu_user_seconds", "cpu_sys_seconds"):
-        c = rk[k]
-        assert set(c) == set(ph), "rank %d: %s names %s" % (rk["rank"], k, sorted(c))
-        assert all(v >= 0 and (v == 0 or ph[p] > 0) for p, v in c.items()), (rk["rank"], k, c, ph)
-        cpu += sum(c.values())
-    assert rk["cpu_user_seconds"]["sort"] + rk["cpu_sys_seconds"]["sort"] > 0, rk["rank"]
-assert 0 < cpu <= launched + 0.01, "the phases' CPU %.6f s, the launcher's and ranks' %.6f s" % (cpu, launched)
+    ph, cu, cs = rk["phases"], rk["cpu_user_seconds"], rk["cpu_sys_seconds"]
+    assert set(cu) == set(ph) == set(cs), "rank %d: CPU of phases %s %s" % (rk["rank"], sorted(cu), sorted(cs))
+    cpu = {p: cu[p] + cs[p] for p in ph}
+    assert all(0 <= cpu[p] <= 8 * ph[p] + 0.01 for p in ph), "rank %d: CPU %s, phases %s" % (rk["rank"], cpu, ph)
+    assert cpu["sort"] > 0, "rank %d: no CPU in the sort" % rk["rank"]
+    whole = rk["cpu_user_seconds_all"] + rk["cpu_sys_seconds_all"]
+    assert sum(cpu.values()) <= whole + 0.002, "rank %d: phases %.6f s of CPU, the process %.6f s" % (rk["rank"], sum(cpu.values()), whole)
+    ranks += whole
+assert 0 < ranks <= launched + 0.01, "the ranks' CPU %.6f s, the launcher's and its children's %.6f s" % (ranks, launched)
 for rk in st["per_rank"]:
     ph = rk["phases"]
     assert ph["write"] > 0, "rank %d: write %s s" % (rk["rank"], ph["write"])

@@ -110,7 +110,8 @@ static enum dsort_status drive_flow(unsigned char *stage, size_t stage_len, size
     for (int step = 0; !st && !*bad && !dsort_exchange_flow_done(f); step++) {
         /* waits now and then, in MPI's wait (ranks 0, 1, 4, 5, ...) or sleeping between
          * tests (ranks 2, 3, 6, ...); step 0 waits for the first round */
-        const int wait = rank & 2 ? DSORT_EXCHANGE_WAIT_IDLE : DSORT_EXCHANGE_WAIT;
+        const enum dsort_exchange_wait wait =
+            rank & 2 ? DSORT_EXCHANGE_WAIT_IDLE : DSORT_EXCHANGE_WAIT;
         st = dsort_exchange_flow_progress(
             f, step % (rank & 1 ? 7 : 3) == 0 ? wait : DSORT_EXCHANGE_TEST, err);
         for (int s = 0; s < nranks && !st; s++) {
