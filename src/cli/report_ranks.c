@@ -161,8 +161,8 @@ void report_balance(FILE *f, const struct report_model *m)
 
 void report_throughput(FILE *f, const struct report_model *m)
 {
-    double mbs = m->seconds > 0 ? m->bytes / m->seconds / 1e6 : 0, rd = 0, wr = 0;
-    int io = 0;
+    double mbs = m->seconds > 0 ? m->bytes / m->seconds / 1e6 : 0, rd = 0, wr = 0, cpu = 0;
+    int io = 0, cpus = m->nranks > 0;
     for (size_t i = 0; i < m->nranks; i++) { /* the per-phase read and write calls of each rank */
         const struct dsort_json *r = dsort_json_get(m->ranks[i].obj, "io_read_bytes"),
                                 *w = dsort_json_get(m->ranks[i].obj, "io_write_bytes");
@@ -170,11 +170,19 @@ void report_throughput(FILE *f, const struct report_model *m)
             rd += r->items[k].number;
         for (size_t k = 0; w && w->type == DSORT_JSON_OBJECT && k < w->count; k++, io = 1)
             wr += w->items[k].number;
+        /* the rank's process's CPU (--stats files of older versions have none) */
+        const struct dsort_json *u =
+            dsort_json_get_type(m->ranks[i].obj, "cpu_user_seconds_all", DSORT_JSON_NUMBER);
+        const struct dsort_json *y =
+            dsort_json_get_type(m->ranks[i].obj, "cpu_sys_seconds_all", DSORT_JSON_NUMBER);
+        cpus &= u && y;
+        cpu += u && y ? u->number + y->number : 0;
     }
     fprintf(f,
             "<h2>Throughput</h2>\n<table>\n<tr><th>records</th><th>bytes</th><th>seconds</th>"
-            "<th>MB/s</th><th>MB/s per rank</th><th>records/s</th>%s</tr>\n<tr>",
-            io ? "<th>read calls / data</th><th>write calls / data</th>" : "");
+            "<th>MB/s</th><th>MB/s per rank</th><th>records/s</th>%s%s</tr>\n<tr>",
+            io ? "<th>read calls / data</th><th>write calls / data</th>" : "",
+            cpus ? "<th>CPU, all ranks</th><th>cores busy</th>" : "");
     fputs("<td class=\"n\">", f);
     report_num(f, "span", "%.0f", m->records, "records");
     fputs("</td><td class=\"n\">", f);
@@ -197,10 +205,23 @@ void report_throughput(FILE *f, const struct report_model *m)
                    "sum(per_rank[*].io_write_bytes.*)/bytes");
         fputs("</td>", f);
     }
-    fprintf(f, "</tr>\n</table>\n<p class=\"note\">MB/s: bytes of data per wall-clock second, "
-               "a million bytes to the MB. Read and write calls: what all ranks asked of the "
-               "kernel (/proc/self/io: the page cache or the disk, not told apart; the disks "
-               "are above) per byte of data.</p>\n");
+    if (cpus) {
+#define CPU_ALL "(sum(per_rank[*].cpu_user_seconds_all)+sum(per_rank[*].cpu_sys_seconds_all))"
+        fputs("<td class=\"n\">", f);
+        report_num(f, "span", "%.2f s", cpu, CPU_ALL);
+        fputs("</td><td class=\"n\">", f);
+        report_num(f, "span", "%.2f", m->seconds > 0 ? cpu / m->seconds : 0, CPU_ALL "/seconds");
+        fputs("</td>", f);
+#undef CPU_ALL
+    }
+    fprintf(f,
+            "</tr>\n</table>\n<p class=\"note\">MB/s: bytes of data per wall-clock second, "
+            "a million bytes to the MB. Read and write calls: what all ranks asked of the "
+            "kernel (/proc/self/io: the page cache or the disk, not told apart; the disks "
+            "are above) per byte of data.%s</p>\n",
+            cpus ? " CPU: user and system seconds of all ranks' processes (getrusage); cores "
+                   "busy: those over the job's seconds, the cores the job kept busy on average"
+                 : "");
 }
 
 static void cell(FILE *f, const struct report_rank *r, const char *key, int bytes)

@@ -53,6 +53,8 @@ for r in 0 1 2 3; do
         fail "no timeline row labelled 'rank $r'"
 done
 grep -qF "per_rank[4]" "$page" && fail "a fifth rank in the page"
+grep -qF 'data-j="(sum(per_rank[*].cpu_user_seconds_all)+sum(per_rank[*].cpu_sys_seconds_all))/seconds"' "$page" ||
+    fail "no cores busy in the throughput table"
 grep -qF "<svg" "$page" || fail "no <svg in the page"
 for bad in "http://" "https://" "<script src" "<script" "<link" "@import" "url("; do
     grep -qiF "$bad" "$page" && fail "the page holds '$bad'"
@@ -113,6 +115,16 @@ python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); del s["roofline"
     "$work/s.json" "$work/old.json" || fail "old.json"
 "$bin/dsort-report" "$work/old.json" -o "$work/old.html" || fail "dsort-report on a file without a roofline"
 grep -qF "This file has no roofline" "$work/old.html" || fail "no note for a file without a roofline"
+grep -qF "cores busy" "$work/old.html" || fail "the page without a roofline lost the CPU columns"
+# A file from a dsort before the CPU figures: no CPU columns, and the page still traces.
+python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+for r in s["per_rank"]:
+    del r["cpu_user_seconds_all"], r["cpu_sys_seconds_all"]
+json.dump(s, open(sys.argv[2], "w"))' "$work/s.json" "$work/nocpu.json" || fail "nocpu.json"
+"$bin/dsort-report" "$work/nocpu.json" -o "$work/nocpu.html" || fail "dsort-report on a file without CPU figures"
+grep -qF "cores busy" "$work/nocpu.html" && fail "CPU columns on a page from a file without CPU figures"
+python3 "$here/check_page.py" "$work/nocpu.json" "$work/nocpu.html" >/dev/null || fail "the page without CPU figures does not trace"
 python3 "$here/check_page.py" "$work/old.json" "$work/old.html" >/dev/null || fail "the page without a roofline does not trace"
 
 # 1,024 synthetic ranks: the stragglers are named, every number traces.
