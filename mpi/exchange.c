@@ -162,15 +162,15 @@ enum dsort_status dsort_exchange_flow_progress(struct dsort_exchange_flow *f,
                                : MPI_Testall(f->nreq[f->done & 1], r, &flag, MPI_STATUSES_IGNORE);
         if (rc != MPI_SUCCESS && !f->st)
             f->st = dsort_comm_mpi_error(rc, "exchanging records", &f->err);
-        if (!flag && rc == MPI_SUCCESS && wait == DSORT_EXCHANGE_WAIT_IDLE) {
+        if (!flag && rc == MPI_SUCCESS) {
+            if (wait != DSORT_EXCHANGE_WAIT_IDLE)
+                break;
             /* MPI moves the data only inside its calls (TCP): the kernel's socket buffers
              * carry the link between two tests */
             const struct timespec ts = {0, DSORT_EXCHANGE_IDLE_US * 1000L};
             nanosleep(&ts, NULL);
             continue;
         }
-        if (!flag && rc == MPI_SUCCESS)
-            break;
         f->nreq[f->done & 1] = 0;
         f->done++;
         if (wait != DSORT_EXCHANGE_TEST)
@@ -199,14 +199,13 @@ uint64_t dsort_exchange_flow_received(const struct dsort_exchange_flow *f, int f
 static enum dsort_status flow_end(struct dsort_exchange_flow *f, int *rounds,
                                   struct dsort_error *err)
 {
-    enum dsort_status st = DSORT_OK;
     while (f->done < f->end)
-        st = dsort_exchange_flow_progress(f, DSORT_EXCHANGE_WAIT, err);
+        dsort_exchange_flow_progress(f, DSORT_EXCHANGE_WAIT, NULL);
     if (rounds)
         *rounds = (int)f->nrounds;
     if (f->st && err)
         *err = f->err;
-    return st ? st : f->st;
+    return f->st;
 }
 
 enum dsort_status dsort_exchange_runv(MPI_Comm comm, const unsigned char *sendbuf,
