@@ -1,5 +1,7 @@
 #include "keysort.h"
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +160,26 @@ static int tie_cmp(const void *pa, const void *pb, void *arg)
     return ia < ib ? -1 : ia > ib;
 }
 
+/* Runs of ents[0..n) that tie on the prefix: order them by the full comparison (the rest of a
+ * long key, then the last resort), then index. Nothing to do for short keys without it. */
+static void fix_ties(const struct dsort_format *fmt, const struct dsort_order *ord,
+                     const unsigned char *recs, struct dsort_sortent *ents, size_t n)
+{
+    if (fmt->key_len <= DSORT_KEYSORT_PREFIX && !dsort_order_last_resort(ord))
+        return;
+    struct tie_ctx c = {.rec_size = fmt->rec_size, .recs = recs};
+    dsort_cmp_init(&c.cmp, fmt, ord);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && ents[j].k0 == ents[i].k0 &&
+               (ents[j].k1 >> DSORT_KEYSORT_IDX_BITS) == (ents[i].k1 >> DSORT_KEYSORT_IDX_BITS))
+            j++;
+        if (j - i > 1)
+            qsort_r(ents + i, j - i, sizeof *ents, tie_cmp, &c);
+        i = j;
+    }
+}
+
 void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order *ord,
                         const unsigned char *recs, size_t n, struct dsort_sortent *ents,
                         struct dsort_sortent *tmp)
@@ -173,27 +195,102 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
     if (n > 1)
         msd_sort(ents, tmp, n, 0, 1);
     tick(0.9);
-    if (klen <= DSORT_KEYSORT_PREFIX && !dsort_order_last_resort(ord))
-        return;
-    /* Runs that tie on the prefix: order them by the full comparison (the rest of a long key,
-     * then the last resort), then index. */
-    struct tie_ctx c = {.rec_size = rs, .recs = recs};
-    dsort_cmp_init(&c.cmp, fmt, ord);
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && ents[j].k0 == ents[i].k0 &&
-               (ents[j].k1 >> DSORT_KEYSORT_IDX_BITS) == (ents[i].k1 >> DSORT_KEYSORT_IDX_BITS))
-            j++;
-        if (j - i > 1)
-            qsort_r(ents + i, j - i, sizeof *ents, tie_cmp, &c);
-        i = j;
-    }
+    fix_ties(fmt, ord, recs, ents, n);
 }
 
 void dsort_keysort_sort_entries(struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t n)
 {
     if (n > 1)
         msd_sort(ents, tmp, n, 0, 1);
+}
+
+/* A bucket's state (dsort_keysort_lazy.done): not sorted, being sorted by a thread, sorted. */
+enum { BUCKET_RAW = 0, BUCKET_SORTING = 1, BUCKET_SORTED = 2 };
+
+/* Sort bucket b of z (its entries in index order) as dsort_keysort_sort would. */
+static void sort_bucket(struct dsort_keysort_lazy *z, int b, struct dsort_sortent *tmp)
+{
+    struct dsort_sortent *a = z->ents + z->off[b];
+    const size_t n = z->off[b + 1] - z->off[b];
+    if (n > 1)
+        msd_sort(a, tmp, n, 1, 0); /* byte 0 is the bucket's */
+    fix_ties(z->fmt, z->ord, z->recs, a, n);
+    atomic_store_explicit(&z->done[b], BUCKET_SORTED, memory_order_release);
+}
+
+/* Bucket b sorted on return: by this thread (with tmp), or by the one that claimed it first,
+ * waited for (a bucket of uniform keys takes well under a millisecond). */
+static void ready_bucket(struct dsort_keysort_lazy *z, int b, struct dsort_sortent *tmp)
+{
+    unsigned char s = atomic_load_explicit(&z->done[b], memory_order_acquire);
+    if (s == BUCKET_SORTED)
+        return;
+    if (s == BUCKET_RAW &&
+        atomic_compare_exchange_strong_explicit(&z->done[b], &s, BUCKET_SORTING,
+                                                memory_order_acquire, memory_order_acquire)) {
+        sort_bucket(z, b, tmp);
+        return;
+    }
+    while (atomic_load_explicit(&z->done[b], memory_order_acquire) != BUCKET_SORTED)
+        sched_yield();
+}
+
+void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
+                         const struct dsort_order *ord, const unsigned char *recs, size_t n,
+                         struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager)
+{
+    const size_t rs = fmt->rec_size, klen = fmt->key_len;
+    const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
+    z->fmt = fmt;
+    z->ord = ord;
+    z->recs = recs;
+    z->ents = ents;
+    z->n = n;
+    z->lazy_max = 0;
+    /* The entries are made in tmp, in index order, and scattered into ents by their first
+     * byte (stable: each bucket stays in index order). */
+    size_t cnt[256] = {0};
+    for (size_t i = 0; i < n; i++) {
+        prefix_of(recs + i * rs + fmt->key_off, klen, flip, &tmp[i]);
+        tmp[i].k1 |= (uint64_t)i;
+        cnt[tmp[i].k0 >> 56]++;
+    }
+    tick(0.3);
+    size_t pos[256], sum = 0;
+    for (int b = 0; b < 256; b++) {
+        z->off[b] = pos[b] = sum;
+        sum += cnt[b];
+    }
+    z->off[256] = sum;
+    for (size_t i = 0; i < n; i++)
+        ents[pos[tmp[i].k0 >> 56]++] = tmp[i];
+    for (int b = 0; b < 256; b++) {
+        atomic_init(&z->done[b], BUCKET_RAW);
+        if (cnt[b] > eager)
+            sort_bucket(z, b, tmp + z->off[b]);
+        else if (cnt[b] > z->lazy_max)
+            z->lazy_max = cnt[b];
+    }
+    tick(0.5);
+}
+
+size_t dsort_keysort_ready(struct dsort_keysort_lazy *z, size_t lo, size_t hi,
+                           struct dsort_sortent *tmp)
+{
+    if (lo >= hi)
+        return lo;
+    /* the first bucket that holds lo: the last b with off[b] <= lo */
+    int b = 0, e = 256;
+    while (e - b > 1) {
+        const int mid = (b + e) / 2;
+        if (z->off[mid] <= lo)
+            b = mid;
+        else
+            e = mid;
+    }
+    for (; b < 256 && z->off[b] < hi; b++)
+        ready_bucket(z, b, tmp);
+    return z->off[b];
 }
 
 void dsort_keysort_gather(const struct dsort_format *fmt, const unsigned char *recs,

@@ -9,11 +9,13 @@
  * records the order calls equal keep ascending index order: the sort is stable.
  * Then dsort_keysort_gather moves every record once.
  *
- * Memory: 32 bytes per record (entries + scratch), caller-provided. Local, thread-compatible.
+ * Memory: 32 bytes per record (entries + scratch), caller-provided. Local, thread-compatible;
+ * the sort a bucket at a time below is thread-safe (each thread with its own scratch).
  */
 #ifndef DSORT_KEYSORT_H
 #define DSORT_KEYSORT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,7 +38,8 @@ static inline size_t dsort_sortent_index(const struct dsort_sortent *e)
 }
 
 /* Local, process-wide: while fn is set, dsort_keysort_sort calls fn(arg, frac) from its thread
- * at points of its work, frac rising towards 1 (--progress's movement inside a long sort, on
+ * at points of its work, frac rising towards 1 (dsort_keysort_split to 0.5: the rest of its
+ * sort is done later, without ticks) (--progress's movement inside a long sort, on
  * rank 0). NULL: off. Not for sorts on several threads at once. */
 void dsort_keysort_set_progress(void (*fn)(void *arg, double frac), void *arg);
 
@@ -50,6 +53,37 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
  * records are read): orders the n entries by their 10-byte prefixes, stably (equal prefixes keep
  * their order: make them in index order); tmp is scratch of n entries. Ties are the caller's. */
 void dsort_keysort_sort_entries(struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t n);
+
+/* A sort finished a bucket at a time, as the entries are wanted (the copying path: most of
+ * the sort then runs while the exchange waits on the network). dsort_keysort_split makes the
+ * entries and does the sort's first MSD pass: ents then holds 256 buckets by the first
+ * normalised key byte, bucket b at [off[b], off[b + 1]), each in index order. Buckets larger
+ * than eager entries are sorted at once (with tmp, scratch of n entries, which is free again
+ * afterwards); dsort_keysort_ready sorts the others when their entries are first wanted. Once
+ * every entry has been readied, ents is exactly what dsort_keysort_sort gives. Ready calls may
+ * run on several threads at once, each with its own scratch: a bucket is sorted by the first
+ * that wants it, and the others wait for it, yielding the core: at most one bucket's sort
+ * (about a millisecond for 20000 entries; eager bounds the largest). */
+struct dsort_keysort_lazy {
+    const struct dsort_format *fmt;
+    const struct dsort_order *ord;
+    const unsigned char *recs;
+    struct dsort_sortent *ents;
+    size_t n;
+    size_t off[257];
+    size_t lazy_max;                 /* the largest bucket not sorted by split: ready's scratch */
+    _Atomic unsigned char done[256]; /* bucket b: not sorted, being sorted, sorted */
+};
+
+void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
+                         const struct dsort_order *ord, const unsigned char *recs, size_t n,
+                         struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager);
+
+/* Sort the buckets not sorted yet that hold entries [lo, hi) (hi <= n); tmp: scratch of
+ * z->lazy_max entries. Afterwards ents[lo..hi) are final, and so are the entries up to the
+ * returned index: the end of the last bucket that holds [lo, hi) (lo if lo >= hi). */
+size_t dsort_keysort_ready(struct dsort_keysort_lazy *z, size_t lo, size_t hi,
+                           struct dsort_sortent *tmp);
 
 /* Copy the records into out in the order of ents (out must not overlap recs). */
 void dsort_keysort_gather(const struct dsort_format *fmt, const unsigned char *recs,

@@ -8,13 +8,20 @@
  * its own while the main thread drives the exchange, on what has arrived so far (merge_out).
  * Fresh memory is A, the received records or the scratch (whichever is more) and the entries,
  * and the stage and the writer's two buffers: about 1.66x the share at two ranks, against 2.16x
- * for job_mem.c's second share-sized buffer (docs/performance.md, "The copying path").
+ * for job_mem.c's second share-sized buffer (docs/performance.md, "The copying path"); and
+ * three bucket scratches of at most 4 MiB each.
+ *
+ * The sort before the exchange is only its first pass (the entries made and split by their
+ * first key byte, dsort_keysort_split); each bucket is sorted when its entries are first
+ * wanted: by the splitters, by the sends' fills, by the merge, or, ahead of them, by a sorter
+ * thread that also sums the input while the exchange waits on the network (sorter_main).
  */
 #include "job_copy.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +30,7 @@
 #include "exchange.h"
 #include "inmem.h"
 #include "job_end.h"
+#include "job_topo.h"
 #include "job_typed.h"
 #include "keysort.h"
 #include "mem.h"
@@ -44,7 +52,17 @@ struct copy {
     unsigned char *w; /* W: scratch, then received records; entries at its end */
     size_t wlen;
     struct dsort_sortent *ents; /* the sorted entries (in W) */
-    uint64_t *cuts;             /* [p + 1]: sorted entries [cuts[r], cuts[r + 1]) go to r */
+    /* The sort finished a bucket at a time as the entries are wanted (dsort_keysort_ready),
+     * each thread with a scratch of lazy.lazy_max entries: the main thread (splitters, sends'
+     * fills), the merge thread (kept records) and the sorter thread (sorter_main), which sorts
+     * ahead of both during the exchange. */
+    struct dsort_keysort_lazy lazy;
+    struct dsort_sortent *tmp_main, *tmp_merge, *tmp_sorter;
+    uint64_t *ahead; /* [p]: the sorter has sorted piece r up to entry ahead[r] */
+    uint64_t summed; /* A's records [0, summed) are in sums.sum_in, con_in (the sorter's, then
+                      * the main thread's once it is joined) */
+    atomic_int stop; /* the sorter: stop (the job failed) */
+    uint64_t *cuts;  /* [p + 1]: sorted entries [cuts[r], cuts[r + 1]) go to r */
     struct dsort_job_sums sums;
     uint64_t written;
     uint64_t mark; /* --progress: where the write starts */
@@ -66,21 +84,80 @@ struct copy {
     struct dsort_error xerr;
 };
 
-/* The i-th sorted record (dsort_inmem_cut's rec_at). */
+/* The i-th sorted record (dsort_inmem_cut's rec_at; the main thread's). */
 static const unsigned char *sorted_rec(const void *ctx, uint64_t i)
 {
-    const struct copy *x = ctx;
+    struct copy *x = (struct copy *)(uintptr_t)ctx;
+    dsort_keysort_ready(&x->lazy, (size_t)i, (size_t)i + 1, x->tmp_main);
     return x->a + dsort_sortent_index(&x->ents[i]) * x->rs;
 }
 
 /* dsort_exchange_gather's fill: the piece for rank to, from its byte at on. */
 static void fill(void *ctx, int to, uint64_t at, size_t len, unsigned char *dst)
 {
-    const struct copy *x = ctx;
-    dsort_keysort_gather(&x->o->fmt, x->a, x->ents + x->cuts[to] + at / x->rs, len / x->rs, dst);
+    struct copy *x = ctx;
+    const size_t first = (size_t)(x->cuts[to] + at / x->rs), k = len / x->rs;
+    dsort_keysort_ready(&x->lazy, first, first + k, x->tmp_main);
+    dsort_keysort_gather(&x->o->fmt, x->a, x->ents + first, k, dst);
 }
 
-/* Read the share into A (and checksum it), sort its entries. Agrees. */
+/* Add A's records [summed, summed + k) (at most) to the input's checksums: computed here, not as
+ * the share is read, so that most of it is done while the exchange waits on the network (A is
+ * not written after the read). */
+#define COPY_SUM_STEP ((size_t)1 << 20)
+static void sum_input(struct copy *x, uint64_t k)
+{
+    k = k < x->n - x->summed ? k : x->n - x->summed;
+    dsort_job_sum_records(x->o->verify, x->a + x->summed * x->rs, k, x->rs, &x->sums.sum_in,
+                          &x->sums.con_in);
+    x->summed += k;
+}
+
+/* The sorter thread (dsort-sort), from the splitters to the end of the merge: sorts the
+ * pieces' buckets in the order the rounds send them and the merge takes them (a bucket of the
+ * piece sorted least far next), so that the main thread's fills find their entries sorted and
+ * post the rounds at once (MPI moves nothing while a fill runs), then sums the input. On its
+ * own thread, not in the main thread's wait for a round: a bucket takes about a millisecond,
+ * ten times the wait's sleep between its tests. Stops early when told. */
+static void *sorter_main(void *arg)
+{
+    struct copy *x = arg;
+    for (;;) {
+        if (atomic_load_explicit(&x->stop, memory_order_relaxed))
+            return NULL;
+        int best = -1;
+        for (int r = 0; r < x->c->size; r++)
+            if (x->ahead[r] < x->cuts[r + 1] &&
+                (best < 0 || x->ahead[r] - x->cuts[r] < x->ahead[best] - x->cuts[best]))
+                best = r;
+        if (best < 0)
+            break;
+        const size_t e = dsort_keysort_ready(&x->lazy, (size_t)x->ahead[best],
+                                             (size_t)x->ahead[best] + 1, x->tmp_sorter);
+        x->ahead[best] = e < x->cuts[best + 1] ? e : x->cuts[best + 1];
+    }
+    while (x->summed < x->n && !atomic_load_explicit(&x->stop, memory_order_relaxed))
+        sum_input(x, COPY_SUM_STEP / x->rs + 1);
+    return NULL;
+}
+
+/* Buckets above this many entries are sorted before the exchange (with W's scratch), the
+ * others as they are wanted, with a scratch of their size a thread (at most 4 MiB).
+ * DSORT_COPY_EAGER=N (a testing aid) sets it: 0 sorts every bucket before the exchange; more
+ * than the default (or not a number) is the default. */
+#define COPY_EAGER ((size_t)1 << 18)
+static size_t copy_eager(void)
+{
+    const char *v = getenv("DSORT_COPY_EAGER");
+    char *end;
+    errno = 0;
+    const unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+    return v && *v && !errno && !*end && n <= COPY_EAGER ? (size_t)n : COPY_EAGER;
+}
+
+/* Read the share into A (summed later: sorter_main), make its entries and split them by their first
+ * key byte: the rest of the sort is done as the entries are wanted (struct copy's lazy), most
+ * of it while the exchange waits on the network. Agrees. */
 static enum dsort_status read_and_sort(struct copy *x, const struct dsort_inputs *in,
                                        const struct dsort_share *sh, struct dsort_job_stats *stats,
                                        struct dsort_error *err)
@@ -88,8 +165,8 @@ static enum dsort_status read_and_sort(struct copy *x, const struct dsort_inputs
     struct dsort_phase_clock pc;
     dsort_job_phase_begin(&pc, PH_READ);
     dsort_mem_populate(x->a, (size_t)x->n * x->rs); /* faulted in at once, not page by page */
-    enum dsort_status st =
-        dsort_job_read(x->o, in, sh->first, x->n, x->a, &x->sums.sum_in, &x->sums.con_in, err);
+    /* (not typed: dsort_job_copy_usable; summed later, sum_input) */
+    enum dsort_status st = dsort_job_topo_read(x->o->topo, in, sh->first, x->n, x->a, err);
     stats->bytes_read = x->n * dsort_job_out_rec(x->o);
     dsort_job_phase_end(stats, PH_READ, &pc);
     if ((st = dsort_comm_agree(x->c, st, err)))
@@ -99,10 +176,16 @@ static enum dsort_status read_and_sort(struct copy *x, const struct dsort_inputs
     const size_t elen = (size_t)x->n * sizeof *x->ents;
     dsort_mem_populate(x->w, elen);    /* the scratch */
     dsort_mem_populate(x->ents, elen); /* the entries */
-    dsort_keysort_sort(&x->o->fmt, &x->o->ord, x->a, (size_t)x->n, x->ents,
-                       (struct dsort_sortent *)(void *)x->w);
+    dsort_keysort_split(&x->lazy, &x->o->fmt, &x->o->ord, x->a, (size_t)x->n, x->ents,
+                        (struct dsort_sortent *)(void *)x->w, copy_eager());
+    const size_t tlen = x->lazy.lazy_max * sizeof *x->ents;
+    x->tmp_main = malloc(tlen ? tlen : 1);
+    x->tmp_merge = malloc(tlen ? tlen : 1);
+    x->tmp_sorter = malloc(tlen ? tlen : 1);
+    if (!x->tmp_main || !x->tmp_merge || !x->tmp_sorter)
+        st = dsort_job_alloc_error(err, errno, "the sort's scratch", 3 * tlen);
     dsort_job_phase_end(stats, PH_SORT, &pc);
-    return DSORT_OK;
+    return dsort_comm_agree(x->c, st, err);
 }
 
 /* The sends' stage: a part per other rank, each no larger than the largest piece any rank
@@ -222,6 +305,8 @@ static enum dsort_status own_refill(struct dsort_cursor *cur, struct dsort_error
     (void)err;
     struct own_run *r = cur->ctx;
     size_t k = (size_t)(r->end - r->next) < r->cap ? (size_t)(r->end - r->next) : r->cap;
+    const size_t first = (size_t)(r->next - r->x->ents);
+    dsort_keysort_ready(&r->x->lazy, first, first + k, r->x->tmp_merge);
     dsort_keysort_gather(&r->x->o->fmt, r->x->a, r->next, k, r->buf);
     r->next += k;
     cur->cur = r->buf;
@@ -413,12 +498,14 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
     x.ents = x.w ? (struct dsort_sortent *)(void *)(x.w + head) : NULL;
     x.cuts = calloc(p + 1, sizeof *x.cuts);
     x.have = calloc(p, sizeof *x.have);
+    x.ahead = calloc(p, sizeof *x.ahead);
     pthread_mutex_init(&x.mu, NULL);
     pthread_cond_init(&x.cv, NULL);
     uint64_t *counts = calloc(3 * p, sizeof *counts);
     enum dsort_status st = DSORT_OK;
-    int rc = 2;
-    if (!x.a || !x.w || !x.cuts || !x.have || !counts)
+    int rc = 2, sorting = 0;
+    pthread_t sorter;
+    if (!x.a || !x.w || !x.cuts || !x.have || !x.ahead || !counts)
         st = dsort_job_alloc_error(&err, errno, "buffers", bytes + x.wlen);
     if ((st = dsort_comm_agree(c, st, &err)) || (st = read_and_sort(&x, in, sh, stats, &err)))
         goto fail;
@@ -426,6 +513,10 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
     dsort_job_phase_begin(&pc, PH_SPLIT);
     if ((st = dsort_inmem_cut(c, o, in, x.n, sh->g0, sorted_rec, &x, x.cuts, stats, &err)))
         goto fail;
+    /* The sorter sorts ahead of the sends and the merge (without it, they sort what they
+     * want themselves, and the input is summed at the end) */
+    memcpy(x.ahead, x.cuts, p * sizeof *x.ahead);
+    sorting = dsort_cleanup_thread_create(&sorter, sorter_main, &x, "dsort-sort") == 0;
     dsort_job_phase_end(stats, PH_SPLIT, &pc);
     dsort_progress_step(c, "exchange", 2 * (uint64_t)bytes);
     /* The exchange runs while the merge writes what has arrived (exchange_drive, merge_main):
@@ -447,9 +538,20 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
     if (!st)
         st = merge_out(&x, &m, &out, stats, &err);
     merge_free(&m);
+    if (st)
+        atomic_store_explicit(&x.stop, 1, memory_order_relaxed);
+    if (sorting)
+        pthread_join(sorter, NULL);
+    sorting = 0;
+    if (!st)
+        sum_input(&x, x.n); /* what the sorter left */
     if (!st)
         rc = dsort_job_finish(c, o, in, &out, &x.sums, stats, &err);
 fail:
+    if (sorting) { /* (a failure after the splitters: freeing what the sorter uses) */
+        atomic_store_explicit(&x.stop, 1, memory_order_relaxed);
+        pthread_join(sorter, NULL);
+    }
     if (x.flow) /* (not reached: a started exchange is driven to its end in merge_out) */
         dsort_exchange_flow_finish(x.flow, NULL, NULL);
     if (x.exchanging) /* failed before the exchange could start */
@@ -463,6 +565,10 @@ fail:
     pthread_mutex_destroy(&x.mu);
     free(x.have);
     free(x.cuts);
+    free(x.tmp_main);
+    free(x.tmp_merge);
+    free(x.tmp_sorter);
+    free(x.ahead);
     free(counts);
     return rc;
 }

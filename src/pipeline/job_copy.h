@@ -1,5 +1,6 @@
 /* job_copy.h - the copying path in memory (records read, sent and merged) without a second
- * buffer of the share: the share is read into one buffer, its 16-byte entries are sorted, the
+ * buffer of the share: the share is read into one buffer, its 16-byte entries are sorted (a
+ * bucket of the first key byte at a time, as they are wanted, mostly during the exchange), the
  * records for the other ranks are gathered in sorted order into a small stage as they are sent
  * (dsort_exchange_gather), the received pieces land where the sort's scratch was, and the kept
  * records (through their entries) and the received pieces are merged straight into the

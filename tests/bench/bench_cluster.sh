@@ -25,6 +25,8 @@
 #   BC_NODES=2 (2 or 3)  BC_RECS=10000000 (1 GB)  BC_RATE=2gbit  BC_RUNS=5
 #   BC_MODES="mem ext"   mem: in memory (--no-map: the copying path); ext: --out-of-core -S BC_S;
 #                        mem2: --no-map through job_mem.c (DSORT_COPY_TWO_BUFFERS=1), to compare
+#                        eager: --no-map with every bucket sorted before the exchange
+#                        (DSORT_COPY_EAGER=0), to compare with mem's sort during it
 #                        base: --no-map by another build's dsort (BC_BASE_BIN: its directory of
 #                        programs), for a before/after of a change in the same run
 #   BC_S=256M  BC_COLD=0 (1: sync and drop the page cache before each run)
@@ -115,6 +117,7 @@ one() { # one MODE TAG: a run; its stats in $res/TAG.json, a line in $res/runs.t
     mem) args=(--no-map) ;;
     base) args=(--no-map) prog=${BC_BASE_BIN:-}/dsort ;;
     mem2) args=(--no-map) env=(-x DSORT_COPY_TWO_BUFFERS=1) ;;
+    eager) args=(--no-map) env=(-x DSORT_COPY_EAGER=0) ;;
     ext) args=(--out-of-core -S "$budget") ;;
     *) echo "unknown mode $mode" >&2 && return 1 ;;
     esac

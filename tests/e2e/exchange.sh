@@ -2,7 +2,8 @@
 # The exchange in many rounds: --exchange-chunk 1000 (bytes), and chunks that are smaller than
 # a record or not a multiple of it (1, 150), on gensort, skewed and fixed:8:0:8 data; the
 # stats' exchange_rounds must be at least what the traffic needs at that chunk, and the
-# output correct. Usage: exchange.sh NRANKS
+# output correct; and the copying path's sort a bucket at a time, whatever it sorts first.
+# Usage: exchange.sh NRANKS
 . "$(dirname "$0")/lib.sh"
 suite_init "$1"
 
@@ -45,6 +46,18 @@ chunked 1000 fixed:8:0:8 "" "$T/f8.dat"
 chunked 1000 fixed:8:0:8 "--no-map" "$T/f8.dat" # records shorter than the sort's entries
 py mk "$T/equal.dat" 100 0 10 5000 equal "$SEED"
 chunked 1000 gensort "-s" "$T/equal.dat" any  # in place already: may send nothing
+# The copying path's sort is finished a bucket (of the first key byte) at a time, as the sends
+# and the merge want the entries: every bucket sorted before the exchange (DSORT_COPY_EAGER=0),
+# the ones above the mean bucket (about half of them), none (the default at this size); skewed
+# keys, -r, and keys longer than the sort's 10-byte prefix (ties settled by the whole key).
+gen "$N" -s 40000 "$T/skew40.dat"
+for e in 0 $((40000 / N / 256)); do
+    DSORT_COPY_EAGER=$e sort_check "$N" gensort "--no-map --exchange-chunk 1000" "$T/skew40.dat"
+    DSORT_COPY_EAGER=$e sort_check "$N" gensort "--no-map -r" "$T/bin.dat"
+done
+py mk "$T/p40.dat" 40 2 30 6000 prefix "$SEED"
+sort_check "$N" fixed:40:2:30 "--no-map --exchange-chunk 1000" "$T/p40.dat"
+DSORT_COPY_EAGER=$((6000 / N / 256)) sort_check "$N" fixed:40:2:30 "--no-map -s" "$T/p40.dat"
 # DSORT_COPY_TWO_BUFFERS, the bench's comparison aid: 1 takes the old copying path (job_mem.c,
 # with a merge phase of its own), 0 (as unset) the current one, which merges into the output.
 if [ "$N" -gt 1 ]; then

@@ -6,7 +6,8 @@
  * resort (descending for -r), then index ascending - and requires the identical index
  * sequence, tie order included, and identical gathered bytes. Sizes straddle the radix
  * sort's strategy switches (24 entries: insertion sort; 32768: cache-resident LSD passes;
- * above: MSD scatter first). */
+ * above: MSD scatter first). The sort a bucket at a time (dsort_keysort_split, _ready) must
+ * give the same entries whatever order its buckets are readied in. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include "test_rng.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +182,62 @@ static void check_merge(const struct dsort_format *fmt, const struct dsort_order
     free(got);
 }
 
+/* The sort a bucket at a time (dsort_keysort_split, _ready) must give exactly ents, the whole
+ * sort's: readied in random ranges in a random order, every bucket sorted at once (eager 0),
+ * none (eager n) or some (a random threshold); and an entry once readied never moves. */
+static void check_lazy(const struct dsort_format *fmt, const struct dsort_order *ord,
+                       const unsigned char *recs, size_t n, const struct dsort_sortent *want,
+                       enum keymode mode)
+{
+    struct dsort_sortent *ents = malloc(n * sizeof *ents + 1), *tmp = malloc(n * sizeof *tmp + 1);
+    struct dsort_sortent *seen = malloc(n * sizeof *seen + 1);
+    unsigned char *ready = calloc(n + 1, 1);
+    assert_true(ents && tmp && seen && ready);
+    const size_t eagers[3] = {0, n, n ? (size_t)(rng_next() % n) : 0};
+    for (int t = 0; t < 3; t++) {
+        struct dsort_keysort_lazy z;
+        memset(tmp, 0xa5, n * sizeof *tmp);
+        dsort_keysort_split(&z, fmt, ord, recs, n, ents, tmp, eagers[t]);
+        assert_int_equal(z.off[256], n);
+        struct dsort_sortent *scratch = malloc(z.lazy_max * sizeof *scratch + 1);
+        assert_non_null(scratch);
+        memset(ready, 0, n);
+        for (size_t left = n, tries = 0; left && tries < 64; tries++) {
+            const size_t lo = (size_t)(rng_next() % n),
+                         len = 1 + (size_t)(rng_next() % (n / 8 + 2));
+            const size_t hi = lo + len < n ? lo + len : n;
+            dsort_keysort_ready(&z, lo, hi, scratch);
+            for (size_t i = lo; i < hi; i++)
+                if (!ready[i]) {
+                    ready[i] = 1;
+                    seen[i] = ents[i];
+                    left--;
+                }
+        }
+        for (size_t i = 0; i < n; i++) /* readied entries were final */
+            if (ready[i] && memcmp(&seen[i], &want[i], sizeof *ents)) {
+                print_error("seed %" PRIu64 ": lazy %s keys %s n=%zu eager %zu: entry %zu "
+                            "moved after it was readied\n",
+                            rng_seed_value, fmt->name, mode_name[mode], n, eagers[t], i);
+                fail();
+            }
+        dsort_keysort_ready(&z, 0, n, scratch);
+        for (size_t i = 0; i < n; i++)
+            if (memcmp(&ents[i], &want[i], sizeof *ents)) {
+                print_error("seed %" PRIu64 ": lazy %s keys %s n=%zu eager %zu: position %zu has "
+                            "record %zu, the whole sort's %zu\n",
+                            rng_seed_value, fmt->name, mode_name[mode], n, eagers[t], i,
+                            dsort_sortent_index(&ents[i]), dsort_sortent_index(&want[i]));
+                fail();
+            }
+        free(scratch);
+    }
+    free(ents);
+    free(tmp);
+    free(seen);
+    free(ready);
+}
+
 static void check_case(const struct dsort_format *fmt, const struct dsort_order *ord,
                        enum keymode mode, size_t n)
 {
@@ -216,6 +274,7 @@ static void check_case(const struct dsort_format *fmt, const struct dsort_order 
     }
     /* Sorting does not touch the records. */
     assert_memory_equal(recs, recs_copy, n * rs);
+    check_lazy(fmt, ord, recs, n, ents, mode);
 
     memset(out, 0x5a, n * rs);
     dsort_keysort_gather(fmt, recs, ents, n, out);
@@ -339,6 +398,91 @@ static void test_known_order(void **state)
         }
 }
 
+/* dsort_keysort_ready on three threads at once, each with its own scratch, over random ranges
+ * that overlap (so threads want the same buckets at the same time): the entries must be the
+ * whole sort's. Random keys (small buckets) and two first bytes (two big buckets, wanted by
+ * every thread at once). */
+struct lazy_thread {
+    struct dsort_keysort_lazy *z;
+    struct dsort_sortent *scratch;
+    const struct dsort_sortent *want;
+    uint64_t seed;
+    size_t bad; /* 1 + the first entry not final when its ready call returned; 0: none */
+};
+
+/* ready(lo, hi), then ents[lo..end) must be the whole sort's at once (not after a join: a
+ * ready that returned while another thread still sorted the bucket fails here). */
+static void lazy_thread_ready(struct lazy_thread *t, size_t lo, size_t hi)
+{
+    const size_t end = dsort_keysort_ready(t->z, lo, hi, t->scratch);
+    for (size_t i = lo; i < end && !t->bad; i++)
+        if (memcmp(&t->z->ents[i], &t->want[i], sizeof t->want[i]))
+            t->bad = i + 1;
+}
+
+static void *lazy_thread_main(void *arg)
+{
+    struct lazy_thread *t = arg;
+    const size_t n = t->z->n;
+    for (int i = 0; i < 200; i++) {
+        t->seed = t->seed * 6364136223846793005u + 1442695040888963407u;
+        const size_t lo = (size_t)(t->seed >> 33) % n, len = (size_t)(t->seed >> 13) % 4096;
+        lazy_thread_ready(t, lo, lo + len < n ? lo + len : n);
+    }
+    lazy_thread_ready(t, 0, n);
+    return NULL;
+}
+
+static void test_lazy_threads(void **state)
+{
+    (void)state;
+    rng_seed();
+    struct dsort_format fmt;
+    parse("gensort", &fmt);
+    const struct dsort_order ord = {0, 0, 0};
+    const size_t n = 200000;
+    unsigned char *recs = malloc(n * 100);
+    struct dsort_sortent *want = malloc(n * sizeof *want), *ents = malloc(n * sizeof *ents),
+                         *tmp = malloc(n * sizeof *tmp);
+    assert_true(recs && want && ents && tmp);
+    for (int mode = 0; mode < 2; mode++) {
+        make_records(&fmt, mode ? KEY_HIGHBYTE : KEY_RANDOM, recs, n);
+        dsort_keysort_sort(&fmt, &ord, recs, n, want, tmp);
+        struct dsort_keysort_lazy z;
+        dsort_keysort_split(&z, &fmt, &ord, recs, n, ents, tmp, n);
+        struct lazy_thread t[3];
+        pthread_t tid[3];
+        for (int i = 0; i < 3; i++) {
+            t[i] = (struct lazy_thread){&z, malloc(z.lazy_max * sizeof *ents + 1), want,
+                                        rng_next() | 1, 0};
+            assert_non_null(t[i].scratch);
+            assert_int_equal(pthread_create(&tid[i], NULL, lazy_thread_main, &t[i]), 0);
+        }
+        for (int i = 0; i < 3; i++) {
+            pthread_join(tid[i], NULL);
+            free(t[i].scratch);
+            if (t[i].bad) {
+                print_error("seed %" PRIu64 ": lazy on three threads, keys %s: entry %zu was "
+                            "not final when a ready call that covered it returned\n",
+                            rng_seed_value, mode ? "highbyte" : "random", t[i].bad - 1);
+                fail();
+            }
+        }
+        for (size_t i = 0; i < n; i++)
+            if (memcmp(&ents[i], &want[i], sizeof *ents)) {
+                print_error("seed %" PRIu64 ": lazy on three threads, keys %s: position %zu has "
+                            "record %zu, the whole sort's %zu\n",
+                            rng_seed_value, mode ? "highbyte" : "random", i,
+                            dsort_sortent_index(&ents[i]), dsort_sortent_index(&want[i]));
+                fail();
+            }
+    }
+    free(recs);
+    free(want);
+    free(ents);
+    free(tmp);
+}
+
 /* Keys longer than the prefix that differ only after byte 10, and only in the last byte. */
 static void test_long_key_suffix(void **state)
 {
@@ -392,10 +536,9 @@ static void test_long_key_suffix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_order),
-        cmocka_unit_test(test_long_key_suffix),
-        cmocka_unit_test(test_small_sizes),
-        cmocka_unit_test(test_large_sizes),
+        cmocka_unit_test(test_known_order),  cmocka_unit_test(test_long_key_suffix),
+        cmocka_unit_test(test_small_sizes),  cmocka_unit_test(test_large_sizes),
+        cmocka_unit_test(test_lazy_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
