@@ -28,8 +28,10 @@
  * set on it, no message of the caller's can match one of the library's). On an error, every
  * rank returns the same code and the same message (struct dsort_errinfo), naming the lowest
  * rank that failed; the library never prints, exits or aborts, and frees what it allocated.
- * A failure of MPI itself is reported as DSORT_ERR_MPI where MPI returns one (it may instead
- * abort the job, if MPI's own error handling does so before returning).
+ * A failure of MPI itself is handled by the communicator's error handler, which the duplicate
+ * keeps: with MPI's default (MPI_ERRORS_ARE_FATAL) it ends the job; with MPI_ERRORS_RETURN on
+ * comm it comes back as DSORT_ERR_MPI, but a call that failed on one rank only, in the middle
+ * of the exchange, can leave the other ranks waiting for that rank (MPI cannot tell them).
  *
  * Thread safety: calls on different communicators may run concurrently if MPI was initialised
  * with MPI_THREAD_MULTIPLE; the library starts no threads.

@@ -510,9 +510,11 @@ static int run(MPI_Comm comm, const struct dsort_records *fmt, const void *in, s
         if (err)
             snprintf(err->msg, sizeof err->msg, "intercommunicators are not supported");
     } else if (MPI_Comm_dup(comm, &x.comm) == MPI_SUCCESS) {
-        /* The library's own errors come back as codes; the caller's communicator keeps its
-         * handler. */
-        MPI_Comm_set_errhandler(x.comm, MPI_ERRORS_RETURN);
+        /* The duplicate keeps the caller's error handler: with MPI's default, an MPI call that
+         * fails ends the job, as it must when it fails on one rank in the middle of the
+         * exchange (the others wait for that rank's messages, and nothing could tell them);
+         * with MPI_ERRORS_RETURN the code comes back as DSORT_ERR_MPI (tests/pmpi/fault.sh:
+         * when the library set MPI_ERRORS_RETURN itself, the other rank waited for ever). */
         MPI_Comm_rank(x.comm, &x.rank);
         MPI_Comm_size(x.comm, &x.size);
         code = sort_comm(&x, fmt, in, n, d);
