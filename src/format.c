@@ -15,7 +15,8 @@ void dsort_format_gensort(struct dsort_format *fmt)
     snprintf(fmt->name, sizeof fmt->name, "gensort");
 }
 
-/* Parse one decimal field ending at ':' or '\0'; advances *p past the separator. */
+/* Parse one decimal field ending at ':' or '\0'; advances *p past the separator. Returns 0;
+ * -1 if it is not such a field; -2 if it is a number above max. */
 static int parse_field(const char **p, uint64_t max, uint64_t *out)
 {
     const char *s = *p;
@@ -24,8 +25,10 @@ static int parse_field(const char **p, uint64_t max, uint64_t *out)
     errno = 0;
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || v > max || (*end != ':' && *end != '\0'))
+    if (*end != ':' && *end != '\0')
         return -1;
+    if (errno || v > max)
+        return -2; /* a number, but too large */
     *out = v;
     /* A separator must be followed by another field. */
     if (*end == ':' && end[1] == '\0')
@@ -48,8 +51,15 @@ enum dsort_status dsort_format_parse(const char *spec, struct dsort_format *fmt,
     const uint64_t max = 1u << 24; /* 16 MiB records are plenty for a fixed format */
     uint64_t size, off, len;
     const char *p = spec + 6;
-    if (parse_field(&p, max, &size) || parse_field(&p, max, &off) || parse_field(&p, max, &len) ||
-        *p != '\0')
+    int bad = parse_field(&p, max, &size);
+    bad = bad ? bad : parse_field(&p, max, &off);
+    bad = bad ? bad : parse_field(&p, max, &len);
+    if (bad == -2)
+        return DSORT_ERR(err, DSORT_EINVAL, 0,
+                         "bad format '%s': SIZE, KEYOFF and KEYLEN are at most %" PRIu64
+                         " (records of up to 16 MiB)",
+                         spec, max);
+    if (bad || *p != '\0')
         return DSORT_ERR(err, DSORT_EINVAL, 0,
                          "bad format '%s' (expected fixed:SIZE:KEYOFF:KEYLEN, decimal numbers)",
                          spec);

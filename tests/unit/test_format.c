@@ -109,6 +109,26 @@ static void test_parse_bad(void **state)
     assert_int_equal(accepted, 0);
 }
 
+/* A number too large says the limit; a field that is not a number says what a field is. */
+static void test_parse_messages(void **state)
+{
+    (void)state;
+    static const char *const big[] = {"fixed:20971520:5:10", "fixed:100:16777217:10",
+                                      "fixed:100:0:18446744073709551616"};
+    struct dsort_format f;
+    struct dsort_error err;
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        assert_int_equal(dsort_format_parse(big[i], &f, &err), DSORT_EINVAL);
+        if (!strstr(err.msg, "at most 16777216")) {
+            print_error("message for '%s' does not give the limit: %s\n", big[i], err.msg);
+            fail();
+        }
+    }
+    assert_int_equal(dsort_format_parse("fixed:100:0:10x", &f, &err), DSORT_EINVAL);
+    assert_non_null(strstr(err.msg, "decimal numbers"));
+    assert_null(strstr(err.msg, "at most"));
+}
+
 static void test_gensort_helper(void **state)
 {
     (void)state;
@@ -237,13 +257,10 @@ static void test_cmp(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_good),
-        cmocka_unit_test(test_parse_bad),
-        cmocka_unit_test(test_gensort_helper),
-        cmocka_unit_test(test_name_round_trip),
-        cmocka_unit_test(test_key_cmp),
-        cmocka_unit_test(test_last_resort),
-        cmocka_unit_test(test_cmp),
+        cmocka_unit_test(test_parse_good),      cmocka_unit_test(test_parse_bad),
+        cmocka_unit_test(test_parse_messages),  cmocka_unit_test(test_gensort_helper),
+        cmocka_unit_test(test_name_round_trip), cmocka_unit_test(test_key_cmp),
+        cmocka_unit_test(test_last_resort),     cmocka_unit_test(test_cmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
