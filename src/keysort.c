@@ -180,17 +180,27 @@ static void fix_ties(const struct dsort_format *fmt, const struct dsort_order *o
     }
 }
 
+/* The entries of the n records at recs into ents, in index order (which the stable radix sort
+ * keeps for equal keys); cnt (if not NULL, zeroed) counts them by their first byte. */
+static void make_entries(const struct dsort_format *fmt, const struct dsort_order *ord,
+                         const unsigned char *recs, size_t n, struct dsort_sortent *ents,
+                         size_t *cnt)
+{
+    const size_t rs = fmt->rec_size, klen = fmt->key_len;
+    const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
+    for (size_t i = 0; i < n; i++) {
+        prefix_of(recs + i * rs + fmt->key_off, klen, flip, &ents[i]);
+        ents[i].k1 |= (uint64_t)i;
+        if (cnt)
+            cnt[ents[i].k0 >> 56]++;
+    }
+}
+
 void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order *ord,
                         const unsigned char *recs, size_t n, struct dsort_sortent *ents,
                         struct dsort_sortent *tmp)
 {
-    const size_t rs = fmt->rec_size, klen = fmt->key_len;
-    const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
-    /* Entries are made in index order, which the stable radix sort keeps for equal keys. */
-    for (size_t i = 0; i < n; i++) {
-        prefix_of(recs + i * rs + fmt->key_off, klen, flip, &ents[i]);
-        ents[i].k1 |= (uint64_t)i;
-    }
+    make_entries(fmt, ord, recs, n, ents, NULL);
     tick(0.3); /* the entries made: about a third of the time */
     if (n > 1)
         msd_sort(ents, tmp, n, 0, 1);
@@ -239,8 +249,6 @@ void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format
                          const struct dsort_order *ord, const unsigned char *recs, size_t n,
                          struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager)
 {
-    const size_t rs = fmt->rec_size, klen = fmt->key_len;
-    const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
     z->fmt = fmt;
     z->ord = ord;
     z->recs = recs;
@@ -250,11 +258,7 @@ void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format
     /* The entries are made in tmp, in index order, and scattered into ents by their first
      * byte (stable: each bucket stays in index order). */
     size_t cnt[256] = {0};
-    for (size_t i = 0; i < n; i++) {
-        prefix_of(recs + i * rs + fmt->key_off, klen, flip, &tmp[i]);
-        tmp[i].k1 |= (uint64_t)i;
-        cnt[tmp[i].k0 >> 56]++;
-    }
+    make_entries(fmt, ord, recs, n, tmp, cnt);
     tick(0.3);
     size_t pos[256], sum = 0;
     for (int b = 0; b < 256; b++) {

@@ -178,12 +178,12 @@ static enum dsort_status read_and_sort(struct copy *x, const struct dsort_inputs
     dsort_mem_populate(x->ents, elen); /* the entries */
     dsort_keysort_split(&x->lazy, &x->o->fmt, &x->o->ord, x->a, (size_t)x->n, x->ents,
                         (struct dsort_sortent *)(void *)x->w, copy_eager());
-    const size_t tlen = x->lazy.lazy_max * sizeof *x->ents;
-    x->tmp_main = malloc(tlen ? tlen : 1);
-    x->tmp_merge = malloc(tlen ? tlen : 1);
-    x->tmp_sorter = malloc(tlen ? tlen : 1);
-    if (!x->tmp_main || !x->tmp_merge || !x->tmp_sorter)
-        st = dsort_job_alloc_error(err, errno, "the sort's scratch", 3 * tlen);
+    const size_t tn = x->lazy.lazy_max; /* entries of each thread's scratch, in one block */
+    x->tmp_main = malloc(3 * tn * sizeof *x->ents + 1);
+    x->tmp_merge = x->tmp_main ? x->tmp_main + tn : NULL;
+    x->tmp_sorter = x->tmp_main ? x->tmp_main + 2 * tn : NULL;
+    if (!x->tmp_main)
+        st = dsort_job_alloc_error(err, errno, "the sort's scratch", 3 * tn * sizeof *x->ents);
     dsort_job_phase_end(stats, PH_SORT, &pc);
     return dsort_comm_agree(x->c, st, err);
 }
@@ -565,9 +565,7 @@ fail:
     pthread_mutex_destroy(&x.mu);
     free(x.have);
     free(x.cuts);
-    free(x.tmp_main);
-    free(x.tmp_merge);
-    free(x.tmp_sorter);
+    free(x.tmp_main); /* (the three scratches) */
     free(x.ahead);
     free(counts);
     return rc;
