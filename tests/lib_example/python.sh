@@ -3,7 +3,8 @@
 # ranks (python_sort.py: numpy's stable lexsort as the oracle, exact shares, errors on every
 # rank); then installed with cmake --install into a temp prefix and found from there with no
 # DSORT_LIB (the library through the installed _installed.py), and python3 -m dsort on a .npy
-# file. Skipped (77) without a python3 that has numpy and mpi4py (Debian's python3-numpy and
+# file; and a careless script whose rank 1 has an MPI call fail in the exchange must end the job at
+# once (tests/pmpi/fault.c). Skipped (77) without a python3 that has numpy and mpi4py (Debian's python3-numpy and
 # python3-mpi4py), when mpi4py is built for another MPI than libdsort, and under sanitizers
 # (python3 would need their runtimes preloaded).
 # usage: python.sh BUILD_DIR SOURCE_DIR
@@ -44,6 +45,38 @@ for p in 1 2 3 4; do
     DSORT_LIB=$lib PYTHONPATH=$src/src/lib/python kto 300 "${mpi[@]}" -n $p \
         "$py" "$here/python_sort.py" || fail "python_sort.py at $p ranks"
 done
+
+# One rank's MPI call fails in the middle of the exchange (tests/pmpi/fault.c: rank 1's first
+# MPI_Isend calls the communicator's error handler): under mpi4py's MPI_ERRORS_RETURN the
+# DsortError came back on rank 1 alone, and a script that let it go waited for ever on rank 0
+# (the module now sorts on a duplicate with MPI_ERRORS_ARE_FATAL). The job must end at once,
+# non-zero, with MPI's error, and rank 0 must never print a result. (The injector is passed
+# with Open MPI's -x.)
+fault=$build/tests/pmpi/libdsort_pmpi_fault.so
+if [ "$vendor" = "Open MPI" ] && [ -e "$fault" ]; then
+    cat >fault.py <<'PY'
+import numpy as np
+from mpi4py import MPI
+import dsort
+c = MPI.COMM_WORLD
+a = np.random.default_rng(c.Get_rank()).integers(0, 1 << 60, 200000, dtype=np.uint64)
+out = dsort.sort(a, comm=c)  # (no try: a careless script)
+print(f"rank {c.Get_rank()} sorted {len(out)}", flush=True)
+PY
+    LAST_CMD="mpiexec -n 2 -x LD_PRELOAD=$fault -x DSORT_PMPI_FAIL_ISEND=1:1 $py fault.py"
+    t0=$(date +%s)
+    out=$(DSORT_LIB=$lib PYTHONPATH=$src/src/lib/python kto 60 "${mpi[@]}" -n 2 \
+        -x LD_PRELOAD="$fault" -x DSORT_PMPI_FAIL_ISEND=1:1 "$py" fault.py 2>&1)
+    rc=$? secs=$(($(date +%s) - t0))
+    case $rc in 0) fail "a failed MPI call: exit 0: $out" ;; 124 | 137)
+        fail "a failed MPI call on rank 1: still running after 60 s (rank 0 waits for it)" ;;
+    esac
+    # (MPI_ERRORS_ARE_FATAL's lines name MPI_ERR_OTHER; Open MPI's launcher sometimes loses
+    # them at the abort and prints only "ORTE_ERROR_LOG: ...": some error line)
+    grep -qiE "MPI_ERR_OTHER|error" <<<"$out" || fail "a failed MPI call: no error reported: $out"
+    ! grep -q "sorted" <<<"$out" || fail "a failed MPI call: a rank printed a result: $out"
+    echo "lib.python: rank 1's MPI_Isend failing: exit $rc after $secs s"
+fi
 
 # Installed: the module finds the installed library by itself.
 "${CMAKE:-cmake}" --install "$build" --prefix "$tmp/prefix" >/dev/null || fail "cmake --install"

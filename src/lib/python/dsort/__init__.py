@@ -166,6 +166,9 @@ def sort(arr, order=None, comm=None, stable=False, descending=False):
       records' byte order of equal keys too (dsort -r).
     Raises DsortError (every rank, the same code and message) when libdsort fails, and on every
     rank when any rank's arguments are wrong (that rank raises its own TypeError/ValueError).
+    A failure of MPI itself inside the sort ends the job (MPI_ERRORS_ARE_FATAL on a duplicate
+    of comm, whatever comm's own handler): one rank's failed call would otherwise leave the
+    others waiting for it.
     Typed keys (anything but a run of bytes, bool, u1 and big-endian unsigned fields, each
     ascending) need libdsort 0.2; on 0.1 they raise NotImplementedError.
     """
@@ -182,10 +185,19 @@ def sort(arr, order=None, comm=None, stable=False, descending=False):
     out = _lib.ctypes.c_void_p()
     n_out = _lib.ctypes.c_size_t()
     err = _lib.ErrInfo()
-    rc = lib.dll.dsort_sort(lib.comm_handle(comm), _lib.ctypes.byref(rec),
-                            data.ctypes.data if len(data) else None, len(data),
-                            _lib.ctypes.byref(out), _lib.ctypes.byref(n_out),
-                            _lib.ctypes.byref(err))
+    # mpi4py gives its communicators MPI_ERRORS_RETURN (for its exceptions): an MPI call that
+    # failed on one rank in the middle of libdsort's exchange would come back on that rank
+    # alone, while the others waited for its messages for ever (libdsort(3)). The sort runs on
+    # a duplicate whose MPI errors end the job (comm itself is left as it is).
+    work = comm.Dup()
+    try:
+        work.Set_errhandler(lib.mpi.ERRORS_ARE_FATAL)
+        rc = lib.dll.dsort_sort(lib.comm_handle(work), _lib.ctypes.byref(rec),
+                                data.ctypes.data if len(data) else None, len(data),
+                                _lib.ctypes.byref(out), _lib.ctypes.byref(n_out),
+                                _lib.ctypes.byref(err))
+    finally:
+        work.Free()
     del keystr  # kept alive until the call returned
     if rc != _lib.DSORT_SUCCESS:
         raise DsortError(rc, err.rank, "dsort: " + err.msg.decode(errors="replace"))
