@@ -3,9 +3,9 @@
 # ranks (python_sort.py: numpy's stable lexsort as the oracle, exact shares, errors on every
 # rank); then installed with cmake --install into a temp prefix and found from there with no
 # DSORT_LIB (the library through the installed _installed.py), and python3 -m dsort on a .npy
-# file; and a careless script whose rank 1 has an MPI call fail in the exchange must end the job at
-# once (tests/pmpi/fault.c). Skipped (77) without a python3 that has numpy and mpi4py (Debian's python3-numpy and
-# python3-mpi4py), when mpi4py is built for another MPI than libdsort, and under sanitizers
+# file; and a careless script whose rank 1 has an MPI call fail in the exchange must end the
+# job at once (tests/pmpi/fault.c). Skipped (77) without a python3 that has numpy and mpi4py
+# (Debian's python3-numpy and python3-mpi4py), when mpi4py is built for another MPI than libdsort, and under sanitizers
 # (python3 would need their runtimes preloaded).
 # usage: python.sh BUILD_DIR SOURCE_DIR
 set -u
