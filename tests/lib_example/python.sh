@@ -5,8 +5,8 @@
 # DSORT_LIB (the library through the installed _installed.py), and python3 -m dsort on a .npy
 # file; and a careless script whose rank 1 has an MPI call fail in the exchange must end the
 # job at once (tests/pmpi/fault.c). Skipped (77) without a python3 that has numpy and mpi4py
-# (Debian's python3-numpy and python3-mpi4py), when mpi4py is built for another MPI than libdsort, and under sanitizers
-# (python3 would need their runtimes preloaded).
+# (Debian's python3-numpy and python3-mpi4py), when mpi4py is built for another MPI than
+# libdsort, and under sanitizers (python3 would need their runtimes preloaded).
 # usage: python.sh BUILD_DIR SOURCE_DIR
 set -u
 build=${1:?usage: python.sh BUILD_DIR SOURCE_DIR} src=${2:?usage: python.sh BUILD_DIR SOURCE_DIR}
