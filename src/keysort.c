@@ -180,15 +180,15 @@ static void fix_ties(const struct dsort_format *fmt, const struct dsort_order *o
     }
 }
 
-/* The entries of the n records at recs into ents, in index order (which the stable radix sort
- * keeps for equal keys); cnt (if not NULL, zeroed) counts them by their first byte. */
-static void make_entries(const struct dsort_format *fmt, const struct dsort_order *ord,
-                         const unsigned char *recs, size_t n, struct dsort_sortent *ents,
-                         size_t *cnt)
+/* (keysort.h) In index order, which the stable radix sort keeps for equal keys; cnt is added
+ * to (zero it for a count of these alone). */
+void dsort_keysort_entries(const struct dsort_format *fmt, const struct dsort_order *ord,
+                           const unsigned char *recs, size_t first, size_t n,
+                           struct dsort_sortent *ents, size_t *cnt)
 {
     const size_t rs = fmt->rec_size, klen = fmt->key_len;
     const uint64_t flip = ord->reverse ? ~UINT64_C(0) : 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = first; i < first + n; i++) {
         prefix_of(recs + i * rs + fmt->key_off, klen, flip, &ents[i]);
         ents[i].k1 |= (uint64_t)i;
         if (cnt)
@@ -200,7 +200,7 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
                         const unsigned char *recs, size_t n, struct dsort_sortent *ents,
                         struct dsort_sortent *tmp)
 {
-    make_entries(fmt, ord, recs, n, ents, NULL);
+    dsort_keysort_entries(fmt, ord, recs, 0, n, ents, NULL);
     tick(0.3); /* the entries made: about a third of the time */
     if (n > 1)
         msd_sort(ents, tmp, n, 0, 1);
@@ -249,16 +249,24 @@ void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format
                          const struct dsort_order *ord, const unsigned char *recs, size_t n,
                          struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager)
 {
+    size_t cnt[256] = {0};
+    dsort_keysort_entries(fmt, ord, recs, 0, n, tmp, cnt);
+    dsort_keysort_split_made(z, fmt, ord, recs, n, ents, tmp, cnt, eager);
+}
+
+void dsort_keysort_split_made(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
+                              const struct dsort_order *ord, const unsigned char *recs, size_t n,
+                              struct dsort_sortent *ents, struct dsort_sortent *tmp,
+                              const size_t *cnt, size_t eager)
+{
     z->fmt = fmt;
     z->ord = ord;
     z->recs = recs;
     z->ents = ents;
     z->n = n;
     z->lazy_max = 0;
-    /* The entries are made in tmp, in index order, and scattered into ents by their first
-     * byte (stable: each bucket stays in index order). */
-    size_t cnt[256] = {0};
-    make_entries(fmt, ord, recs, n, tmp, cnt);
+    /* The entries, made in tmp in index order, are scattered into ents by their first byte
+     * (stable: each bucket stays in index order). */
     tick(0.3);
     size_t pos[256], sum = 0;
     for (int b = 0; b < 256; b++) {

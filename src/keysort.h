@@ -79,6 +79,21 @@ void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format
                          const struct dsort_order *ord, const unsigned char *recs, size_t n,
                          struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager);
 
+/* The entries of records [first, first + k) of recs, as dsort_keysort_split makes them, into
+ * ents[first .. first + k); each one's first normalised key byte counted in cnt[256] (if not
+ * NULL). For entries made as the records arrive (the copying path's read, each chunk while it is
+ * in the cache); calls on disjoint ranges may run on several threads at once. */
+void dsort_keysort_entries(const struct dsort_format *fmt, const struct dsort_order *ord,
+                           const unsigned char *recs, size_t first, size_t k,
+                           struct dsort_sortent *ents, size_t *cnt);
+
+/* dsort_keysort_split of entries already made: tmp holds all n entries in index order
+ * (dsort_keysort_entries), cnt the counts of their first bytes; tmp is then its scratch. */
+void dsort_keysort_split_made(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
+                              const struct dsort_order *ord, const unsigned char *recs, size_t n,
+                              struct dsort_sortent *ents, struct dsort_sortent *tmp,
+                              const size_t *cnt, size_t eager);
+
 /* Sort the buckets not sorted yet that hold entries [lo, hi) (hi <= n); tmp: scratch of
  * z->lazy_max entries. Afterwards ents[lo..hi) are final, and so are the entries up to the
  * returned index: the end of the last bucket that holds [lo, hi) (lo if lo >= hi). */

@@ -16,6 +16,7 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "io.h"
+#include "mem.h"
 
 struct shared {
     const struct dsort_devread_req *reqs;
@@ -58,10 +59,15 @@ static enum dsort_status read_req(struct group *g, int fd, const struct dsort_de
         if (atomic_load(&g->sh->stop))
             return DSORT_EINTR; /* another group failed: its error is the one reported */
         size_t want = r->length - done < g->sh->chunk ? r->length - done : g->sh->chunk;
+        const struct dsort_devread_hooks *h = g->sh->hooks;
+        if (h && h->populate)
+            dsort_mem_populate(dest + done, want);
         enum dsort_status st =
             dsort_io_pread_full(fd, dest + done, want, r->offset + done, r->path, err);
         if (st)
             return st;
+        if (h && h->chunk)
+            h->chunk(h->chunk_arg, dest + done, want);
         done += want;
         g->stat.bytes += want;
     }
@@ -502,5 +508,5 @@ void dsort_devread_tokens_destroy(struct dsort_devread_tokens *t)
 
 struct dsort_devread_hooks dsort_devread_tokens_hooks(struct dsort_devread_tokens *t)
 {
-    return (struct dsort_devread_hooks){tokens_before, tokens_after, t};
+    return (struct dsort_devread_hooks){.before = tokens_before, .after = tokens_after, .arg = t};
 }

@@ -56,6 +56,14 @@ struct dsort_devread_hooks {
     /* After the group; ok is 1 if all its requests were read. */
     void (*after)(const char *key, int ok, void *arg);
     void *arg;
+    /* After each chunk (one pread, at most `chunk` bytes) is in: its destination and length,
+     * in its group's thread (groups call it at once), with chunk_arg; NULL: none. With
+     * populate set, each chunk's destination is faulted in (dsort_mem_populate) just before it
+     * is read: the kernel's zeroing of a fresh page and the copy into it then meet in the
+     * cache, where the hook finds the bytes too. */
+    void (*chunk)(void *chunk_arg, unsigned char *dest, size_t len);
+    void *chunk_arg;
+    int populate;
 };
 
 struct dsort_devread_stat {

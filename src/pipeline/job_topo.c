@@ -270,17 +270,42 @@ static enum dsort_status add_req(void *ctx, const struct dsort_input_segment *se
     return DSORT_OK;
 }
 
+/* The reads of dsort_job_topo_read_padded, with each as the devread chunk hook (NULL: none). */
+static enum dsort_status topo_read(struct dsort_job_topo *t, const struct dsort_inputs *in,
+                                   uint64_t first, uint64_t count, unsigned char *dest,
+                                   const unsigned char *pad,
+                                   void (*each)(void *arg, unsigned char *piece, size_t len),
+                                   void *arg, struct dsort_error *err);
+
 enum dsort_status dsort_job_topo_read(struct dsort_job_topo *t, const struct dsort_inputs *in,
                                       uint64_t first, uint64_t count, unsigned char *dest,
                                       struct dsort_error *err)
 {
-    return dsort_job_topo_read_padded(t, in, first, count, dest, NULL, err);
+    return topo_read(t, in, first, count, dest, NULL, NULL, NULL, err);
 }
 
 enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
                                              const struct dsort_inputs *in, uint64_t first,
                                              uint64_t count, unsigned char *dest,
                                              const unsigned char *pad, struct dsort_error *err)
+{
+    return topo_read(t, in, first, count, dest, pad, NULL, NULL, err);
+}
+
+enum dsort_status dsort_job_topo_read_each(struct dsort_job_topo *t, const struct dsort_inputs *in,
+                                           uint64_t first, uint64_t count, unsigned char *dest,
+                                           void (*each)(void *arg, unsigned char *piece,
+                                                        size_t len),
+                                           void *arg, struct dsort_error *err)
+{
+    return topo_read(t, in, first, count, dest, NULL, each, arg, err);
+}
+
+static enum dsort_status topo_read(struct dsort_job_topo *t, const struct dsort_inputs *in,
+                                   uint64_t first, uint64_t count, unsigned char *dest,
+                                   const unsigned char *pad,
+                                   void (*each)(void *arg, unsigned char *piece, size_t len),
+                                   void *arg, struct dsort_error *err)
 {
     struct dsort_devread_req *reqs = calloc(in->count + 1, sizeof *reqs);
     if (!reqs)
@@ -294,10 +319,15 @@ enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
         free(reqs);
         return st;
     }
-    struct dsort_devread_hooks hooks = dsort_devread_tokens_hooks(tok);
+    struct dsort_devread_hooks hooks =
+        tok ? dsort_devread_tokens_hooks(tok) : (struct dsort_devread_hooks){0};
+    hooks.chunk = each;
+    hooks.chunk_arg = arg;
+    hooks.populate = each != NULL;
     struct dsort_devread_stat *stats = NULL;
     size_t nstats = 0;
-    st = dsort_devread_run(reqs, n, 0, tok ? &hooks : NULL, &stats, &nstats, err);
+    st = dsort_devread_run(reqs, n, each ? DSORT_DEVREAD_MIN_CHUNK : 0, tok || each ? &hooks : NULL,
+                           &stats, &nstats, err);
     for (size_t s = 0; s < nstats; s++) {
         int d = dsort_plan_device_find(t->node, stats[s].key);
         if (d >= 0) {

@@ -42,6 +42,14 @@ enum dsort_status dsort_job_topo_read_padded(struct dsort_job_topo *t,
                                              const struct dsort_inputs *in, uint64_t first,
                                              uint64_t count, unsigned char *dest,
                                              const unsigned char *pad, struct dsort_error *err);
+/* dsort_job_topo_read, a MiB or so at a time: each piece of dest is faulted in just before it
+ * is read and handed to each(arg, piece, len) just after, on the thread that read it (a share
+ * on several devices calls it from several threads at once). Local. */
+enum dsort_status dsort_job_topo_read_each(struct dsort_job_topo *t, const struct dsort_inputs *in,
+                                           uint64_t first, uint64_t count, unsigned char *dest,
+                                           void (*each)(void *arg, unsigned char *piece,
+                                                        size_t len),
+                                           void *arg, struct dsort_error *err);
 /* The mapped input file i: fault in bytes [off, off + len) of map (dsort_inputs_populate),
  * taking the turn on the file's device that a read would take, so that ranks mapping one
  * disk do not read it with more streams than its limit when the page cache lacks the data.

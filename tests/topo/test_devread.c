@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -126,9 +127,71 @@ static void hooks_init(struct hookstate *h, struct dsort_devread_hooks *hk)
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
     h->fail_key = -1;
-    hk->before = before;
-    hk->after = after;
-    hk->arg = h;
+    *hk = (struct dsort_devread_hooks){.before = before, .after = after, .arg = h};
+}
+
+/* The chunk hook (with populate): every byte of every request is handed to it once, in chunks
+ * of at most the chunk size, already read when it is called (it compares them with the files'
+ * bytes), from each group's thread; the destination is an anonymous mapping not touched before. */
+struct chunkstate {
+    pthread_mutex_t mu;
+    const unsigned char *base, *want; /* the destination, and what must land there */
+    unsigned char *seen;              /* times each byte was handed over */
+    size_t len, biggest;
+    int bad, calls;
+};
+
+static void on_chunk(void *arg, unsigned char *dest, size_t len)
+{
+    struct chunkstate *c = arg;
+    pthread_mutex_lock(&c->mu);
+    const size_t at = (size_t)(dest - c->base);
+    if (dest < c->base || at + len > c->len || memcmp(dest, c->want + at, len) != 0)
+        c->bad++;
+    else
+        for (size_t i = 0; i < len; i++)
+            c->seen[at + i]++;
+    c->biggest = len > c->biggest ? len : c->biggest;
+    c->calls++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void test_chunk_hook(void **state)
+{
+    (void)state;
+    const size_t half = MiB + MiB / 2 + 7, len = n1 + n2 + n3;
+    unsigned char *b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *want = malloc(len), *seen = calloc(len, 1);
+    assert_true(b != MAP_FAILED && want && seen);
+    /* in the destination: f1's second part, f2, f3, f1's first part */
+    memcpy(want, d1 + half, n1 - half);
+    memcpy(want + n1 - half, d2, n2);
+    memcpy(want + n1 - half + n2, d3, n3);
+    memcpy(want + n1 - half + n2 + n3, d1, half);
+    struct dsort_devread_req reqs[4] = {
+        {f1, -1, half, n1 - half, b, "A"},
+        {f2, -1, 0, n2, b + n1 - half, "B"},
+        {f3, -1, 0, n3, b + n1 - half + n2, "A"},
+        {f1, -1, 0, half, b + n1 - half + n2 + n3, "C"},
+    };
+    struct chunkstate c = {.base = b, .want = want, .seen = seen, .len = len};
+    pthread_mutex_init(&c.mu, NULL);
+    struct dsort_devread_hooks hk = {.chunk = on_chunk, .chunk_arg = &c, .populate = 1};
+    struct dsort_error err;
+    dsort_error_clear(&err);
+    assert_int_equal(dsort_devread_run(reqs, 4, 1, &hk, NULL, NULL, &err), DSORT_OK);
+    assert_int_equal(c.bad, 0);
+    for (size_t i = 0; i < len; i++)
+        if (seen[i] != 1)
+            fail_msg("byte %zu handed to the hook %d times", i, seen[i]);
+    assert_true(c.biggest <= DSORT_DEVREAD_MIN_CHUNK);
+    assert_int_equal(c.calls,
+                     2 + 2 + 1 + 2); /* 1 MiB chunks: 1.5 MiB+116, 2 MiB, 1000, 1.5 MiB+7 */
+    assert_memory_equal(b, want, len);
+    pthread_mutex_destroy(&c.mu);
+    munmap(b, len);
+    free(want);
+    free(seen);
 }
 
 static void test_reads_equal(void **state)
@@ -320,9 +383,10 @@ static void test_plan_requests(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reads_equal),  cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_short_file),   cmocka_unit_test(test_failing_hook),
-        cmocka_unit_test(test_bad_requests), cmocka_unit_test(test_plan_requests),
+        cmocka_unit_test(test_reads_equal),   cmocka_unit_test(test_chunk_hook),
+        cmocka_unit_test(test_missing_file),  cmocka_unit_test(test_short_file),
+        cmocka_unit_test(test_failing_hook),  cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_plan_requests),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -182,9 +182,42 @@ static void check_merge(const struct dsort_format *fmt, const struct dsort_order
     free(got);
 }
 
-/* The sort a bucket at a time (dsort_keysort_split, _ready) must give exactly ents, the whole
- * sort's: readied in random ranges in a random order, every bucket sorted at once (eager 0),
- * none (eager n) or some (a random threshold); and an entry once readied never moves. */
+/* dsort_keysort_split_made after the entries were made as the copying path's read makes them:
+ * in pieces (random lengths, some empty) taken in a random order, the counts summed. */
+static void split_in_pieces(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
+                            const struct dsort_order *ord, const unsigned char *recs, size_t n,
+                            struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager)
+{
+    size_t cuts[18], k = 0, cnt[256] = {0};
+    cuts[k++] = 0;
+    while (k < 17)
+        cuts[k++] = n ? (size_t)(rng_next() % (n + 1)) : 0;
+    cuts[k++] = n;
+    for (size_t i = 1; i < k; i++) /* sorted: pieces [cuts[i - 1], cuts[i]) */
+        for (size_t j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
+            const size_t t = cuts[j];
+            cuts[j] = cuts[j - 1];
+            cuts[j - 1] = t;
+        }
+    size_t order[17];
+    for (size_t i = 0; i < k - 1; i++)
+        order[i] = i;
+    for (size_t i = k - 2; i > 0; i--) { /* shuffled */
+        const size_t j = (size_t)(rng_next() % (i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < k - 1; i++) {
+        const size_t a = cuts[order[i]], b = cuts[order[i] + 1];
+        dsort_keysort_entries(fmt, ord, recs, a, b - a, tmp, cnt);
+    }
+    dsort_keysort_split_made(z, fmt, ord, recs, n, ents, tmp, cnt, eager);
+}
+
+/* The sort a bucket at a time (dsort_keysort_split or _split_made, _ready) must give exactly
+ * ents, the whole sort's: readied in random ranges in a random order, every bucket sorted at
+ * once (eager 0), none (eager n) or some (a random threshold), the entries made at once or in
+ * pieces; and an entry once readied never moves. */
 static void check_lazy(const struct dsort_format *fmt, const struct dsort_order *ord,
                        const unsigned char *recs, size_t n, const struct dsort_sortent *want,
                        enum keymode mode)
@@ -197,7 +230,10 @@ static void check_lazy(const struct dsort_format *fmt, const struct dsort_order 
     for (int t = 0; t < 3; t++) {
         struct dsort_keysort_lazy z;
         memset(tmp, 0xa5, n * sizeof *tmp);
-        dsort_keysort_split(&z, fmt, ord, recs, n, ents, tmp, eagers[t]);
+        if (t == 0)
+            dsort_keysort_split(&z, fmt, ord, recs, n, ents, tmp, eagers[t]);
+        else
+            split_in_pieces(&z, fmt, ord, recs, n, ents, tmp, eagers[t]);
         assert_int_equal(z.off[256], n);
         struct dsort_sortent *scratch = malloc(z.lazy_max * sizeof *scratch + 1);
         assert_non_null(scratch);
