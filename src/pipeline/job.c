@@ -37,11 +37,12 @@ uint64_t dsort_job_get_be64(const unsigned char *p)
 
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p)
 {
-    /* A and B hold the share; 16-byte sort entries; their scratch lives in B unless records
+    /* A and B hold the share (the copying path: W, with a sixteenth more for its sampled
+     * splitters' imbalance); 16-byte sort entries; their scratch lives in B unless records
      * are shorter than entries; the exact splitters' state (O(p^2) composite keys, at most
      * key + whole record + 16 bytes each); 16 MiB for everything else. */
     const uint64_t rs = fmt->rec_size, ent = sizeof(struct dsort_sortent);
-    return n * (2 * rs + ent + (rs < ent ? ent : 0)) +
+    return n * (2 * rs + ent + (rs < ent ? ent : 0)) + n * rs / 16 +
            dsort_splitters_memory(p, fmt->rec_size + fmt->key_len + 16) + ((uint64_t)16 << 20);
 }
 

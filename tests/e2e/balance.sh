@@ -1,7 +1,8 @@
 #!/bin/bash
 # Balance: with --stats, the largest rank's output is at most 1.05 x the average + 1 record, on
 # uniform, skewed (dsort-gen -s), all-keys-equal and three-keys inputs, also with -r and -s;
-# the stats account for every record; the output is correct. In memory (exact splitters) and
+# the stats account for every record; the output is correct. In memory (exact splitters; the
+# copying path, --no-map, sampled ones as out of core) and
 # out of core (--out-of-core -S 256K: sampled splitters, dsort_splitters_sample; 20,000 records
 # give every rank a sample of up to 4,096 of its records, so the tolerance of the selection,
 # not the sampling, decides the balance). Text lines too: lines whose keys are all equal under
@@ -36,6 +37,13 @@ balanced all-keys-equal 20000 "-r" "$T/equal.dat"
 py mk "$T/few.dat" 100 0 10 20000 few "$SEED"
 balanced three-keys 20000 "" "$T/few.dat"
 balanced three-keys 20000 "-r -s" "$T/few.dat"
+# The copying path (--no-map: what ranks on several nodes take): splitters from a sample of each
+# share, taken before the share is read.
+balanced uniform 20000 "--no-map" "$T/uniform.dat"
+balanced skewed 20000 "--no-map -r" "$T/skew.dat"
+balanced all-keys-equal 20000 "--no-map" "$T/equal.dat"
+balanced all-keys-equal 20000 "--no-map -s" "$T/equal.dat"
+balanced three-keys 20000 "--no-map -r -s" "$T/few.dat"
 
 # lines_balanced NAME GNUOPTS DSORTOPTS INPUT: --format lines against LC_ALL=C sort GNUOPTS,
 # and the balance of the lines each rank writes.

@@ -55,6 +55,20 @@ for e in 0 $((40000 / N / 256)); do
     DSORT_COPY_EAGER=$e sort_check "$N" gensort "--no-map --exchange-chunk 1000" "$T/skew40.dat"
     DSORT_COPY_EAGER=$e sort_check "$N" gensort "--no-map -r" "$T/bin.dat"
 done
+# Its splitters come from a sample of every share (DSORT_COPY_SAMPLES, a testing aid, caps it):
+# with one sample a rank the pieces are far from balanced, and with none anywhere every record
+# goes to the last rank, whose receive region cannot hold them (a buffer of their own).
+for s in 1 0; do
+    DSORT_COPY_SAMPLES=$s sort_check "$N" gensort "--no-map --exchange-chunk 1000 --stats $T/smp.json" \
+        "$T/skew40.dat" || continue
+    if [ "$s" != 0 ] || [ "$N" -le 1 ]; then continue; fi
+    CHECKS=$((CHECKS + 1))
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["per_rank"]
+assert [k["records_out"] for k in r] == [0] * (len(r) - 1) + [40000], [k["records_out"] for k in r]' \
+        "$T/smp.json" 2>"$T/smp.err"
+    check $? "DSORT_COPY_SAMPLES=0: not every record on the last rank: $(tail -n 1 "$T/smp.err")"
+done
 py mk "$T/p40.dat" 40 2 30 6000 prefix "$SEED"
 sort_check "$N" fixed:40:2:30 "--no-map --exchange-chunk 1000" "$T/p40.dat"
 DSORT_COPY_EAGER=$((6000 / N / 256)) sort_check "$N" fixed:40:2:30 "--no-map -s" "$T/p40.dat"

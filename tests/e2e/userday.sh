@@ -163,7 +163,8 @@ PY
 inmem="read sort splitters exchange merge write commit"
 ooc="sample read sort splitters exchange spill merge write commit"
 phases_case "mapped" "$inmem"
-PH_OVERLAP=$((N > 1)) phases_case "--no-map" "$inmem" --no-map
+# (the copying path at several ranks: sampled splitters, so that its network starts early)
+PH_OVERLAP=$((N > 1)) phases_case "--no-map" "sample $inmem" --no-map
 phases_case "fixed, out of core" "$ooc" --out-of-core -S 1M
 phases_case "lines in memory" "sample $inmem" --format lines # (a sample for its rounds' cuts)
 phases_case "lines, out of core" "$ooc" --format lines --out-of-core -S 1M
