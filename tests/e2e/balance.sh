@@ -44,6 +44,14 @@ balanced skewed 20000 "--no-map -r" "$T/skew.dat"
 balanced all-keys-equal 20000 "--no-map" "$T/equal.dat"
 balanced all-keys-equal 20000 "--no-map -s" "$T/equal.dat"
 balanced three-keys 20000 "--no-map -r -s" "$T/few.dat"
+# Keys periodic with a period of 8 records: samples evenly spaced over each share (at 2 ranks
+# 8 records apart) all held one key, or weighed the keys unevenly (a rank got 1.12x the
+# average at 2 ranks, 1.5x at 3, 1.1x at 7); the copying path's positions are drawn.
+python3 -c 'import os, sys
+with open(sys.argv[1], "wb") as f:
+    for i in range(65536):
+        f.write(bytes([65 + i % 8]) * 10 + os.urandom(90))' "$T/period8.dat"
+balanced periodic 65536 "--no-map" "$T/period8.dat"
 
 # lines_balanced NAME GNUOPTS DSORTOPTS INPUT: --format lines against LC_ALL=C sort GNUOPTS,
 # and the balance of the lines each rank writes.
