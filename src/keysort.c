@@ -247,17 +247,8 @@ static void ready_bucket(struct dsort_keysort_lazy *z, int b, struct dsort_sorte
 
 void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
                          const struct dsort_order *ord, const unsigned char *recs, size_t n,
-                         struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager)
-{
-    size_t cnt[256] = {0};
-    dsort_keysort_entries(fmt, ord, recs, 0, n, tmp, cnt);
-    dsort_keysort_split_made(z, fmt, ord, recs, n, ents, tmp, cnt, eager);
-}
-
-void dsort_keysort_split_made(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
-                              const struct dsort_order *ord, const unsigned char *recs, size_t n,
-                              struct dsort_sortent *ents, struct dsort_sortent *tmp,
-                              const size_t *cnt, size_t eager)
+                         struct dsort_sortent *ents, struct dsort_sortent *tmp, const size_t *cnt,
+                         size_t eager)
 {
     z->fmt = fmt;
     z->ord = ord;

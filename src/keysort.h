@@ -55,15 +55,16 @@ void dsort_keysort_sort(const struct dsort_format *fmt, const struct dsort_order
 void dsort_keysort_sort_entries(struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t n);
 
 /* A sort finished a bucket at a time, as the entries are wanted (the copying path: most of
- * the sort then runs while the exchange waits on the network). dsort_keysort_split makes the
- * entries and does the sort's first MSD pass: ents then holds 256 buckets by the first
- * normalised key byte, bucket b at [off[b], off[b + 1]), each in index order. Buckets larger
- * than eager entries are sorted at once (with tmp, scratch of n entries, which is free again
- * afterwards); dsort_keysort_ready sorts the others when their entries are first wanted. Once
- * every entry has been readied, ents is exactly what dsort_keysort_sort gives. Ready calls may
- * run on several threads at once, each with its own scratch: a bucket is sorted by the first
- * that wants it, and the others wait for it, yielding the core: at most one bucket's sort
- * (about a millisecond for 20000 entries; eager bounds the largest). */
+ * the sort then runs while the exchange waits on the network). dsort_keysort_entries makes the
+ * entries (all at once, or a range at a time as the records arrive) and dsort_keysort_split
+ * does the sort's first MSD pass: ents then holds 256 buckets by the first normalised key byte,
+ * bucket b at [off[b], off[b + 1]), each in index order. Buckets larger than eager entries are
+ * sorted at once (with tmp, where the entries were made, which is free again afterwards);
+ * dsort_keysort_ready sorts the others when their entries are first wanted. Once every entry has
+ * been readied, ents is exactly what dsort_keysort_sort gives. Ready calls may run on several
+ * threads at once, each with its own scratch: a bucket is sorted by the first that wants it, and
+ * the others wait for it, yielding the core: at most one bucket's sort (about a millisecond for
+ * 20000 entries; eager bounds the largest). */
 struct dsort_keysort_lazy {
     const struct dsort_format *fmt;
     const struct dsort_order *ord;
@@ -75,11 +76,7 @@ struct dsort_keysort_lazy {
     _Atomic unsigned char done[256]; /* bucket b: not sorted, being sorted, sorted */
 };
 
-void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
-                         const struct dsort_order *ord, const unsigned char *recs, size_t n,
-                         struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager);
-
-/* The entries of records [first, first + k) of recs, as dsort_keysort_split makes them, into
+/* The entries of records [first, first + k) of recs, as the sorts make them, into
  * ents[first .. first + k); each one's first normalised key byte counted in cnt[256] (if not
  * NULL). For entries made as the records arrive (the copying path's read, each chunk while it is
  * in the cache); calls on disjoint ranges may run on several threads at once. */
@@ -87,12 +84,12 @@ void dsort_keysort_entries(const struct dsort_format *fmt, const struct dsort_or
                            const unsigned char *recs, size_t first, size_t k,
                            struct dsort_sortent *ents, size_t *cnt);
 
-/* dsort_keysort_split of entries already made: tmp holds all n entries in index order
- * (dsort_keysort_entries), cnt the counts of their first bytes; tmp is then its scratch. */
-void dsort_keysort_split_made(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
-                              const struct dsort_order *ord, const unsigned char *recs, size_t n,
-                              struct dsort_sortent *ents, struct dsort_sortent *tmp,
-                              const size_t *cnt, size_t eager);
+/* The split: tmp holds all n entries of recs in index order (dsort_keysort_entries), cnt the
+ * counts of their first bytes; they are scattered into ents, and tmp is then its scratch. */
+void dsort_keysort_split(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
+                         const struct dsort_order *ord, const unsigned char *recs, size_t n,
+                         struct dsort_sortent *ents, struct dsort_sortent *tmp, const size_t *cnt,
+                         size_t eager);
 
 /* Sort the buckets not sorted yet that hold entries [lo, hi) (hi <= n); tmp: scratch of
  * z->lazy_max entries. Afterwards ents[lo..hi) are final, and so are the entries up to the

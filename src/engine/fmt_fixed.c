@@ -280,6 +280,27 @@ static uint64_t fixed_rounds(const struct dsort_memplan_in *in, const struct dso
     return p->chunk ? (in->records + p->chunk - 1) / p->chunk : 0;
 }
 
+size_t dsort_recfmt_fixed_init(struct dsort_recfmt_ctx *x, struct dsort_cmp *cmp,
+                               const struct dsort_format *fmt, const struct dsort_order *ord)
+{
+    const size_t rs = fmt->rec_size;
+    const int tagged = !dsort_order_last_resort(ord);
+    dsort_cmp_init(cmp, fmt, ord);
+    if (tagged) { /* ties by the position suffix, ascending */
+        cmp->tie_off = rs;
+        cmp->tie_len = 8;
+        cmp->tie_reverse = 0;
+    }
+    x->cmp = cmp;
+    x->rec = rs + (tagged ? 8 : 0);
+    x->fmt = fmt;
+    x->order = ord;
+    x->rec_in = rs;
+    x->tagged = tagged;
+    x->ks = fmt->key_len + (tagged ? 0 : cmp->tie_len) + 8;
+    return x->ks;
+}
+
 const struct dsort_recfmt dsort_recfmt_fixed = {.name = "fixed",
                                                 .cur_size = sizeof(struct dsort_cursor),
                                                 .run_rec = fixed_run_rec,

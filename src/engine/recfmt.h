@@ -193,6 +193,13 @@ struct dsort_recfmt {
 };
 
 extern const struct dsort_recfmt dsort_recfmt_fixed;
+
+/* The fixed records' order as the chunks, cuts and merges see it, for records of fmt in order
+ * ord: cmp (ties by the 8-byte position suffix of an in-flight record when the order has no
+ * last resort: "tagged") and x's fields for it (x->unique, the lines' and the merge's fields
+ * are the caller's). Returns the composite key's bytes (x->ks). Local. */
+size_t dsort_recfmt_fixed_init(struct dsort_recfmt_ctx *x, struct dsort_cmp *cmp,
+                               const struct dsort_format *fmt, const struct dsort_order *ord);
 extern const struct dsort_recfmt dsort_recfmt_lines;
 
 /* Cursor i of an array of a format's cursors. */

@@ -8,8 +8,10 @@
 
 #include "agree.h"
 #include "budget.h"
+#include "job_typed.h"
 #include "keysort.h"
 #include "output.h"
+#include "recfmt.h"
 #include "splitters.h"
 
 void dsort_job_put_bytes(unsigned char *out, const unsigned char *in, size_t len, int flip)
@@ -33,6 +35,25 @@ uint64_t dsort_job_get_be64(const unsigned char *p)
     for (int b = 0; b < 8; b++)
         v = v << 8 | p[b];
     return v;
+}
+
+enum dsort_status dsort_job_sample_keys(const struct dsort_job_options *o,
+                                        const struct dsort_inputs *in, uint64_t first, uint64_t g0,
+                                        const uint64_t *at, uint64_t ns,
+                                        const struct dsort_recfmt_ctx *fx, unsigned char *keys,
+                                        struct dsort_error *err)
+{
+    unsigned char *rec = malloc(fx->rec_in ? fx->rec_in : 1);
+    if (!rec)
+        return DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
+    for (uint64_t k = 0; k < ns; k++)
+        dsort_inputs_advise(in, first + at[k], 1);
+    enum dsort_status st = DSORT_OK;
+    for (uint64_t k = 0; !st && k < ns; k++)
+        if (!(st = dsort_job_read_one(o, in, first + at[k], rec, err)))
+            dsort_recfmt_fixed.sample_key(fx, rec, fx->rec_in, g0 + at[k], keys + k * fx->ks);
+    free(rec);
+    return st;
 }
 
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p)

@@ -110,6 +110,18 @@ void dsort_job_sum_records(int valsort, const unsigned char *recs, uint64_t n, s
 void dsort_job_run_key(const struct dsort_cmp *c, const unsigned char *rec, uint64_t g0, uint64_t i,
                        unsigned char *out);
 
+/* Local: the composite keys (dsort_recfmt_fixed's sample_key under fx) of the fixed records at
+ * positions at[0 .. ns) (increasing) of the share that starts at input record first and at
+ * job-wide position g0, into keys (ns * fx->ks bytes): every record's page asked for first, so
+ * that a disk has them all queued (4096 one after another took 0.42 s from a cold cache here,
+ * docs/performance.md), then each read. Errors name the input. */
+struct dsort_recfmt_ctx;
+enum dsort_status dsort_job_sample_keys(const struct dsort_job_options *o,
+                                        const struct dsort_inputs *in, uint64_t first, uint64_t g0,
+                                        const uint64_t *at, uint64_t ns,
+                                        const struct dsort_recfmt_ctx *fx, unsigned char *keys,
+                                        struct dsort_error *err);
+
 /* Bytes of memory the in-memory pipeline needs for n records at p ranks. */
 uint64_t dsort_job_mem_needed(const struct dsort_format *fmt, uint64_t n, int p);
 

@@ -356,13 +356,13 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
     /* --progress: read, sort, exchange, merge and write: four passes over the data */
     dsort_progress_start(c, o->progress, bytes, 4);
     x.mark = 3 * (uint64_t)bytes;
-    dsort_copy_setup_keys(&x);
+    x.ks = dsort_recfmt_fixed_init(&x.fx, &x.cmp, &o->fmt, &o->ord); /* the splitters' keys */
     /* X: the received records (a sixteenth over the share: sampled splitters) or the entries
      * being made, whichever is more, 16-byte aligned; then the last part's entries */
+    /* (the last part is the larger: R, or the whole share; its entries are made in X too) */
     const size_t elast = (size_t)(p > 1 ? nr : ne) * sizeof(struct dsort_sortent);
-    const size_t emade = (size_t)(p > 1 ? (ne > nr ? ne : nr) : ne) * sizeof(struct dsort_sortent);
     size_t cap = bytes + (p > 1 ? bytes / 16 : 0);
-    cap = ((cap > emade ? cap : emade) + 15) & ~(size_t)15;
+    cap = ((cap > elast ? cap : elast) + 15) & ~(size_t)15;
     x.cap = cap;
     x.wlen = cap + elast;
     x.a = dsort_mem_alloc(bytes);
@@ -387,7 +387,6 @@ int dsort_job_sort_copy(const struct dsort_comm *c, const struct dsort_job_optio
         struct part *pt = &x.part[k];
         uint64_t *cn = counts + (size_t)k * stride;
         *pt = (struct part){.x = &x,
-                            .index = k,
                             .recs = x.a + (k ? ne * rs : 0),
                             .first = sh->first + (k ? ne : 0),
                             .n = k ? nr : ne,

@@ -35,7 +35,6 @@ struct copy;
  * splitters, sent in a flow of its own; where the other ranks' pieces of it land. */
 struct part {
     struct copy *x;
-    int index;           /* 0: E (or the whole share at one rank), 1: R */
     unsigned char *recs; /* in A */
     uint64_t first, n;   /* the share's records [first, first + n) */
     struct dsort_keysort_lazy lazy;
@@ -125,8 +124,6 @@ struct merge_src {
 /* job_copy_read.c */
 /* Buckets above this many entries are sorted at a part's split (DSORT_COPY_EAGER). */
 size_t dsort_copy_eager(void);
-/* The composite keys' order (the splitters'), set up in x. */
-void dsort_copy_setup_keys(struct copy *x);
 /* Read part pt and split it (stats NULL: on the reader thread, no phases; else the read and
  * sort phases, agreeing after the read). */
 enum dsort_status dsort_copy_read_and_split(struct part *pt, struct dsort_job_stats *stats,

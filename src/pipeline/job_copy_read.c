@@ -115,8 +115,8 @@ static void split_part(struct part *pt, struct dsort_sortent *tmp, const size_t 
 {
     const struct copy *x = pt->x;
     dsort_mem_populate(pt->ents, (size_t)pt->n * sizeof *pt->ents);
-    dsort_keysort_split_made(&pt->lazy, &x->o->fmt, &x->o->ord, pt->recs, (size_t)pt->n, pt->ents,
-                             tmp, cnt, dsort_copy_eager());
+    dsort_keysort_split(&pt->lazy, &x->o->fmt, &x->o->ord, pt->recs, (size_t)pt->n, pt->ents, tmp,
+                        cnt, dsort_copy_eager());
 }
 
 /* Read part pt and split it, in the read and sort phases (stats; NULL: none, on the reader
@@ -151,7 +151,6 @@ enum dsort_status dsort_copy_read_and_split(struct part *pt, struct dsort_job_st
  * (dsort_splitters_sample: no rank gathers them). Collective. */
 enum dsort_status dsort_copy_choose_splitters(struct copy *x, struct dsort_error *err)
 {
-    const struct dsort_job_options *o = x->o;
     /* DSORT_COPY_SAMPLES=N (a testing aid): at most N a rank (0: none anywhere sends every
      * record to the last rank) */
     const char *v = getenv("DSORT_COPY_SAMPLES");
@@ -161,15 +160,15 @@ enum dsort_status dsort_copy_choose_splitters(struct copy *x, struct dsort_error
     const uint64_t per = v && *v && !errno && !*vend && want < COPY_SAMPLES ? want : COPY_SAMPLES;
     uint64_t ns = dsort_splitters_sample_count(x->n, 1, x->ks, COPY_SAMPLES, COPY_SAMPLE_BYTES);
     ns = ns < per ? ns : per;
-    unsigned char *sample = malloc(ns * x->ks + 1), *rec = malloc(x->rs);
+    unsigned char *sample = malloc(ns * x->ks + 1);
     x->splitters = calloc((size_t)x->c->size, x->ks);
     enum dsort_status st = DSORT_OK;
-    if (!sample || !rec || !x->splitters)
+    if (!sample || !x->splitters)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
     /* The samples at positions drawn uniformly from the share (a hash of g0 and k), in
      * increasing order: evenly spaced ones, even with an offset drawn in each stretch, weigh
      * the phases of a periodic input unevenly (8 keys repeating every 8 records: a rank got
-     * 1.5x the average at 3 ranks, 1.1x at 7); every sample's page asked for first (ooc_fixed.c) */
+     * 1.5x the average at 3 ranks, 1.1x at 7) */
     uint64_t *at = malloc(ns * sizeof *at + 1);
     if (!st && !at)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
@@ -181,17 +180,12 @@ enum dsort_status dsort_copy_choose_splitters(struct copy *x, struct dsort_error
         h ^= h >> 29;
         at[k] = h % x->n;
     }
-    if (!st)
+    if (!st) {
         qsort(at, ns, sizeof *at, u64_cmp);
-    for (uint64_t k = 0; !st && k < ns; k++)
-        dsort_inputs_advise(x->in, x->part[0].first + at[k], 1);
-    for (uint64_t k = 0; !st && k < ns; k++) {
-        st = dsort_job_read_one(o, x->in, x->part[0].first + at[k], rec, err);
-        if (!st)
-            dsort_recfmt_fixed.sample_key(&x->fx, rec, x->rs, x->g0 + at[k], sample + k * x->ks);
+        st = dsort_job_sample_keys(x->o, x->in, x->part[0].first, x->g0, at, ns, &x->fx, sample,
+                                   err);
     }
     free(at);
-    free(rec);
     if (!(st = dsort_comm_agree(x->c, st, err)))
         st = dsort_comm_agree(x->c,
                               dsort_splitters_sample(x->c->comm, sample, ns, x->ks, COPY_SAMPLE_TOL,
@@ -229,26 +223,4 @@ enum dsort_status dsort_copy_cut_part(struct copy *x, struct part *pt, struct ds
         pt->cuts[d + 1] = end[d];
     free(end);
     return st;
-}
-
-/* The composite keys' order (fmt_fixed.c's, as out of core sets it up): the key, then the
- * whole record as the last resort unless -s, then the position. */
-void dsort_copy_setup_keys(struct copy *x)
-{
-    const struct dsort_job_options *o = x->o;
-    const int tagged = !dsort_order_last_resort(&o->ord);
-    dsort_cmp_init(&x->cmp, &o->fmt, &o->ord);
-    if (tagged) { /* ties by the position suffix, ascending */
-        x->cmp.tie_off = x->rs;
-        x->cmp.tie_len = 8;
-        x->cmp.tie_reverse = 0;
-    }
-    x->ks = o->fmt.key_len + (tagged ? 0 : x->cmp.tie_len) + 8;
-    x->fx = (struct dsort_recfmt_ctx){.cmp = &x->cmp,
-                                      .rec = x->rs + (tagged ? 8 : 0),
-                                      .fmt = &o->fmt,
-                                      .order = &o->ord,
-                                      .rec_in = x->rs,
-                                      .tagged = tagged,
-                                      .ks = x->ks};
 }

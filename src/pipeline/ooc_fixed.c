@@ -104,24 +104,18 @@ static enum dsort_status fixed_sample(void *ctx)
 {
     struct ext *x = ctx;
     x->nsample = dsort_splitters_sample_count(x->n, 1, x->ks, SAMPLES_PER_RANK, SAMPLE_BYTES);
-    unsigned char *rec = malloc(x->rs);
+    uint64_t *at = malloc(x->nsample * sizeof *at + 1);
     x->sample = malloc(x->nsample * x->ks + 1);
     x->splitters = calloc((size_t)x->j.c->size, x->ks);
     enum dsort_status st = DSORT_OK;
-    if (!x->sample || !rec || !x->splitters)
+    if (!x->sample || !at || !x->splitters)
         st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    /* Every sample's page asked for first: the disk gets them all queued at once, instead of
-     * one small synchronous read after another (4096 of them took 0.42 s from a cold cache
-     * here, docs/performance.md). */
     for (uint64_t k = 0; !st && k < x->nsample; k++)
-        dsort_inputs_advise(x->j.in, x->first + sample_at(x, k), 1);
-    for (uint64_t k = 0; !st && k < x->nsample; k++) {
-        const uint64_t i = sample_at(x, k);
-        st = dsort_job_read_one(x->j.o, x->j.in, x->first + i, rec, &x->j.err);
-        if (!st)
-            dsort_recfmt_fixed.sample_key(&x->fx, rec, x->rs, x->g0 + i, x->sample + k * x->ks);
-    }
-    free(rec);
+        at[k] = sample_at(x, k);
+    if (!st)
+        st = dsort_job_sample_keys(x->j.o, x->j.in, x->first, x->g0, at, x->nsample, &x->fx,
+                                   x->sample, &x->j.err);
+    free(at);
     return st;
 }
 
@@ -504,23 +498,10 @@ static void fixed_setup(void *ctx, const struct dsort_share *sh)
     struct ext *x = ctx;
     const struct dsort_job_options *o = x->j.o;
     x->rs = o->fmt.rec_size;
-    x->tagged = !dsort_order_last_resort(&o->ord);
-    x->irs = x->rs + (x->tagged ? 8 : 0);
-    dsort_cmp_init(&x->cmp, &o->fmt, &o->ord);
-    if (x->tagged) { /* ties by the position suffix, ascending */
-        x->cmp.tie_off = x->rs;
-        x->cmp.tie_len = 8;
-        x->cmp.tie_reverse = 0;
-    }
-    x->ks = o->fmt.key_len + (x->tagged ? 0 : x->cmp.tie_len) + 8;
-    x->fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique,
-                                      .cmp = &x->cmp,
-                                      .rec = x->irs,
-                                      .fmt = &o->fmt,
-                                      .order = &o->ord,
-                                      .rec_in = x->rs,
-                                      .tagged = x->tagged,
-                                      .ks = x->ks};
+    x->fx = (struct dsort_recfmt_ctx){.unique = o->ord.unique};
+    x->ks = dsort_recfmt_fixed_init(&x->fx, &x->cmp, &o->fmt, &o->ord);
+    x->tagged = x->fx.tagged;
+    x->irs = x->fx.rec;
     x->first = sh->first;
     x->n = sh->n;
     x->g0 = sh->g0;

@@ -182,8 +182,18 @@ static void check_merge(const struct dsort_format *fmt, const struct dsort_order
     free(got);
 }
 
-/* dsort_keysort_split_made after the entries were made as the copying path's read makes them:
- * in pieces (random lengths, some empty) taken in a random order, the counts summed. */
+/* The split after the entries were made at once. */
+static void split_at_once(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
+                          const struct dsort_order *ord, const unsigned char *recs, size_t n,
+                          struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager)
+{
+    size_t cnt[256] = {0};
+    dsort_keysort_entries(fmt, ord, recs, 0, n, tmp, cnt);
+    dsort_keysort_split(z, fmt, ord, recs, n, ents, tmp, cnt, eager);
+}
+
+/* The split after the entries were made as the copying path's read makes them: in pieces
+ * (random lengths, some empty) taken in a random order, the counts summed. */
 static void split_in_pieces(struct dsort_keysort_lazy *z, const struct dsort_format *fmt,
                             const struct dsort_order *ord, const unsigned char *recs, size_t n,
                             struct dsort_sortent *ents, struct dsort_sortent *tmp, size_t eager)
@@ -211,10 +221,10 @@ static void split_in_pieces(struct dsort_keysort_lazy *z, const struct dsort_for
         const size_t a = cuts[order[i]], b = cuts[order[i] + 1];
         dsort_keysort_entries(fmt, ord, recs, a, b - a, tmp, cnt);
     }
-    dsort_keysort_split_made(z, fmt, ord, recs, n, ents, tmp, cnt, eager);
+    dsort_keysort_split(z, fmt, ord, recs, n, ents, tmp, cnt, eager);
 }
 
-/* The sort a bucket at a time (dsort_keysort_split or _split_made, _ready) must give exactly
+/* The sort a bucket at a time (dsort_keysort_entries, _split, _ready) must give exactly
  * ents, the whole sort's: readied in random ranges in a random order, every bucket sorted at
  * once (eager 0), none (eager n) or some (a random threshold), the entries made at once or in
  * pieces; and an entry once readied never moves. */
@@ -231,7 +241,7 @@ static void check_lazy(const struct dsort_format *fmt, const struct dsort_order 
         struct dsort_keysort_lazy z;
         memset(tmp, 0xa5, n * sizeof *tmp);
         if (t == 0)
-            dsort_keysort_split(&z, fmt, ord, recs, n, ents, tmp, eagers[t]);
+            split_at_once(&z, fmt, ord, recs, n, ents, tmp, eagers[t]);
         else
             split_in_pieces(&z, fmt, ord, recs, n, ents, tmp, eagers[t]);
         assert_int_equal(z.off[256], n);
@@ -485,7 +495,7 @@ static void test_lazy_threads(void **state)
         make_records(&fmt, mode ? KEY_HIGHBYTE : KEY_RANDOM, recs, n);
         dsort_keysort_sort(&fmt, &ord, recs, n, want, tmp);
         struct dsort_keysort_lazy z;
-        dsort_keysort_split(&z, &fmt, &ord, recs, n, ents, tmp, n);
+        split_at_once(&z, &fmt, &ord, recs, n, ents, tmp, n);
         struct lazy_thread t[3];
         pthread_t tid[3];
         for (int i = 0; i < 3; i++) {
