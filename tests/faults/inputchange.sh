@@ -193,6 +193,10 @@ if [ "$GROUP" = inplace ]; then
     inplace_case mlines eol write O
     # the copying path (--no-map: the share read into memory, gathered into the stage per send):
     # the input rewritten after it was read must still be refused at the commit
+    # (at several ranks it samples the share first, then reads its first quarter; the rest is
+    # read during the exchange)
+    [ "$N" -gt 1 ] && inplace_case mem rewrite sample O
+    inplace_case mem rewrite read o-old
     inplace_case mem rewrite sort o-new
     inplace_case mem rewrite exchange O
     inplace_case mem rewrite write o-old

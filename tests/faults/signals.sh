@@ -62,6 +62,14 @@ if [ "$PIPE" = mem ]; then
         sig_case write 1 2 "$s" mpirun
         sig_case write 1 2 "$s" "${rank_of[$s]}"
     done
+    # at several ranks the copying path samples its share first, and its exchange phase starts
+    # with the first quarter's flow while a reader thread reads the rest (job_copy.c)
+    if [ "$N" -gt 1 ]; then
+        sig_case sample 1 0 TERM mpirun
+        sig_case sample 1 0 INT 1
+        sig_case exchange 1 0 HUP 0
+        sig_case exchange 1 0 USR2 mpirun
+    fi
     # the mapped input: in its write phase, the merge writing the output as it goes (its second write)
     PIPE=map
     sig_case write 1 2 TERM mpirun
