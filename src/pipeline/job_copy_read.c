@@ -147,8 +147,8 @@ enum dsort_status dsort_copy_read_and_split(struct part *pt, struct dsort_job_st
 }
 
 /* The sampled splitters (several ranks): composite keys (as out of core: fmt_fixed.c) of a few
- * thousand records at evenly spaced positions of the share, selected over every rank's sample
- * (dsort_splitters_sample: no rank gathers them). Collective. */
+ * thousand records at drawn positions of the share (all of a smaller one), selected over every
+ * rank's sample (dsort_splitters_sample: no rank gathers them). Collective. */
 enum dsort_status dsort_copy_choose_splitters(struct copy *x, struct dsort_error *err)
 {
     /* DSORT_COPY_SAMPLES=N (a testing aid): at most N a rank (0: none anywhere sends every
@@ -178,7 +178,8 @@ enum dsort_status dsort_copy_choose_splitters(struct copy *x, struct dsort_error
         h ^= h >> 31;
         h *= UINT64_C(0x94d049bb133111eb);
         h ^= h >> 29;
-        at[k] = h % x->n;
+        /* a share no larger than the sample is taken whole: exact splitters */
+        at[k] = ns >= x->n ? k : h % x->n;
     }
     if (!st) {
         qsort(at, ns, sizeof *at, u64_cmp);
