@@ -412,21 +412,31 @@ static uint64_t sel_bound(const struct dsort_sample_items *s, uint64_t lo, uint6
     return lo;
 }
 
+/* The first c of a rank's items as counted in the reports: c itself, or (weighted) the share
+ * of the records they stand for (monotone in c; all n items: all the records). */
+static uint64_t sel_weigh(const struct dsort_sample_items *s, uint64_t c)
+{
+    if (!s->represents || !s->n)
+        return c;
+    return (uint64_t)((unsigned __int128)c * s->represents / s->n);
+}
+
 /* Reports as in dsort_splitters_cut (R_LESS .. R_WRIGHT), then two slots: the medians of the
  * window's part below and of its part above the pivot. */
 static void put_sel_report(const struct dsort_sample_items *s, unsigned char *r, size_t slot,
                            uint64_t lo, uint64_t hi, uint64_t less, uint64_t less_eq)
 {
-    const uint64_t wl = less - lo, wr = hi - less_eq;
-    memcpy(r + R_LESS, &less, 8);
-    memcpy(r + R_LESS_EQ, &less_eq, 8);
+    const uint64_t wless = sel_weigh(s, less), wless_eq = sel_weigh(s, less_eq);
+    const uint64_t wl = wless - sel_weigh(s, lo), wr = sel_weigh(s, hi) - wless_eq;
+    memcpy(r + R_LESS, &wless, 8);
+    memcpy(r + R_LESS_EQ, &wless_eq, 8);
     memcpy(r + R_WLEFT, &wl, 8);
     memcpy(r + R_WRIGHT, &wr, 8);
     memset(r + R_KEYS, 0, 2 * slot);
-    if (wl)
-        put_slot(s, lo + (wl - 1) / 2, r + R_KEYS);
+    if (wl) /* the medians by items (each weighs at least one record: represents >= n) */
+        put_slot(s, lo + (less - lo - 1) / 2, r + R_KEYS);
     if (wr)
-        put_slot(s, less_eq + (wr - 1) / 2, r + R_KEYS + slot);
+        put_slot(s, less_eq + (hi - less_eq - 1) / 2, r + R_KEYS + slot);
 }
 
 static const struct dsort_sample_items *sel_src; /* qsort has no context argument in C11 */
@@ -500,8 +510,8 @@ static void sel_apply(const struct dsort_sample_items *src, struct win *w)
  * the owners decide, and every rank gets every decision with its pivot (Allgather): all ranks
  * take the same rounds. */
 static enum dsort_status sel_rounds(MPI_Comm comm, const struct dsort_sample_items *src,
-                                    struct win *w, int after, double tol, struct dsort_sampled *out,
-                                    struct dsort_error *err)
+                                    struct win *w, int after, double tol, uint64_t items,
+                                    struct dsort_sampled *out, struct dsort_error *err)
 {
     int rank, p;
     MPI_Comm_rank(comm, &rank);
@@ -518,7 +528,7 @@ static enum dsort_status sel_rounds(MPI_Comm comm, const struct dsort_sample_ite
     }
     sel_src = src;
     w->active = w->m;
-    const int most = max_rounds(total);
+    const int most = max_rounds(items);
     for (int first = 1; w->active > 0; first = 0) {
         if (out->rounds == most)
             return DSORT_ERR(err, DSORT_EINTERNAL, 0,
@@ -547,10 +557,12 @@ enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sampl
     const uint64_t n = src->n;
     memset(out, 0, sizeof *out);
 
-    /* The total; the longest key, and whether a key is too long for a slot. */
-    uint64_t total = 0, mx_in[2] = {src->key_max, src->key_max > ((uint64_t)1 << 30)}, mx[2];
-    MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+    /* The items and their weight; the longest key, and whether a key is too long for a slot. */
+    uint64_t tot_in[2] = {n, sel_weigh(src, n)}, tot[2] = {0, 0};
+    uint64_t mx_in[2] = {src->key_max, src->key_max > ((uint64_t)1 << 30)}, mx[2];
+    MPI_Allreduce(tot_in, tot, 2, MPI_UINT64_T, MPI_SUM, comm);
     MPI_Allreduce(mx_in, mx, 2, MPI_UINT64_T, MPI_MAX, comm);
+    const uint64_t total = tot[1];
     out->total = total;
     if (mx[1])
         return DSORT_ERR(err, DSORT_EINVAL, 0, "sample keys too long for the splitters");
@@ -568,7 +580,7 @@ enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sampl
     if (any_fail)
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
     else
-        st = sel_rounds(comm, src, &w, after, tol, out, err);
+        st = sel_rounds(comm, src, &w, after, tol, tot[0], out, err);
     if (!st) {
         out->keys = w.keys;
         out->slot = w.slot;

@@ -94,12 +94,18 @@ struct dsort_sample_items {
     int (*cmp)(const void *ctx, const unsigned char *a, size_t alen, const unsigned char *b,
                size_t blen);
     const void *ctx;
+    /* 0: every item counts one. Else the records this rank's items stand for (its share, of
+     * which they are a uniform sample; at least n): the counts, the targets and tol are then in
+     * records, each item weighing represents/n, so that ranks whose shares differ in size
+     * (node-local inputs) weigh as their shares do, not as their samples. Every rank sets it, or
+     * none. */
+    uint64_t represents;
 };
 
 struct dsort_sampled {
     unsigned char *keys; /* p-1 slots, or NULL */
     size_t slot;         /* bytes of a slot: 8 + the longest key */
-    uint64_t total;      /* sample items on all ranks */
+    uint64_t total;      /* sample items on all ranks (weighted: the records they stand for) */
     int rounds;          /* selection rounds */
 };
 
@@ -111,15 +117,18 @@ enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sampl
 void dsort_sampled_free(struct dsort_sampled *out);
 
 /* dsort_splitters_select for fixed-size memcmp keys (composite keys, unique across the job):
- * every rank gives n sample keys of key_size bytes (any order; copied and sorted here);
- * splitter j (1 <= j < p) is the key that has within tol * M/p of j*M/p sample keys below it
- * (tol = 0: exactly floor(j*M/p), as a sort of all samples would give). splitters (p-1 keys)
+ * every rank gives n sample keys of key_size bytes (any order; copied and sorted here) drawn
+ * from its share of represents records (0: unweighted, M counts the keys; else M counts the
+ * records, each key weighing represents/n: dsort_sample_items); splitter j (1 <= j < p) is the
+ * key that has within tol * M/p of j*M/p below it (tol = 0: exactly floor(j*M/p), as a sort of
+ * all samples would give). splitters (p-1 keys)
  * is the same on every rank on return; with no samples anywhere it is all zero bytes. *rounds
  * (if not NULL) gets the selection rounds. Collective; errors as dsort_splitters_select's (on
  * every rank). */
 enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *keys, uint64_t n,
-                                         size_t key_size, double tol, unsigned char *splitters,
-                                         int *rounds, struct dsort_error *err);
+                                         uint64_t represents, size_t key_size, double tol,
+                                         unsigned char *splitters, int *rounds,
+                                         struct dsort_error *err);
 /* Local: how many sample keys a rank of n elements gives, so that the p ranks' keys take at
  * most cap_bytes (p = 1: the rank's own, as dsort_splitters_sample holds them): at most
  * per_rank, fewer for long keys or many ranks, but at least 16 (or n, when n is smaller). */

@@ -42,8 +42,9 @@ static int sample_cmp(const void *a, const void *b)
 }
 
 enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *keys, uint64_t n,
-                                         size_t key_size, double tol, unsigned char *splitters,
-                                         int *rounds, struct dsort_error *err)
+                                         uint64_t represents, size_t key_size, double tol,
+                                         unsigned char *splitters, int *rounds,
+                                         struct dsort_error *err)
 {
     int p;
     MPI_Comm_size(comm, &p);
@@ -59,7 +60,13 @@ enum dsort_status dsort_splitters_sample(MPI_Comm comm, const unsigned char *key
     sample_key_size = key_size;
     qsort(sorted, (size_t)n, key_size, sample_cmp);
     struct fixed_items f = {sorted, key_size};
-    struct dsort_sample_items it = {n, key_size, fixed_key_at, fixed_cmp_at, fixed_cmp, &f};
+    struct dsort_sample_items it = {.n = n,
+                                    .key_max = key_size,
+                                    .key_at = fixed_key_at,
+                                    .cmp_at = fixed_cmp_at,
+                                    .cmp = fixed_cmp,
+                                    .ctx = &f,
+                                    .represents = represents};
     struct dsort_sampled sel;
     enum dsort_status st = dsort_splitters_select(comm, &it, 0, tol, &sel, err);
     if (p > 1)

@@ -165,32 +165,20 @@ enum dsort_status dsort_copy_choose_splitters(struct copy *x, struct dsort_error
     enum dsort_status st = DSORT_OK;
     if (!sample || !x->splitters)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    /* The samples at positions drawn uniformly from the share (a hash of g0 and k), in
-     * increasing order: evenly spaced ones, even with an offset drawn in each stretch, weigh
-     * the phases of a periodic input unevenly (8 keys repeating every 8 records: a rank got
-     * 1.5x the average at 3 ranks, 1.1x at 7) */
     uint64_t *at = malloc(ns * sizeof *at + 1);
     if (!st && !at)
         st = DSORT_ERR(err, DSORT_ENOMEM, errno, "out of memory");
-    for (uint64_t k = 0; !st && k < ns; k++) {
-        uint64_t h =
-            (x->g0 + 1) * UINT64_C(0x9e3779b97f4a7c15) ^ (k + 1) * UINT64_C(0xbf58476d1ce4e5b9);
-        h ^= h >> 31;
-        h *= UINT64_C(0x94d049bb133111eb);
-        h ^= h >> 29;
-        /* a share no larger than the sample is taken whole: exact splitters */
-        at[k] = ns >= x->n ? k : h % x->n;
-    }
     if (!st) {
-        qsort(at, ns, sizeof *at, u64_cmp);
+        dsort_job_sample_positions(x->g0, x->n, ns, at);
         st = dsort_job_sample_keys(x->o, x->in, x->part[0].first, x->g0, at, ns, &x->fx, sample,
                                    err);
     }
     free(at);
     if (!(st = dsort_comm_agree(x->c, st, err)))
         st = dsort_comm_agree(x->c,
-                              dsort_splitters_sample(x->c->comm, sample, ns, x->ks, COPY_SAMPLE_TOL,
-                                                     x->splitters, &x->stats->splitter_rounds, err),
+                              dsort_splitters_sample(x->c->comm, sample, ns, x->n, x->ks,
+                                                     COPY_SAMPLE_TOL, x->splitters,
+                                                     &x->stats->splitter_rounds, err),
                               err);
     free(sample);
     return st;

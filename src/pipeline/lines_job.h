@@ -69,6 +69,7 @@ struct lx {
     /* The sample, while the splitters are chosen: its lines (smp.a) and their entries. */
     struct chunk smp;
     struct dsort_line_ent *smp_ents, *smp_tmp;
+    uint64_t smp_cover; /* bytes of the share whose lines the sample holds (0: all of it) */
     /* Device-parallel reading (with a topology): per input file, whether its last byte was
      * looked at (known) and whether its last line lacks an eol (pad: 1 byte to add after it).
      * One allocation of 2 * in->count bytes (pad, then known), freed with the job. */

@@ -372,6 +372,8 @@ static enum dsort_status sample(struct lx *x, struct chunk *smp, struct dsort_er
             p += l;
         }
         lo = start + p;
+        if (!whole) /* the lines that start in [at, span_end) of the share */
+            x->smp_cover += (span_end < first + n ? span_end : first + n) - at;
         if (whole && p == 0)
             break;
     }
@@ -465,8 +467,16 @@ enum dsort_status dsort_lines_job_select(void *ctx, int *rounds)
                               .ents = ents,
                               .x = x,
                               .smp = &x->smp};
-    struct dsort_sample_items it = {
-        n, longest + (x->by_pos ? 8 : 0), item_key_at, item_cmp_at, item_cmp, &si};
+    /* Each rank's sample weighs as its share's lines (shares of node-local inputs differ) */
+    const uint64_t represents =
+        x->smp_cover ? (uint64_t)((unsigned __int128)n * x->sh.n / x->smp_cover) : n;
+    struct dsort_sample_items it = {.n = n,
+                                    .key_max = longest + (x->by_pos ? 8 : 0),
+                                    .key_at = item_key_at,
+                                    .cmp_at = item_cmp_at,
+                                    .cmp = item_cmp,
+                                    .ctx = &si,
+                                    .represents = represents};
     enum dsort_status st = DSORT_OK;
     if (!(si.key = malloc(it.key_max + 1)))
         st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");

@@ -1,10 +1,10 @@
 /* ooc_fixed.c - the out-of-core pipeline for fixed records: some rank's share does not fit
  * its memory budget.
  *
- *   sample: every rank preads a few thousand records at evenly spaced positions of its
- *           share and keeps them; the p-1 splitters (composite keys, so that equal keys are
- *           still split evenly) are selected over all ranks' samples in histogram rounds of
- *           O(p) bytes a rank (dsort_splitters_sample: no rank gathers the samples).
+ *   sample: every rank preads a few thousand records at drawn positions of its share and
+ *           keeps them; the p-1 splitters (composite keys, so that equal keys are still split
+ *           evenly; each sample weighs as its share) are selected over all ranks' samples in
+ *           histogram rounds of O(p) bytes a rank (dsort_splitters_sample: none gathers them).
  *   rounds: each rank reads a memory-sized chunk (when the budget holds a third buffer C, a
  *           reader thread reads the next one into C during the round, ooc_ahead.h, when
  *           DSORT_READAHEAD=1 asks for it; else the kernel prefetches it), radix-sorts it, cuts
@@ -91,15 +91,9 @@ struct ext {
  * quantile: a few rounds fewer than exact, and well below the sampling error. */
 #define SAMPLE_TOL 0.002
 
-/* Sample k's record in the share: evenly spaced, centred. */
-static uint64_t sample_at(const struct ext *x, uint64_t k)
-{
-    return (k * x->n + x->n / 2) / x->nsample;
-}
-
-/* The pipeline's sample (not on --resume): a few thousand records at evenly spaced positions
- * of the share, as composite keys; every rank holds its own (SAMPLE_BYTES at most, outside the
- * budget). Local. */
+/* The pipeline's sample (not on --resume): a few thousand records at drawn positions of the
+ * share (dsort_job_sample_positions: all of a smaller one), as composite keys; every rank
+ * holds its own (SAMPLE_BYTES at most, outside the budget). Local. */
 static enum dsort_status fixed_sample(void *ctx)
 {
     struct ext *x = ctx;
@@ -110,11 +104,11 @@ static enum dsort_status fixed_sample(void *ctx)
     enum dsort_status st = DSORT_OK;
     if (!x->sample || !at || !x->splitters)
         st = DSORT_ERR(&x->j.err, DSORT_ENOMEM, errno, "out of memory");
-    for (uint64_t k = 0; !st && k < x->nsample; k++)
-        at[k] = sample_at(x, k);
-    if (!st)
+    if (!st) {
+        dsort_job_sample_positions(x->g0, x->n, x->nsample, at);
         st = dsort_job_sample_keys(x->j.o, x->j.in, x->first, x->g0, at, x->nsample, &x->fx,
                                    x->sample, &x->j.err);
+    }
     free(at);
     return st;
 }
@@ -124,7 +118,7 @@ static enum dsort_status fixed_sample(void *ctx)
 static enum dsort_status fixed_select(void *ctx, int *rounds)
 {
     struct ext *x = ctx;
-    return dsort_splitters_sample(x->j.c->comm, x->sample, x->nsample, x->ks, SAMPLE_TOL,
+    return dsort_splitters_sample(x->j.c->comm, x->sample, x->nsample, x->n, x->ks, SAMPLE_TOL,
                                   x->splitters, rounds, &x->j.err);
 }
 

@@ -3,9 +3,9 @@
 # uniform, skewed (dsort-gen -s), all-keys-equal and three-keys inputs, also with -r and -s;
 # the stats account for every record; the output is correct. In memory (exact splitters; the
 # copying path, --no-map, sampled ones as out of core) and
-# out of core (--out-of-core -S 256K: sampled splitters, dsort_splitters_sample; 20,000 records
-# give every rank a sample of up to 4,096 of its records, so the tolerance of the selection,
-# not the sampling, decides the balance). Text lines too: lines whose keys are all equal under
+# out of core (--out-of-core -S 256K: sampled splitters, dsort_splitters_sample; of 20,000
+# records a share of at most 4,096 is sampled whole, so that at 7 ranks the tolerance of the
+# selection decides the balance, and at 2 and 3 the sample's error, about 1% of a share). Text lines too: lines whose keys are all equal under
 # -s, and lines all the same, are cut by (line, input position) and spread over the ranks (as
 # before, -u keeps equal keys on one rank). Usage: balance.sh NRANKS
 . "$(dirname "$0")/lib.sh"
@@ -46,12 +46,15 @@ balanced all-keys-equal 20000 "--no-map -s" "$T/equal.dat"
 balanced three-keys 20000 "--no-map -r -s" "$T/few.dat"
 # Keys periodic with a period of 8 records: samples evenly spaced over each share (at 2 ranks
 # 8 records apart) all held one key, or weighed the keys unevenly (a rank got 1.12x the
-# average at 2 ranks, 1.5x at 3, 1.1x at 7); the copying path's positions are drawn.
+# average at 2 ranks, 1.5x at 3, 1.1x at 7), and so did samples drawn one from each stretch of
+# 2 or 3 whole records (1.1x at 7); both sampled paths draw them from stretches of n/4096
+# records (dsort_job_sample_positions).
 python3 -c 'import os, sys
 with open(sys.argv[1], "wb") as f:
     for i in range(65536):
         f.write(bytes([65 + i % 8]) * 10 + os.urandom(90))' "$T/period8.dat"
 balanced periodic 65536 "--no-map" "$T/period8.dat"
+balanced periodic 65536 "--out-of-core -S 1M" "$T/period8.dat"
 
 # lines_balanced NAME GNUOPTS DSORTOPTS INPUT: --format lines against LC_ALL=C sort GNUOPTS,
 # and the balance of the lines each rank writes.

@@ -479,7 +479,7 @@ static void test_sample(int rep)
     }
     memset(spl, 0xab, (size_t)p * KS);
     struct dsort_error err;
-    CHECK(dsort_splitters_sample(c.comm, k, n, KS, 0, spl, NULL, &err) == DSORT_OK, what, "%s",
+    CHECK(dsort_splitters_sample(c.comm, k, n, 0, KS, 0, spl, NULL, &err) == DSORT_OK, what, "%s",
           err.msg);
     MPI_Allgather(spl, (p - 1) * KS, MPI_BYTE, all, (p - 1) * KS, MPI_BYTE, c.comm);
     for (int r = 0; r < p; r++)

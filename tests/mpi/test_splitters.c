@@ -14,10 +14,10 @@
  * received per rank. dsort_splitters_sample (the out-of-core pipelines' sampled splitters) is
  * checked on the same scenarios against the sorted keys gathered as bytes (tol = 0: exact),
  * and with a tolerance (each splitter within tol * N/p keys of its target; its traffic
- * metered and bounded by O(p) a round); dsort_splitters_select over keys with ties, of varying
- * length, with the caller's comparator, on both cut sides. Seeded: rank 0
- * prints the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success, 1 on any failure
- * (every rank agrees). */
+ * metered and bounded by O(p) a round); dsort_splitters_select (also weighted, ranks standing for
+ * unequal shares) over keys with ties, of varying length, with the caller's comparator, on both cut
+ * sides. Seeded: rank 0 prints the seed; DSORT_TEST_SEED=<seed> replays. Exit status 0 on success,
+ * 1 on any failure (every rank agrees). */
 #include <inttypes.h>
 #include <limits.h>
 #include <mpi.h>
@@ -493,7 +493,7 @@ static void run_sample(enum scenario sc, int rep)
     if (!spl || !ref || !cnt || !dis)
         MPI_Abort(MPI_COMM_WORLD, 2);
     struct dsort_error err;
-    CHECK(dsort_splitters_sample(MPI_COMM_WORLD, K.k, K.n, KEY_SIZE, 0, spl, NULL, &err) ==
+    CHECK(dsort_splitters_sample(MPI_COMM_WORLD, K.k, K.n, 0, KEY_SIZE, 0, spl, NULL, &err) ==
               DSORT_OK,
           "sample: %s", err.msg);
     int mine = (int)(K.n * KEY_SIZE);
@@ -554,7 +554,7 @@ static void run_sample_tol(enum scenario sc, int rep, double tol, struct meter *
     meter_bytes = meter_calls = 0;
     metering = 1;
     enum dsort_status st =
-        dsort_splitters_sample(MPI_COMM_WORLD, K.k, K.n, KEY_SIZE, tol, spl, &rounds, &err);
+        dsort_splitters_sample(MPI_COMM_WORLD, K.k, K.n, 0, KEY_SIZE, tol, spl, &rounds, &err);
     metering = 0;
     uint64_t traffic[2] = {meter_bytes, meter_calls}, most[2] = {0, 0};
     MPI_Allreduce(traffic, most, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -662,7 +662,16 @@ static int v_cmp(const void *ctx, const unsigned char *a, size_t alen, const uns
     return memcmp(a, b, alen);
 }
 
-static void run_select_ties(enum scenario sc, int rep, int after, double tol)
+/* weighted: each rank's items stand for represents = 1x, 1.5x, 2x, 2.5x, 3x or 3.5x their
+ * number of records (dsort_sample_items; ranks whose shares differ), and every count, target
+ * and the tolerance are in those records: item i of a rank is the first of floor(i * represents
+ * / n) of them. */
+static uint64_t weigh(uint64_t c, uint64_t represents, uint64_t n)
+{
+    return represents && n ? (uint64_t)((unsigned __int128)c * represents / n) : c;
+}
+
+static void run_select_ties(enum scenario sc, int rep, int after, double tol, int weighted)
 {
     const int p = nranks;
     int bad = 0;
@@ -680,15 +689,24 @@ static void run_select_ties(enum scenario sc, int rep, int after, double tol)
         kmax = l > kmax ? l : kmax;
     }
     struct vitems vi = {v};
-    struct dsort_sample_items it = {K.n, kmax, v_key_at, v_cmp_at, v_cmp, &vi};
+    const uint64_t represents =
+        weighted ? K.n * (uint64_t)(rank % 3 + 1) + K.n / 2 * (uint64_t)(rank % 2) : 0;
+    struct dsort_sample_items it = {.n = K.n,
+                                    .key_max = kmax,
+                                    .key_at = v_key_at,
+                                    .cmp_at = v_cmp_at,
+                                    .cmp = v_cmp,
+                                    .ctx = &vi,
+                                    .represents = represents};
     struct dsort_sampled sel;
     struct dsort_error err;
     dsort_error_clear(&err);
     enum dsort_status st = dsort_splitters_select(MPI_COMM_WORLD, &it, after, tol, &sel, &err);
-    CHECK(st == DSORT_OK, "select after %d tol %g: %s", after, tol, err.msg);
-    uint64_t N = 0;
-    MPI_Allreduce(&K.n, &N, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    CHECK(sel.total == N, "select: total %" PRIu64 ", N %" PRIu64, sel.total, N);
+    CHECK(st == DSORT_OK, "select after %d tol %g weighted %d: %s", after, tol, weighted, err.msg);
+    uint64_t N = 0, mine = weigh(K.n, represents, K.n);
+    MPI_Allreduce(&mine, &N, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sel.total == N, "select (weighted %d): total %" PRIu64 ", N %" PRIu64, weighted,
+          sel.total, N);
     CHECK((sel.keys != NULL) == (N > 0 && p > 1), "select: keys %s with N = %" PRIu64,
           sel.keys ? "set" : "NULL", N);
     /* the same splitters everywhere: compare their values with rank 0's */
@@ -707,8 +725,8 @@ static void run_select_ties(enum scenario sc, int rep, int after, double tol)
             less++;
         for (less_eq = less; less_eq < K.n && v[less_eq] == sv[j]; less_eq++)
             ;
-        cnt[2 * j] = less;
-        cnt[2 * j + 1] = less_eq;
+        cnt[2 * j] = weigh(less, represents, K.n);
+        cnt[2 * j + 1] = weigh(less_eq, represents, K.n);
     }
     memcpy(sv0, sv, (size_t)p * sizeof *sv);
     MPI_Bcast(sv0, p, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -720,9 +738,9 @@ static void run_select_ties(enum scenario sc, int rep, int after, double tol)
         const uint64_t less = g[2 * j], less_eq = g[2 * j + 1], cut = after ? less_eq : less;
         CHECK(less_eq > less, "select: splitter %d (%" PRIu64 ") is not a sample key", j, sv[j]);
         CHECK((cut > t ? cut - t : t - cut) <= tol_n || (less <= t && t <= less_eq),
-              "select after %d tol %g: splitter %d cuts at %" PRIu64 " (run %" PRIu64 "..%" PRIu64
-              "), target %" PRIu64 " +- %" PRIu64 " (N = %" PRIu64 ")",
-              after, tol, j, cut, less, less_eq, t, tol_n, N);
+              "select after %d tol %g weighted %d: splitter %d cuts at %" PRIu64 " (run %" PRIu64
+              "..%" PRIu64 "), target %" PRIu64 " +- %" PRIu64 " (N = %" PRIu64 ")",
+              after, tol, weighted, j, cut, less, less_eq, t, tol_n, N);
     }
     dsort_sampled_free(&sel);
     int any = 0;
@@ -897,11 +915,13 @@ int main(int argc, char **argv)
             sc != SC_SORTED && sc != SC_REV_SORTED && sc != SC_REVERSED && sc != SC_SKEWED &&
             sc != SC_DUPS && sc != SC_LARGE)
             continue;
-        for (int rep = 0; rep < (nranks > 8 ? 1 : 2); rep++, cases += 4) {
+        for (int rep = 0; rep < (nranks > 8 ? 1 : 2); rep++, cases += 6) {
             run_sample_tol((enum scenario)sc, rep, rep ? 0.01 : 0.002, &smost);
             run_sample_tol((enum scenario)sc, rep, 0.05, NULL);
-            run_select_ties((enum scenario)sc, rep, 0, rep ? 0.0 : 0.01);
-            run_select_ties((enum scenario)sc, rep, 1, rep ? 0.01 : 0.0);
+            run_select_ties((enum scenario)sc, rep, 0, rep ? 0.0 : 0.01, 0);
+            run_select_ties((enum scenario)sc, rep, 1, rep ? 0.01 : 0.0, 0);
+            run_select_ties((enum scenario)sc, rep, rep, rep ? 0.0 : 0.002, 1);
+            run_select_ties((enum scenario)sc, rep, !rep, 0.01, 1);
         }
     }
     if (rank == 0) {
