@@ -12,10 +12,12 @@
 #           before/after in the same run
 # Per run: wall seconds of mpirun, CPU seconds (user + system of mpirun and the ranks,
 # /usr/bin/time), the phases (slowest rank) and dsort's own roofline (its -v lines), peak RSS
-# of the largest rank (--stats). Every output is compared with cmp to the mapped path's output
-# (one run before the warm-up).
+# of the largest rank and the balance (the most records a rank wrote over the average), from
+# --stats. Every output is compared with cmp to the mapped path's output (one run before the
+# warm-up).
 # Then per mode: median, min, max, max/min of the wall time, median CPU, each against map's
-# median, the median phases, and the -v roofline of the run closest to the median.
+# median, the worst balance, the median phases, and the -v roofline of the run closest to the
+# median.
 #
 #   tests/bench/bench_copy.sh [RECORDS] [RUNS]    (default 5120000 = 512 MB, 5 runs)
 # Environment: BCP_DIR (data and outputs; default /var/tmp/dsort-bench-copy), BCP_RANKS (2),
@@ -98,20 +100,22 @@ for m in modes:
             for p, t in r['phases'].items():
                 ph[p] = max(ph.get(p, 0), t)
         rss = max(r['rss_peak_kb'] for r in st['per_rank'])
-        rows.append((w, u + s, ph, rss, i))
+        out = [r['records_out'] for r in st['per_rank']]
+        rows.append((w, u + s, ph, rss, i, max(out) * len(out) / max(sum(out), 1)))
     d[m] = rows
 base = med([r[0] for r in d['map']]) if 'map' in d else None
 cbase = med([r[1] for r in d['map']]) if 'map' in d else None
 print()
-print("| mode | wall median (s) | min-max (s) | max/min | x map | CPU median (s) | CPU x map | peak RSS a rank (MB) |")
-print("|---|---|---|---|---|---|---|---|")
+print("| mode | wall median (s) | min-max (s) | max/min | x map | CPU median (s) | CPU x map | peak RSS a rank (MB) | balance |")
+print("|---|---|---|---|---|---|---|---|---|")
 for m, rows in d.items():
     ws = [r[0] for r in rows]
     cs = [r[1] for r in rows]
     xm = f"{med(ws) / base:.2f}x" if base else ""
     xc = f"{med(cs) / cbase:.2f}x" if cbase else ""
     print(f"| {m} | {med(ws):.2f} | {min(ws):.2f}-{max(ws):.2f} | {max(ws) / min(ws):.2f} | {xm} "
-          f"| {med(cs):.2f} | {xc} | {med([r[3] for r in rows]) / 1024:.0f} |")
+          f"| {med(cs):.2f} | {xc} | {med([r[3] for r in rows]) / 1024:.0f} "
+          f"| {max(r[5] for r in rows):.3f} |")
 names = []
 for rows in d.values():
     for r in rows:
@@ -122,7 +126,7 @@ print("|---|" + "---|" * len(names))
 for m, rows in d.items():
     print(f"| {m} | " + " | ".join(f"{med([r[2].get(p, 0) for r in rows]):.3f}" for p in names) + " |")
 for m, rows in d.items():
-    mid = sorted(rows)[(len(rows) - 1) // 2]
+    mid = sorted(rows, key=lambda r: (r[0], r[4]))[(len(rows) - 1) // 2]
     print(f"\n{m}, run {mid[4]} (the median's), dsort -v's roofline:")
     for line in open(f"{res}/{m}.{mid[4]}.v"):
         if line.startswith("dsort: roofline") or line.startswith("dsort:   "):
