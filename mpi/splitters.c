@@ -510,8 +510,8 @@ static void sel_apply(const struct dsort_sample_items *src, struct win *w)
  * the owners decide, and every rank gets every decision with its pivot (Allgather): all ranks
  * take the same rounds. */
 static enum dsort_status sel_rounds(MPI_Comm comm, const struct dsort_sample_items *src,
-                                    struct win *w, int after, double tol, uint64_t items,
-                                    struct dsort_sampled *out, struct dsort_error *err)
+                                    struct win *w, int after, double tol, struct dsort_sampled *out,
+                                    struct dsort_error *err)
 {
     int rank, p;
     MPI_Comm_rank(comm, &rank);
@@ -528,7 +528,9 @@ static enum dsort_status sel_rounds(MPI_Comm comm, const struct dsort_sample_ite
     }
     sel_src = src;
     w->active = w->m;
-    const int most = max_rounds(items);
+    /* (weighted: a round takes a quarter of the windows' weight, not of their items; every
+     * item weighs at least one, so the weight's bits bound the rounds) */
+    const int most = max_rounds(total);
     for (int first = 1; w->active > 0; first = 0) {
         if (out->rounds == most)
             return DSORT_ERR(err, DSORT_EINTERNAL, 0,
@@ -557,12 +559,11 @@ enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sampl
     const uint64_t n = src->n;
     memset(out, 0, sizeof *out);
 
-    /* The items and their weight; the longest key, and whether a key is too long for a slot. */
-    uint64_t tot_in[2] = {n, sel_weigh(src, n)}, tot[2] = {0, 0};
+    /* The total (the items' weight); the longest key, and whether a key is too long. */
+    uint64_t total = 0, mine = sel_weigh(src, n);
     uint64_t mx_in[2] = {src->key_max, src->key_max > ((uint64_t)1 << 30)}, mx[2];
-    MPI_Allreduce(tot_in, tot, 2, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
     MPI_Allreduce(mx_in, mx, 2, MPI_UINT64_T, MPI_MAX, comm);
-    const uint64_t total = tot[1];
     out->total = total;
     if (mx[1])
         return DSORT_ERR(err, DSORT_EINVAL, 0, "sample keys too long for the splitters");
@@ -580,7 +581,7 @@ enum dsort_status dsort_splitters_select(MPI_Comm comm, const struct dsort_sampl
     if (any_fail)
         st = DSORT_ERR(err, DSORT_ENOMEM, ok ? 0 : ENOMEM, "cannot allocate the splitter state");
     else
-        st = sel_rounds(comm, src, &w, after, tol, tot[0], out, err);
+        st = sel_rounds(comm, src, &w, after, tol, out, err);
     if (!st) {
         out->keys = w.keys;
         out->slot = w.slot;

@@ -665,7 +665,8 @@ static int v_cmp(const void *ctx, const unsigned char *a, size_t alen, const uns
 /* weighted: each rank's items stand for represents = 1x, 1.5x, 2x, 2.5x, 3x or 3.5x their
  * number of records (dsort_sample_items; ranks whose shares differ), and every count, target
  * and the tolerance are in those records: item i of a rank is the first of floor(i * represents
- * / n) of them. */
+ * / n) of them. weighted = 2: rank 0's items weigh a million each, the others' one (the rounds
+ * stay within their bound). */
 static uint64_t weigh(uint64_t c, uint64_t represents, uint64_t n)
 {
     return represents && n ? (uint64_t)((unsigned __int128)c * represents / n) : c;
@@ -690,7 +691,9 @@ static void run_select_ties(enum scenario sc, int rep, int after, double tol, in
     }
     struct vitems vi = {v};
     const uint64_t represents =
-        weighted ? K.n * (uint64_t)(rank % 3 + 1) + K.n / 2 * (uint64_t)(rank % 2) : 0;
+        weighted == 2 ? K.n * (rank == 0 ? 1000000 : 1)
+        : weighted    ? K.n * (uint64_t)(rank % 3 + 1) + K.n / 2 * (uint64_t)(rank % 2)
+                      : 0;
     struct dsort_sample_items it = {.n = K.n,
                                     .key_max = kmax,
                                     .key_at = v_key_at,
@@ -915,13 +918,14 @@ int main(int argc, char **argv)
             sc != SC_SORTED && sc != SC_REV_SORTED && sc != SC_REVERSED && sc != SC_SKEWED &&
             sc != SC_DUPS && sc != SC_LARGE)
             continue;
-        for (int rep = 0; rep < (nranks > 8 ? 1 : 2); rep++, cases += 6) {
+        for (int rep = 0; rep < (nranks > 8 ? 1 : 2); rep++, cases += 7) {
             run_sample_tol((enum scenario)sc, rep, rep ? 0.01 : 0.002, &smost);
             run_sample_tol((enum scenario)sc, rep, 0.05, NULL);
             run_select_ties((enum scenario)sc, rep, 0, rep ? 0.0 : 0.01, 0);
             run_select_ties((enum scenario)sc, rep, 1, rep ? 0.01 : 0.0, 0);
             run_select_ties((enum scenario)sc, rep, rep, rep ? 0.0 : 0.002, 1);
             run_select_ties((enum scenario)sc, rep, !rep, 0.01, 1);
+            run_select_ties((enum scenario)sc, rep, rep, rep ? 0.0 : 0.002, 2);
         }
     }
     if (rank == 0) {
