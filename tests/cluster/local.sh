@@ -162,44 +162,37 @@ eq "dsort-validate --local-inputs on unsorted parts: exit status" 1 "$RC"
 # as equals, the samples put the splitters at the 53rd and 87th percentiles and rank 0 wrote
 # 1.6x the average. Both sampled paths: the copying path (ranks on several nodes) and out of
 # core. The records arrive in the input order, so the output is the reference, byte for byte.
-BIG=$((COUNT * 8 / 10))
-on n0 sh -c "mkdir -p '$L/skew' && head -c $((BIG * 100)) '$S/ref.out' >'$L/skew/part'"
-on n1 sh -c "mkdir -p '$L/skew' && tail -c +$((BIG * 100 + 1)) '$S/ref.out' >'$L/skew/part'"
-for opts in "" "--out-of-core -S 2M"; do
-    rm -f "$S/skew.json" "$S/skew.out"
-    # shellcheck disable=SC2086
-    mpi_ok -n 3 --map-by node "$DSORT" -T "$LT" $opts --stats "$S/skew.json" \
-        --local-inputs "$L/skew/part" -o "$S/skew.out" || continue
-    cmp -s "$S/skew.out" "$S/ref.out"
-    check $? "shares of 80%, 20% and 0% (${opts:-in memory}): the output differs from the reference sort"
-    fig=$(python3 -c '
+# skewed WHAT DIR REF [DSORT OPTIONS...]: dsort --local-inputs DIR/part -n 3, in memory and out
+# of core: the output is REF, and no rank writes more than 1.1x the average + 1.
+skewed() {
+    local what=$1 dir=$2 ref=$3 opts fig max avg
+    shift 3
+    for opts in "" "--out-of-core -S 2M"; do
+        rm -f "$S/skew.json" "$S/skew.out"
+        # shellcheck disable=SC2086
+        mpi_ok -n 3 --map-by node "$DSORT" -T "$LT" "$@" $opts --stats "$S/skew.json" \
+            --local-inputs "$dir/part" -o "$S/skew.out" || continue
+        cmp -s "$S/skew.out" "$ref"
+        check $? "$what, shares of 80%, 20% and 0% (${opts:-in memory}): the output differs from the reference sort"
+        fig=$(python3 -c '
 import json, sys
 out = [r["records_out"] for r in json.load(open(sys.argv[1]))["per_rank"]]
 print(max(out), sum(out) / len(out), *out)' "$S/skew.json" 2>&1)
-    read -r max avg _ <<<"$fig"
-    awk -v m="$max" -v a="$avg" 'BEGIN { exit !(m <= 1.1 * a + 1) }'
-    check $? "shares of 80%, 20% and 0% (${opts:-in memory}): unbalanced: records_out per rank $(echo "$fig" | cut -d' ' -f3-) (limit 1.1 x the average + 1)"
-done
+        read -r max avg _ <<<"$fig"
+        awk -v m="$max" -v a="$avg" 'BEGIN { exit !(m <= 1.1 * a + 1) }'
+        check $? "$what, shares of 80%, 20% and 0% (${opts:-in memory}): unbalanced: out per rank $(echo "$fig" | cut -d' ' -f3-) (limit 1.1 x the average + 1)"
+    done
+}
+BIG=$((COUNT * 8 / 10))
+on n0 sh -c "mkdir -p '$L/skew' && head -c $((BIG * 100)) '$S/ref.out' >'$L/skew/part'"
+on n1 sh -c "mkdir -p '$L/skew' && tail -c +$((BIG * 100 + 1)) '$S/ref.out' >'$L/skew/part'"
+skewed records "$L/skew" "$S/ref.out"
 # Text lines: 4.7 MB on n0, sampled in windows of its share (each sampled line stands for
 # about four), and 1.2 MB on n1, sampled whole.
 awk 'BEGIN { for (i = 0; i < 650000; i++) printf "%08d\n", i }' >"$S/lines.ref"
 on n0 sh -c "mkdir -p '$L/skewl' && head -n 520000 '$S/lines.ref' >'$L/skewl/part'"
 on n1 sh -c "mkdir -p '$L/skewl' && tail -n +520001 '$S/lines.ref' >'$L/skewl/part'"
-for opts in "" "--out-of-core -S 2M"; do
-    rm -f "$S/skew.json" "$S/skew.out"
-    # shellcheck disable=SC2086
-    mpi_ok -n 3 --map-by node "$DSORT" -T "$LT" --format lines $opts --stats "$S/skew.json" \
-        --local-inputs "$L/skewl/part" -o "$S/skew.out" || continue
-    cmp -s "$S/skew.out" "$S/lines.ref"
-    check $? "lines, shares of 80%, 20% and 0% (${opts:-in memory}): the output differs from the reference sort"
-    fig=$(python3 -c '
-import json, sys
-out = [r["records_out"] for r in json.load(open(sys.argv[1]))["per_rank"]]
-print(max(out), sum(out) / len(out), *out)' "$S/skew.json" 2>&1)
-    read -r max avg _ <<<"$fig"
-    awk -v m="$max" -v a="$avg" 'BEGIN { exit !(m <= 1.1 * a + 1) }'
-    check $? "lines, shares of 80%, 20% and 0% (${opts:-in memory}): unbalanced: lines out per rank $(echo "$fig" | cut -d' ' -f3-) (limit 1.1 x the average + 1)"
-done
+skewed lines "$L/skewl" "$S/lines.ref" --format lines
 
 no_temp_left "after the node-local sorts"
 cl_finish
