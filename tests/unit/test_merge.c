@@ -83,6 +83,10 @@ struct runs {
 
 /* k runs of random length (some empty), keys from a pool of `distinct` keys, each sorted.
  * With `same_payload`, records with equal keys are equal in full. */
+/* The merge compares a key's first 8 bytes as a number first: keys that share them (or more)
+ * must still come out in memcmp order, by the bytes after them. */
+static size_t shared_prefix;
+
 static void make_runs(struct runs *R, const struct dsort_format *fmt, const struct dsort_order *ord,
                       size_t k, size_t maxlen, size_t distinct, int same_payload)
 {
@@ -95,6 +99,8 @@ static void make_runs(struct runs *R, const struct dsort_format *fmt, const stru
     unsigned char *pool = malloc(distinct * kl);
     assert_non_null(pool);
     fill_random(pool, distinct * kl);
+    for (size_t d = 0; d < distinct; d++) /* keys alike in their first shared_prefix bytes */
+        memset(pool + d * kl, 0xa5, shared_prefix < kl ? shared_prefix : kl);
     set_ref(fmt, ord);
     for (size_t i = 0; i < k; i++) {
         size_t n = (rng_next() % 4 == 0) ? 0 : (size_t)(rng_next() % (maxlen + 1));
@@ -350,6 +356,17 @@ static void test_merge_many_keys(void **state)
     run_matrix("gensort", 1000, 60, 0);
     run_matrix("fixed:16:3:4", 1, 20, 0); /* all keys equal */
     run_matrix("fixed:5:4:1", 2, 30, 0);  /* one-byte key at the end */
+}
+
+static void test_merge_shared_prefix(void **state)
+{
+    (void)state;
+    rng_seed();
+    for (shared_prefix = 7; shared_prefix <= 9; shared_prefix++) {
+        run_matrix("fixed:24:2:12", 50, 40, 0); /* the keys differ after byte 7, 8 or 9 */
+        run_matrix("gensort", 300, 40, 0);
+    }
+    shared_prefix = 0;
 }
 
 static void test_merge_zero_cursors(void **state)
@@ -623,7 +640,7 @@ int main(void)
         cmocka_unit_test(test_merge_known),        cmocka_unit_test(test_merge_suffix),
         cmocka_unit_test(test_merge_zero_cursors), cmocka_unit_test(test_merge_few_keys),
         cmocka_unit_test(test_merge_many_keys),    cmocka_unit_test(test_merge_sink_too_small),
-        cmocka_unit_test(test_merge_errors),
+        cmocka_unit_test(test_merge_errors),       cmocka_unit_test(test_merge_shared_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
