@@ -63,4 +63,14 @@ void dsort_checksum_records(struct dsort_sum128 *s, const unsigned char *recs, s
 void dsort_checksum_records_c(struct dsort_sum128 *s, const unsigned char *recs, size_t nrec,
                               size_t rec_size);
 
+/* SplitMix64: the next of a sequence of well-mixed 64-bit numbers from the state *s (the
+ * generators' fields, the sampled splitters' positions). Not a checksum. */
+static inline uint64_t dsort_splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
 #endif /* DSORT_CHECKSUM_H */

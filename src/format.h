@@ -91,6 +91,18 @@ static inline int dsort_order_last_resort(const struct dsort_order *ord)
     return !ord->stable && !ord->unique;
 }
 
+/* 8 bytes at p as a big-endian number: memcmp's order of 8-byte strings as an integer's (the
+ * radix sort's prefixes, the merge's first comparison). */
+static inline uint64_t dsort_load_be64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
 static inline int dsort_cmp_keys(const struct dsort_cmp *c, const unsigned char *a,
                                  const unsigned char *b)
 {

@@ -123,13 +123,6 @@ static void msd_sort(struct dsort_sortent *a, struct dsort_sortent *tmp, size_t 
     }
 }
 
-static inline uint64_t load_be64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return __builtin_bswap64(v);
-}
-
 /* The entry of the key at k (klen bytes), index 0: its first 10 bytes, zero-padded, normalised
  * (complemented for a descending order). */
 static inline void prefix_of(const unsigned char *k, size_t klen, uint64_t flip,
@@ -140,7 +133,7 @@ static inline void prefix_of(const unsigned char *k, size_t klen, uint64_t flip,
         memcpy(pad, k, klen);
         k = pad;
     }
-    e->k0 = load_be64(k) ^ flip;
+    e->k0 = dsort_load_be64(k) ^ flip;
     e->k1 = ((uint64_t)k[8] << 56 | (uint64_t)k[9] << 48) ^ (flip << 48);
 }
 

@@ -1,7 +1,6 @@
 #include "merge.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,16 +34,9 @@ static inline int merge_cmp(const struct dsort_cmp *c, const unsigned char *a,
                             const unsigned char *b)
 {
     if (c->key_len >= 8) {
-        uint64_t x, y;
-        memcpy(&x, a + c->key_off, 8);
-        memcpy(&y, b + c->key_off, 8);
-        if (x != y) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            x = __builtin_bswap64(x);
-            y = __builtin_bswap64(y);
-#endif
+        const uint64_t x = dsort_load_be64(a + c->key_off), y = dsort_load_be64(b + c->key_off);
+        if (x != y)
             return (x < y) != !!c->reverse ? -1 : 1;
-        }
     }
     return dsort_cmp_records(c, a, b);
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checksum.h"
+
 void dsort_typedgen_init(struct dsort_typedgen *g, size_t rec_size, uint64_t seed)
 {
     memset(g, 0, sizeof *g);
@@ -101,14 +103,6 @@ enum dsort_status dsort_typedgen_add(struct dsort_typedgen *g, const char *spec,
     return DSORT_OK;
 }
 
-static inline uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 static void put(unsigned char *p, uint64_t v, size_t n, int le)
 {
     for (size_t i = 0; i < n; i++)
@@ -179,7 +173,7 @@ static void fill_field(const struct dsort_typedgen *g, size_t k, uint64_t index,
     const size_t n = d->f.len;
     unsigned char *p = rec + d->f.off;
     const int fl = is_float(d->f.type), le = strstr(dsort_typedkey_type_name(d->f.type), "le") != 0;
-    uint64_t pct = splitmix(rs) % 100, r = splitmix(rs);
+    uint64_t pct = dsort_splitmix64(rs) % 100, r = dsort_splitmix64(rs);
     if (pct < d->nan_pct + d->special_pct) {
         uint64_t v = corner(fl, n, r, pct < d->nan_pct);
         if (d->f.type == DSORT_TK_BYTES)
@@ -204,12 +198,12 @@ static void fill_field(const struct dsort_typedgen *g, size_t k, uint64_t index,
     }
     if (d->f.type == DSORT_TK_BYTES) {
         for (size_t i = 0; i < n; i += 8) {
-            uint64_t v = splitmix(&vs);
+            uint64_t v = dsort_splitmix64(&vs);
             put(p + i, v, n - i < 8 ? n - i : 8, 1);
         }
         return;
     }
-    uint64_t v = splitmix(&vs);
+    uint64_t v = dsort_splitmix64(&vs);
     if (fl)
         v = float_bits(-1000.0 + 2000.0 * (double)(v >> 11) * 0x1p-53, n);
     put(p, v, n, le);
@@ -223,7 +217,7 @@ void dsort_typedgen_fill(const struct dsort_typedgen *g, uint64_t first, size_t 
         unsigned char *rec = buf + i * rsz;
         uint64_t index = first + i, s = g->seed ^ index * UINT64_C(0x9e6c63d0676a9a99);
         for (size_t j = 0; j < rsz; j += 8) {
-            uint64_t v = splitmix(&s);
+            uint64_t v = dsort_splitmix64(&s);
             put(rec + j, v, rsz - j < 8 ? rsz - j : 8, 1);
         }
         for (size_t k = 0; k < g->count; k++)
